@@ -1,0 +1,205 @@
+//! The command line: parses arguments, runs the command, and maps failures
+//! to exit statuses (2 for bad input, 1 for anything else).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Config;
+use crate::plan::Plan;
+use crate::report::Report;
+use crate::runtime;
+use crate::topology::Topology;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "braid",
+    version,
+    about = "Asynchronous 2D Jacobi with progressive load balancing",
+    long_about = "Asynchronous 2D Jacobi with progressive load balancing.\n\n\
+                  Without a command, runs `braid run` on ./config.txt."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the solver on real, pinned threads.
+    Run(RunArgs),
+    /// Print the sockets and cores braid detects, and how.
+    Topology,
+}
+
+#[derive(Debug, Args, Default)]
+struct RunArgs {
+    /// Configuration file [default: ./config.txt if present, else built-in
+    /// defaults, which are the same]
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Paper label, e.g. sync, "ssync(30)", "async(4)+hybrid(0.001,500)";
+    /// sets mode, staleness, subdomains and balancer
+    #[arg(long, value_name = "LABEL")]
+    variant: Option<String>,
+    /// Write the JSON report to FILE (`-` = stdout, and nothing else goes there)
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write the final grid, boundary ring included, as a .npy array of f64
+    #[arg(long, value_name = "FILE.npy")]
+    grid: Option<PathBuf>,
+    /// Overrides of config keys, applied last
+    #[arg(value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+}
+
+/// A failure and the exit status it deserves.
+struct Failure {
+    status: u8,
+    error: anyhow::Error,
+}
+
+fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
+    Failure {
+        status: 2,
+        error: error.into(),
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Failure { status: 1, error }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => run(RunArgs::default()),
+        Some(Command::Run(args)) => run(args),
+        Some(Command::Topology) => {
+            print!("{}", Topology::detect());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("braid: error: {:#}", f.error);
+            ExitCode::from(f.status)
+        }
+    }
+}
+
+fn load_config(args: &RunArgs) -> Result<Config, Failure> {
+    let mut cfg = match &args.config {
+        Some(path) => Config::from_file(path).map_err(bad_input)?,
+        None if Path::new("config.txt").exists() => {
+            Config::from_file(Path::new("config.txt")).map_err(bad_input)?
+        }
+        None => Config::default(),
+    };
+    if let Some(label) = &args.variant {
+        cfg.apply_variant(label).map_err(bad_input)?;
+    }
+    for o in &args.overrides {
+        cfg.apply_override(o).map_err(bad_input)?;
+    }
+    Ok(cfg)
+}
+
+/// An output chosen on the command line, opened before the run so that a
+/// bad path fails in a second, not after a long run.
+enum Output {
+    Stdout,
+    File(PathBuf, BufWriter<File>),
+}
+
+impl Output {
+    fn open(path: &Path, what: &str) -> Result<Output, Failure> {
+        if path == Path::new("-") {
+            return Ok(Output::Stdout);
+        }
+        let file = File::create(path)
+            .with_context(|| format!("cannot create {what} file {}", path.display()))
+            .map_err(bad_input)?;
+        Ok(Output::File(path.to_path_buf(), BufWriter::new(file)))
+    }
+
+    fn write(
+        self,
+        what: &str,
+        f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self {
+            Output::Stdout => f(&mut std::io::stdout().lock()),
+            Output::File(path, mut w) => f(&mut w)
+                .and_then(|()| w.flush().map_err(Into::into))
+                .with_context(|| format!("cannot write {what} to {}", path.display())),
+        }
+    }
+}
+
+fn run(args: RunArgs) -> Result<(), Failure> {
+    let cfg = load_config(&args)?;
+    let plan = Plan::new(&cfg, &Topology::detect()).map_err(bad_input)?;
+    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
+    if args.grid.as_deref() == Some(Path::new("-")) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--grid needs a file name, not `-`"
+        )));
+    }
+    let json = args
+        .json
+        .as_deref()
+        .map(|p| Output::open(p, "report"))
+        .transpose()?;
+    let grid = args
+        .grid
+        .as_deref()
+        .map(|p| Output::open(p, "grid"))
+        .transpose()?;
+
+    eprintln!(
+        "braid: running {} on {} thread(s), {} x {} grid...",
+        plan.config.variant(),
+        plan.problem.threads,
+        plan.problem.height,
+        plan.problem.width
+    );
+    let outcome = runtime::run(&plan.problem, &plan.placement, &plan.settings);
+    let report = Report::new(&plan, &outcome);
+
+    if json_to_stdout {
+        eprint!("{report}");
+    } else {
+        print!("{report}");
+    }
+    // Write both outputs even if one fails, so no result is lost needlessly.
+    let mut errors = Vec::new();
+    if let Some(out) = json {
+        if let Err(e) = out.write("report", |w| {
+            serde_json::to_writer_pretty(&mut *w, &report)?;
+            writeln!(w)?;
+            Ok(())
+        }) {
+            errors.push(e);
+        }
+    }
+    if let Some(out) = grid {
+        if let Err(e) = out.write("grid", |w| {
+            ndarray_npy::WriteNpyExt::write_npy(&outcome.grid, w)?;
+            Ok(())
+        }) {
+            errors.push(e);
+        }
+    }
+    match errors.into_iter().next() {
+        None => Ok(()),
+        Some(e) => Err(e.into()),
+    }
+}

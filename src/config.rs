@@ -1,0 +1,546 @@
+//! Run configuration: the `config.txt` format (`key = value`, `#` comments),
+//! `KEY=VALUE` overrides, paper labels applied on top, and the checks that
+//! need no hardware. Every bad input becomes a [`ConfigError`] naming the key
+//! and, for a file, the line.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Serialize, Serializer};
+
+use crate::variant::{BalancerKind, Mode, Variant, VariantError};
+
+/// `auto`, or a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AutoOr<T> {
+    Auto,
+    Value(T),
+}
+
+impl<T: Serialize> Serialize for AutoOr<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AutoOr::Auto => s.serialize_str("auto"),
+            AutoOr::Value(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<T: fmt::Display> fmt::Display for AutoOr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AutoOr::Auto => write!(f, "auto"),
+            AutoOr::Value(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A test hook: thread `thread` stalls for `seconds` inside its update
+/// number `after` (counted in subdomain updates), holding that subdomain.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Stall {
+    pub thread: usize,
+    pub after: u64,
+    pub seconds: f64,
+}
+
+/// Everything a run needs to know, as typed values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Config {
+    pub domain_size: usize,
+    pub subdomains: usize,
+    pub threads: AutoOr<usize>,
+    pub mode: Mode,
+    pub staleness: u64,
+    pub max_iterations: u64,
+    pub tolerance: f64,
+    pub time_limit: f64,
+    pub sockets: AutoOr<usize>,
+    pub cores: AutoOr<Vec<usize>>,
+    pub oversubscribe: bool,
+    pub seed: u64,
+    pub balancer: BalancerKind,
+    pub lb_interval: f64,
+    pub hybrid_period: u64,
+    pub pairs: usize,
+    pub low_threshold: usize,
+    pub high_threshold: usize,
+    pub trace_interval: f64,
+    pub stall: Option<Stall>,
+}
+
+impl Default for Config {
+    /// The paper's settings; `config.txt` repeats them with their docs.
+    fn default() -> Self {
+        Config {
+            domain_size: 300,
+            subdomains: 4,
+            threads: AutoOr::Auto,
+            mode: Mode::Async,
+            staleness: 0,
+            max_iterations: 5000,
+            tolerance: 0.0,
+            time_limit: 0.0,
+            sockets: AutoOr::Auto,
+            cores: AutoOr::Auto,
+            oversubscribe: false,
+            seed: 0,
+            balancer: BalancerKind::None,
+            lb_interval: 0.001,
+            hybrid_period: 500,
+            pairs: 6,
+            low_threshold: 2,
+            high_threshold: 6,
+            trace_interval: 0.0,
+            stall: None,
+        }
+    }
+}
+
+/// Where a setting came from, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    File { path: PathBuf, line: usize },
+    Override(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Override(text) => write!(f, "override `{text}`"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{origin}: expected `key = value`, got `{text}`")]
+    Syntax { origin: Origin, text: String },
+    #[error("{origin}: unknown key `{key}` (known keys: {})", KEYS.join(", "))]
+    UnknownKey { origin: Origin, key: String },
+    #[error("{origin}: key `{key}` is set twice (first on line {first})")]
+    Duplicate {
+        origin: Origin,
+        key: String,
+        first: usize,
+    },
+    #[error("{origin}: `{key}`: {expected}, got `{value}`")]
+    BadValue {
+        origin: Origin,
+        key: &'static str,
+        value: String,
+        expected: &'static str,
+    },
+    #[error("`{key}`: {message}")]
+    Invalid { key: &'static str, message: String },
+    #[error(transparent)]
+    Variant(#[from] VariantError),
+}
+
+/// Every key, in `config.txt` order.
+pub const KEYS: &[&str] = &[
+    "domain_size",
+    "subdomains",
+    "threads",
+    "mode",
+    "staleness",
+    "max_iterations",
+    "tolerance",
+    "time_limit",
+    "sockets",
+    "cores",
+    "oversubscribe",
+    "seed",
+    "balancer",
+    "lb_interval",
+    "hybrid_period",
+    "pairs",
+    "low_threshold",
+    "high_threshold",
+    "trace_interval",
+    "stall",
+];
+
+impl Config {
+    /// Reads a config file over the defaults.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut cfg = Config::default();
+        cfg.apply_text(&text, path)?;
+        Ok(cfg)
+    }
+
+    /// Applies the lines of a config file.
+    pub fn apply_text(&mut self, text: &str, path: &Path) -> Result<(), ConfigError> {
+        let mut seen: Vec<(String, usize)> = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let origin = Origin::File {
+                path: path.to_path_buf(),
+                line: i + 1,
+            };
+            let (key, value) = split_pair(line).ok_or_else(|| ConfigError::Syntax {
+                origin: origin.clone(),
+                text: raw.trim().to_string(),
+            })?;
+            if let Some((_, first)) = seen.iter().find(|(k, _)| k == key) {
+                return Err(ConfigError::Duplicate {
+                    origin,
+                    key: key.to_string(),
+                    first: *first,
+                });
+            }
+            seen.push((key.to_string(), i + 1));
+            self.set(key, value, origin)?;
+        }
+        Ok(())
+    }
+
+    /// Applies one `KEY=VALUE` override from the command line.
+    pub fn apply_override(&mut self, text: &str) -> Result<(), ConfigError> {
+        let origin = Origin::Override(text.to_string());
+        let (key, value) = split_pair(text).ok_or_else(|| ConfigError::Syntax {
+            origin: origin.clone(),
+            text: text.to_string(),
+        })?;
+        self.set(key, value, origin)
+    }
+
+    /// Sets mode, staleness, subdomains and balancing from a paper label.
+    pub fn apply_variant(&mut self, label: &str) -> Result<(), ConfigError> {
+        let v = Variant::parse(label)?;
+        self.mode = v.mode;
+        self.staleness = v.staleness;
+        self.subdomains = v.subdomains;
+        self.balancer = v.balancer;
+        if v.balancer != BalancerKind::None {
+            self.lb_interval = v.lb_interval;
+        }
+        if v.balancer == BalancerKind::Hybrid {
+            self.hybrid_period = v.hybrid_period;
+        }
+        Ok(())
+    }
+
+    /// The paper label of this configuration.
+    pub fn variant(&self) -> Variant {
+        Variant {
+            mode: self.mode,
+            staleness: self.staleness,
+            subdomains: self.subdomains,
+            balancer: self.balancer,
+            lb_interval: self.lb_interval,
+            hybrid_period: self.hybrid_period,
+        }
+    }
+
+    fn set(&mut self, key: &str, value: &str, origin: Origin) -> Result<(), ConfigError> {
+        let p = Parser { value, origin };
+        match key {
+            "domain_size" => self.domain_size = p.positive("domain_size")?,
+            "subdomains" => self.subdomains = p.positive("subdomains")?,
+            "threads" => self.threads = p.auto_or(|p| p.positive("threads"))?,
+            "mode" => {
+                self.mode = match value {
+                    "sync" => Mode::Sync,
+                    "ssync" => Mode::Ssync,
+                    "async" => Mode::Async,
+                    _ => return Err(p.bad("mode", "one of sync, ssync, async")),
+                }
+            }
+            "staleness" => self.staleness = p.whole("staleness")?,
+            "max_iterations" => self.max_iterations = p.positive("max_iterations")? as u64,
+            "tolerance" => self.tolerance = p.seconds_like("tolerance", "a number >= 0")?,
+            "time_limit" => {
+                self.time_limit = p.seconds_like("time_limit", "seconds >= 0 (0 = none)")?
+            }
+            "sockets" => self.sockets = p.auto_or(|p| p.positive("sockets"))?,
+            "cores" => self.cores = p.auto_or(|p| p.core_list())?,
+            "oversubscribe" => {
+                self.oversubscribe = match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(p.bad("oversubscribe", "true or false")),
+                }
+            }
+            "seed" => self.seed = p.whole("seed")?,
+            "balancer" => {
+                self.balancer = match value {
+                    "none" => BalancerKind::None,
+                    "split" => BalancerKind::Split,
+                    "joint" => BalancerKind::Joint,
+                    "hybrid" => BalancerKind::Hybrid,
+                    _ => return Err(p.bad("balancer", "one of none, split, joint, hybrid")),
+                }
+            }
+            "lb_interval" => {
+                self.lb_interval = p.seconds_like("lb_interval", "seconds >= 0")?;
+            }
+            "hybrid_period" => self.hybrid_period = p.positive("hybrid_period")? as u64,
+            "pairs" => self.pairs = p.positive("pairs")?,
+            "low_threshold" => self.low_threshold = p.whole("low_threshold")? as usize,
+            "high_threshold" => self.high_threshold = p.positive("high_threshold")?,
+            "trace_interval" => {
+                self.trace_interval =
+                    p.seconds_like("trace_interval", "seconds >= 0 (0 = no trace)")?
+            }
+            "stall" => self.stall = p.stall()?,
+            _ => {
+                return Err(ConfigError::UnknownKey {
+                    origin: p.origin,
+                    key: key.to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that need no hardware knowledge.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key, message: String| Err(ConfigError::Invalid { key, message });
+        if self.mode != Mode::Async && self.balancer != BalancerKind::None {
+            return invalid(
+                "balancer",
+                format!("balancing needs mode = async (mode is {:?})", self.mode).to_lowercase(),
+            );
+        }
+        if self.mode == Mode::Sync && self.staleness != 0 {
+            return invalid(
+                "staleness",
+                "only ssync uses staleness; set it to 0 or use mode = ssync".into(),
+            );
+        }
+        if self.low_threshold >= self.high_threshold {
+            return invalid(
+                "low_threshold",
+                format!(
+                    "must be below high_threshold ({} >= {})",
+                    self.low_threshold, self.high_threshold
+                ),
+            );
+        }
+        if let Some(stall) = self.stall
+            && let AutoOr::Value(t) = self.threads
+            && stall.thread >= t
+        {
+            return invalid(
+                "stall",
+                format!("thread {} does not exist ({t} threads)", stall.thread),
+            );
+        }
+        Ok(())
+    }
+}
+
+fn split_pair(text: &str) -> Option<(&str, &str)> {
+    let (k, v) = text.split_once('=')?;
+    let (k, v) = (k.trim(), v.trim());
+    (!k.is_empty() && !v.is_empty()).then_some((k, v))
+}
+
+/// Parses one value, producing errors that name the key.
+struct Parser<'a> {
+    value: &'a str,
+    origin: Origin,
+}
+
+impl Parser<'_> {
+    fn bad(&self, key: &'static str, expected: &'static str) -> ConfigError {
+        ConfigError::BadValue {
+            origin: self.origin.clone(),
+            key,
+            value: self.value.to_string(),
+            expected,
+        }
+    }
+
+    fn whole(&self, key: &'static str) -> Result<u64, ConfigError> {
+        self.value
+            .parse()
+            .map_err(|_| self.bad(key, "a whole number >= 0"))
+    }
+
+    fn positive(&self, key: &'static str) -> Result<usize, ConfigError> {
+        self.value
+            .parse()
+            .ok()
+            .filter(|&n: &usize| n > 0)
+            .ok_or_else(|| self.bad(key, "a whole number >= 1"))
+    }
+
+    fn seconds_like(&self, key: &'static str, expected: &'static str) -> Result<f64, ConfigError> {
+        self.value
+            .parse()
+            .ok()
+            .filter(|f: &f64| f.is_finite() && *f >= 0.0)
+            .ok_or_else(|| self.bad(key, expected))
+    }
+
+    fn auto_or<T>(
+        &self,
+        f: impl FnOnce(&Self) -> Result<T, ConfigError>,
+    ) -> Result<AutoOr<T>, ConfigError> {
+        if self.value == "auto" {
+            Ok(AutoOr::Auto)
+        } else {
+            f(self).map(AutoOr::Value)
+        }
+    }
+
+    /// `0,2,4-7`
+    fn core_list(&self) -> Result<Vec<usize>, ConfigError> {
+        let bad = || self.bad("cores", "auto or a list of core ids like 0,2,4-7");
+        let mut cores = Vec::new();
+        for part in self.value.split(',') {
+            let part = part.trim();
+            match part.split_once('-') {
+                Some((a, b)) => {
+                    let (a, b): (usize, usize) = (
+                        a.trim().parse().map_err(|_| bad())?,
+                        b.trim().parse().map_err(|_| bad())?,
+                    );
+                    if a > b {
+                        return Err(bad());
+                    }
+                    cores.extend(a..=b);
+                }
+                None => cores.push(part.parse().map_err(|_| bad())?),
+            }
+        }
+        let mut sorted = cores.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != cores.len() {
+            return Err(self.bad("cores", "a list without repeated cores"));
+        }
+        Ok(cores)
+    }
+
+    /// `none` or `THREAD@AFTER:SECONDS`
+    fn stall(&self) -> Result<Option<Stall>, ConfigError> {
+        if self.value == "none" {
+            return Ok(None);
+        }
+        let bad = || self.bad("stall", "none or THREAD@UPDATES:SECONDS, e.g. 0@100:2.5");
+        let (thread, rest) = self.value.split_once('@').ok_or_else(bad)?;
+        let (after, seconds) = rest.split_once(':').ok_or_else(bad)?;
+        let seconds: f64 = seconds.parse().map_err(|_| bad())?;
+        if !(seconds.is_finite() && seconds >= 0.0) {
+            return Err(bad());
+        }
+        Ok(Some(Stall {
+            thread: thread.parse().map_err(|_| bad())?,
+            after: after.parse().map_err(|_| bad())?,
+            seconds,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        let mut c = Config::default();
+        c.apply_text(text, Path::new("test.txt"))?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    #[test]
+    fn the_shipped_config_parses_to_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.txt");
+        assert_eq!(Config::from_file(&path).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn every_key_in_the_key_list_is_accepted() {
+        let c = Config::default();
+        let json = serde_json::to_value(&c).unwrap();
+        let fields: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let mut keys = KEYS.to_vec();
+        keys.sort_unstable();
+        let mut fields = fields;
+        fields.sort_unstable();
+        assert_eq!(keys, fields);
+    }
+
+    #[test]
+    fn comments_blank_lines_and_spaces_are_ignored() {
+        let c = parse("# a comment\n\n  threads = 3   # trailing\nmode=ssync\nstaleness = 30\n")
+            .unwrap();
+        assert_eq!(c.threads, AutoOr::Value(3));
+        assert_eq!(c.mode, Mode::Ssync);
+        assert_eq!(c.staleness, 30);
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_line() {
+        let cases = [
+            ("threads = 0", "test.txt:1", "`threads`"),
+            ("\nthreads = two", "test.txt:2", "`threads`"),
+            ("tolerance = -1e-6", "test.txt:1", "`tolerance`"),
+            ("tolerance = nan", "test.txt:1", "`tolerance`"),
+            ("mode = fast", "test.txt:1", "`mode`"),
+            ("cores = 3-1", "test.txt:1", "`cores`"),
+            ("cores = 1,1", "test.txt:1", "`cores`"),
+            ("colour = red", "test.txt:1", "`colour`"),
+            ("threads 2", "test.txt:1", "key = value"),
+            ("threads = 2\nthreads = 3", "test.txt:2", "`threads`"),
+            ("stall = 0@x:1", "test.txt:1", "`stall`"),
+        ];
+        for (text, at, key) in cases {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(at) && e.contains(key), "{text:?} -> {e}");
+        }
+    }
+
+    #[test]
+    fn impossible_combinations_are_rejected() {
+        for (text, key) in [
+            ("mode = sync\nbalancer = joint", "balancer"),
+            ("mode = sync\nstaleness = 3", "staleness"),
+            ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
+            ("threads = 2\nstall = 2@1:1", "stall"),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text:?} -> {e}");
+        }
+    }
+
+    #[test]
+    fn overrides_and_variants_apply_in_order() {
+        let mut c = Config::default();
+        c.apply_variant("async(4) + hybrid(0.01, 50)").unwrap();
+        assert_eq!(c.variant().to_string(), "async(4)+hybrid(0.01,50)");
+        c.apply_variant("ssync(30)").unwrap();
+        c.apply_override("subdomains=2").unwrap();
+        assert_eq!((c.mode, c.staleness, c.subdomains), (Mode::Ssync, 30, 2));
+        assert_eq!(c.balancer, BalancerKind::None);
+        let e = c.apply_override("threads=").unwrap_err().to_string();
+        assert!(e.contains("override `threads=`"), "{e}");
+    }
+
+    #[test]
+    fn core_lists_accept_ranges() {
+        let c = parse("cores = 0, 2-4,7").unwrap();
+        assert_eq!(c.cores, AutoOr::Value(vec![0, 2, 3, 4, 7]));
+    }
+}

@@ -1,0 +1,17 @@
+//! braid: a shared-memory asynchronous 2D Jacobi solver with progressive
+//! load balancing (Zarins & Weiland, IA3 2017), built for experiments on
+//! multi-socket nodes.
+//!
+//! Data flows one way: [`config`] -> [`problem`] + [`topology`] -> [`plan`]
+//! -> [`runtime`] -> [`report`] -> [`cli`].
+
+pub mod cli;
+pub mod config;
+pub mod kernel;
+pub mod plan;
+pub mod problem;
+pub mod report;
+pub mod runtime;
+pub mod subdomain;
+pub mod topology;
+pub mod variant;

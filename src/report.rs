@@ -1,0 +1,171 @@
+//! The run report: the metrics of DESIGN.md §6 as one serialisable value,
+//! and the human summary printed after a run.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::plan::Plan;
+use crate::runtime::{Outcome, StopReason};
+use crate::topology::Topology;
+use crate::variant::Mode;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GridInfo {
+    pub domain_size: usize,
+    pub rows: usize,
+    pub cols: usize,
+    pub height: usize,
+    pub width: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub braid_version: &'static str,
+    /// `wall` for the real runtime.
+    pub clock: &'static str,
+    pub variant: String,
+    pub mode: Mode,
+    pub staleness: u64,
+    pub subdomains: usize,
+    pub threads: usize,
+    pub sockets: usize,
+    /// Core of each thread.
+    pub cores: Vec<usize>,
+    /// Socket index of each thread.
+    pub thread_sockets: Vec<usize>,
+    pub pinned: bool,
+    pub topology: Topology,
+    pub grid: GridInfo,
+    pub elapsed_s: f64,
+    pub stop_reason: StopReason,
+    pub subdomain_updates: Vec<u64>,
+    pub thread_updates: Vec<u64>,
+    pub owners: Vec<usize>,
+    pub spread: u64,
+    /// Domain-equivalent iterations per thread per second.
+    pub iteration_rate: f64,
+    pub cell_updates_per_s: f64,
+    pub time_to_solution_s: Option<f64>,
+    /// `||r|| / ||r0||` recomputed from the final grid.
+    pub residual: f64,
+    pub converged: bool,
+    pub refuted_estimates: u32,
+    pub max_staleness_seen: u64,
+    pub config: Config,
+}
+
+impl Report {
+    pub fn new(plan: &Plan, out: &Outcome) -> Report {
+        let p = &plan.problem;
+        let total: u64 = out.subdomain_updates.iter().sum();
+        let cells: u64 = p
+            .subs
+            .iter()
+            .zip(&out.subdomain_updates)
+            .map(|(g, &n)| g.cells() as u64 * n)
+            .sum();
+        let max = out.subdomain_updates.iter().copied().max().unwrap_or(0);
+        let min = out.subdomain_updates.iter().copied().min().unwrap_or(0);
+        let secs = out.elapsed_s.max(f64::MIN_POSITIVE);
+        Report {
+            braid_version: env!("CARGO_PKG_VERSION"),
+            clock: "wall",
+            variant: plan.config.variant().to_string(),
+            mode: plan.config.mode,
+            staleness: plan.config.staleness,
+            subdomains: p.subdomains_per_domain(),
+            threads: p.threads,
+            sockets: plan.topology.sockets.len(),
+            cores: plan.placement.cores.clone(),
+            thread_sockets: plan.placement.sockets.clone(),
+            pinned: out.pinned,
+            topology: plan.topology.clone(),
+            grid: GridInfo {
+                domain_size: p.domain_size,
+                rows: p.rows,
+                cols: p.cols,
+                height: p.height,
+                width: p.width,
+            },
+            elapsed_s: out.elapsed_s,
+            stop_reason: out.stop,
+            subdomain_updates: out.subdomain_updates.clone(),
+            thread_updates: out.thread_updates.clone(),
+            owners: out.owners.clone(),
+            spread: max - min,
+            iteration_rate: total as f64
+                / p.subdomains_per_domain() as f64
+                / p.threads as f64
+                / secs,
+            cell_updates_per_s: cells as f64 / secs,
+            time_to_solution_s: out.time_to_solution_s,
+            residual: out.residual,
+            converged: out.converged,
+            refuted_estimates: out.refuted_estimates,
+            max_staleness_seen: out.max_staleness_seen,
+            config: plan.config.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let min = self.subdomain_updates.iter().min().copied().unwrap_or(0);
+        let max = self.subdomain_updates.iter().max().copied().unwrap_or(0);
+        writeln!(
+            f,
+            "braid {} on {} thread(s), {} socket(s) [{}{}]",
+            self.variant,
+            self.threads,
+            self.sockets,
+            crate::topology::format_list(&self.cores),
+            if self.pinned {
+                ", pinned"
+            } else {
+                ", NOT pinned"
+            },
+        )?;
+        writeln!(
+            f,
+            "  grid           {} x {} cells ({} x {} domains of {}, {} subdomain(s) each)",
+            self.grid.height,
+            self.grid.width,
+            self.grid.rows,
+            self.grid.cols,
+            self.grid.domain_size,
+            self.subdomains
+        )?;
+        writeln!(
+            f,
+            "  stopped        {:?} after {:.3} s",
+            self.stop_reason, self.elapsed_s
+        )?;
+        writeln!(
+            f,
+            "  iteration rate {:.1} iterations/thread/s ({:.3e} cell updates/s)",
+            self.iteration_rate, self.cell_updates_per_s
+        )?;
+        writeln!(
+            f,
+            "  spread         {} updates (min {min}, max {max})",
+            self.spread
+        )?;
+        writeln!(f, "  max staleness  {} updates", self.max_staleness_seen)?;
+        let target = self.config.tolerance;
+        match self.time_to_solution_s {
+            Some(t) => writeln!(
+                f,
+                "  residual       {:.3e} (verified) <= {target:e}: solved in {t:.3} s",
+                self.residual
+            ),
+            None if target > 0.0 => writeln!(
+                f,
+                "  residual       {:.3e} (verified): target {target:e} NOT reached",
+                self.residual
+            ),
+            None => writeln!(f, "  residual       {:.3e} (verified)", self.residual),
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! The real runtime: pinned worker threads updating subdomains under a
+//! synchronisation scheme, a monitor on the calling thread, and the verified
+//! end of a run.
+//!
+//! # Shape of a run
+//!
+//! A run is one or more *epochs*. In each, the workers run until the stop
+//! flag is set; then the grid is assembled and its residual recomputed from
+//! scratch. If the stop was for convergence, judged on the cheap estimate
+//! (the sum of the subdomains' last local residuals, which in async mode were
+//! computed against stale halos), but the recomputed residual misses the
+//! target, a new epoch starts with a tighter estimate threshold. So a
+//! reported time to solution is always backed by the assembled grid.
+//!
+//! # Who stops a run
+//!
+//! * sync: the barrier's leader, on exactly iteration k: convergence (the
+//!   local residuals are then exact) or `max_iterations`;
+//! * ssync/async: the worker that reaches its update budget, or the monitor
+//!   when the residual estimate meets the threshold;
+//! * the monitor, at `time_limit`; and a worker that panics.
+//!
+//! Every wait (barrier, staleness gate, the stall hook) watches the flag.
+
+mod barrier;
+mod stop;
+mod worker;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use ndarray::Array2;
+
+pub use barrier::{Crossing, StopBarrier};
+pub use stop::{StopFlag, StopReason, idle};
+
+use crate::config::{Config, Stall};
+use crate::problem::{Problem, residual_norm};
+use crate::subdomain::{self, Subdomain};
+use crate::topology::Placement;
+use crate::variant::Mode;
+
+/// How often the monitor looks at the run.
+const MONITOR_PERIOD: Duration = Duration::from_millis(1);
+
+/// What the runtime needs to know, taken from the configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub mode: Mode,
+    pub staleness: u64,
+    /// Subdomain updates after which a thread stops the run.
+    pub update_budget: u64,
+    /// Relative residual target; 0 = none.
+    pub tolerance: f64,
+    pub time_limit: Option<Duration>,
+    pub stall: Option<Stall>,
+}
+
+impl Settings {
+    pub fn from_config(cfg: &Config, problem: &Problem) -> Settings {
+        Settings {
+            mode: cfg.mode,
+            staleness: cfg.staleness,
+            update_budget: cfg.max_iterations * problem.subdomains_per_domain() as u64,
+            tolerance: cfg.tolerance,
+            time_limit: (cfg.time_limit > 0.0).then(|| Duration::from_secs_f64(cfg.time_limit)),
+            stall: cfg.stall,
+        }
+    }
+}
+
+/// Everything a finished run measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub elapsed_s: f64,
+    pub stop: StopReason,
+    pub subdomain_updates: Vec<u64>,
+    pub thread_updates: Vec<u64>,
+    /// Final owner of each subdomain.
+    pub owners: Vec<usize>,
+    /// The final padded grid.
+    pub grid: Array2<f64>,
+    /// `||r|| / ||r0||` recomputed from `grid`.
+    pub residual: f64,
+    pub converged: bool,
+    pub time_to_solution_s: Option<f64>,
+    /// Largest lag of a subdomain over a neighbour seen at any update.
+    pub max_staleness_seen: u64,
+    /// Whether every thread could be pinned to its core.
+    pub pinned: bool,
+    /// Epochs whose convergence estimate the recomputed residual refuted.
+    pub refuted_estimates: u32,
+}
+
+/// State shared by the workers and the monitor.
+struct Shared<'a> {
+    subs: &'a [Subdomain],
+    settings: &'a Settings,
+    placement: &'a Placement,
+    stop: StopFlag,
+    barrier: StopBarrier,
+    thread_updates: Vec<CachePadded<AtomicU64>>,
+    max_lag: Vec<CachePadded<AtomicU64>>,
+    /// Fixed subdomain set of each thread.
+    sets: Vec<Vec<usize>>,
+    /// `||r0||^2 * threshold^2`: the estimate's stop line, as f64 bits.
+    stop_line_sq: AtomicU64,
+    finished: AtomicUsize,
+    pinned: AtomicUsize,
+}
+
+impl Shared<'_> {
+    fn residual_sq_estimate(&self) -> f64 {
+        self.subs.iter().map(Subdomain::residual_sq).sum()
+    }
+
+    fn estimate_met(&self) -> bool {
+        self.settings.tolerance > 0.0
+            && self.residual_sq_estimate()
+                <= f64::from_bits(self.stop_line_sq.load(Ordering::Relaxed))
+    }
+
+    fn budget_spent(&self) -> bool {
+        self.thread_updates
+            .iter()
+            .any(|u| u.load(Ordering::Relaxed) >= self.settings.update_budget)
+    }
+}
+
+/// Runs `problem` on the threads of `placement` to the end.
+pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Outcome {
+    let threads = placement.threads();
+    assert_eq!(threads, problem.threads, "one thread per domain");
+    let subs = subdomain::build(problem);
+    let r0 = residual_norm(&problem.initial_grid()).max(f64::MIN_POSITIVE);
+    let shared = Shared {
+        subs: &subs,
+        settings,
+        placement,
+        stop: StopFlag::default(),
+        barrier: StopBarrier::new(threads),
+        thread_updates: (0..threads).map(|_| Default::default()).collect(),
+        max_lag: (0..threads).map(|_| Default::default()).collect(),
+        sets: (0..threads)
+            .map(|t| {
+                subs.iter()
+                    .filter(|s| s.owner() == t)
+                    .map(|s| s.geom.id)
+                    .collect()
+            })
+            .collect(),
+        stop_line_sq: AtomicU64::new((r0 * settings.tolerance).powi(2).to_bits()),
+        finished: AtomicUsize::new(0),
+        pinned: AtomicUsize::new(0),
+    };
+    let start = Instant::now();
+    let mut refuted = 0;
+    let (stop, grid, residual) = loop {
+        shared.stop.reset();
+        shared.finished.store(0, Ordering::Relaxed);
+        shared.pinned.store(0, Ordering::Relaxed);
+        run_epoch(&shared, start);
+        let stop = shared
+            .stop
+            .reason()
+            .expect("an epoch ends only when stopped");
+        let grid = subdomain::assemble(problem, &subs);
+        let residual = residual_norm(&grid) / r0;
+        let refuted_estimate = stop == StopReason::Converged && residual > settings.tolerance;
+        if !refuted_estimate || shared.budget_spent() {
+            break (stop, grid, residual);
+        }
+        // Tighten the estimate's threshold by how far off it was.
+        refuted += 1;
+        let line = f64::from_bits(shared.stop_line_sq.load(Ordering::Relaxed));
+        let factor = (settings.tolerance / residual).powi(2).min(0.25);
+        shared
+            .stop_line_sq
+            .store((line * factor).to_bits(), Ordering::Relaxed);
+    };
+    let elapsed_s = start.elapsed().as_secs_f64();
+    let converged = settings.tolerance > 0.0 && residual <= settings.tolerance;
+    Outcome {
+        elapsed_s,
+        stop,
+        subdomain_updates: subs.iter().map(Subdomain::count).collect(),
+        thread_updates: load_all(&shared.thread_updates),
+        owners: subs.iter().map(Subdomain::owner).collect(),
+        grid,
+        residual,
+        converged,
+        time_to_solution_s: converged.then_some(elapsed_s),
+        max_staleness_seen: load_all(&shared.max_lag).into_iter().max().unwrap_or(0),
+        pinned: shared.pinned.load(Ordering::Relaxed) == threads,
+        refuted_estimates: refuted,
+    }
+}
+
+fn load_all(v: &[CachePadded<AtomicU64>]) -> Vec<u64> {
+    v.iter().map(|a| a.load(Ordering::Relaxed)).collect()
+}
+
+/// Runs the workers until the stop flag is set and all have left.
+fn run_epoch(shared: &Shared<'_>, start: Instant) {
+    let threads = shared.placement.threads();
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            std::thread::Builder::new()
+                .name(format!("braid-worker-{t}"))
+                .spawn_scoped(scope, move || worker::run(shared, t))
+                .expect("cannot spawn a worker thread");
+        }
+        while shared.finished.load(Ordering::Acquire) < threads {
+            std::thread::sleep(MONITOR_PERIOD);
+            if let Some(limit) = shared.settings.time_limit
+                && start.elapsed() >= limit
+            {
+                shared.stop.request(StopReason::TimeLimit);
+            }
+            if shared.settings.mode != Mode::Sync && shared.estimate_met() {
+                shared.stop.request(StopReason::Converged);
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::sequential_jacobi;
+    use crate::topology::Topology;
+
+    fn settings(mode: Mode, staleness: u64, iterations: u64, subdomains: usize) -> Settings {
+        Settings {
+            mode,
+            staleness,
+            update_budget: iterations * subdomains as u64,
+            tolerance: 0.0,
+            time_limit: None,
+            stall: None,
+        }
+    }
+
+    fn run_small(threads: usize, subdomains: usize, s: &Settings) -> (Problem, Outcome) {
+        let p = Problem::new(12, threads, subdomains).unwrap();
+        let placement = Topology::uniform(1, 2).place(threads, true).unwrap();
+        let out = run(&p, &placement, s);
+        (p, out)
+    }
+
+    #[test]
+    fn sync_equals_sequential_jacobi_bit_for_bit() {
+        for threads in [1, 2, 3] {
+            for subdomains in [1, 2, 4, 6] {
+                let s = settings(Mode::Sync, 0, 37, subdomains);
+                let (p, out) = run_small(threads, subdomains, &s);
+                assert_eq!(
+                    out.grid,
+                    sequential_jacobi(&p, 37),
+                    "{threads} threads, {subdomains} subdomains"
+                );
+                assert_eq!(out.stop, StopReason::MaxIterations);
+                assert!(out.subdomain_updates.iter().all(|&c| c == 37));
+            }
+        }
+    }
+
+    #[test]
+    fn the_run_stops_when_one_thread_spends_its_budget() {
+        for mode in [Mode::Sync, Mode::Ssync, Mode::Async] {
+            let s = settings(mode, 2, 25, 4);
+            let (_, out) = run_small(3, 4, &s);
+            assert_eq!(out.stop, StopReason::MaxIterations);
+            assert_eq!(out.thread_updates.iter().max(), Some(&100), "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn ssync_never_lets_a_neighbour_lag_more_than_the_staleness() {
+        for staleness in [0, 1, 3] {
+            let s = settings(Mode::Ssync, staleness, 200, 4);
+            let (_, out) = run_small(3, 4, &s);
+            assert!(out.max_staleness_seen <= staleness, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn a_run_converges_to_a_verified_residual() {
+        for mode in [Mode::Sync, Mode::Ssync, Mode::Async] {
+            let mut s = settings(mode, 1, 1_000_000, 4);
+            s.tolerance = 1e-3;
+            let (_, out) = run_small(2, 4, &s);
+            assert_eq!(out.stop, StopReason::Converged, "{mode:?}");
+            assert!(
+                out.converged && out.residual <= 1e-3,
+                "{mode:?} {}",
+                out.residual
+            );
+            assert!(out.time_to_solution_s.is_some());
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! The stop flag every wait loop watches, and the one way to idle.
+//!
+//! The first reason set wins; later requests are ignored, so the report says
+//! why the run *first* had to stop.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::Backoff;
+use serde::Serialize;
+
+/// Why a run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The residual target was met.
+    Converged,
+    /// A thread did `max_iterations x subdomains` subdomain updates.
+    MaxIterations,
+    /// `time_limit` seconds passed.
+    TimeLimit,
+    /// A worker thread panicked.
+    WorkerPanic,
+}
+
+const RUNNING: u8 = 0;
+
+impl StopReason {
+    fn code(self) -> u8 {
+        self as u8 + 1
+    }
+
+    fn from_code(code: u8) -> Option<StopReason> {
+        [
+            StopReason::Converged,
+            StopReason::MaxIterations,
+            StopReason::TimeLimit,
+            StopReason::WorkerPanic,
+        ]
+        .get(code.checked_sub(1)? as usize)
+        .copied()
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct StopFlag(AtomicU8);
+
+impl StopFlag {
+    pub fn request(&self, reason: StopReason) {
+        let _ =
+            self.0
+                .compare_exchange(RUNNING, reason.code(), Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire) != RUNNING
+    }
+
+    pub fn reason(&self) -> Option<StopReason> {
+        StopReason::from_code(self.0.load(Ordering::Acquire))
+    }
+
+    /// Clears the flag for the next epoch of a run.
+    pub fn reset(&self) {
+        self.0.store(RUNNING, Ordering::Release);
+    }
+
+    /// Sleeps up to `d`, returning early once the flag is set.
+    pub fn sleep(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while !self.is_set() {
+            let now = Instant::now();
+            if now >= end {
+                return;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(1)));
+        }
+    }
+}
+
+/// One step of waiting: spin, then yield (so oversubscribed threads let the
+/// one they wait for run), then sleep briefly. Callers re-check their
+/// condition and the stop flag between steps.
+pub fn idle(backoff: &Backoff) {
+    if backoff.is_completed() {
+        std::thread::sleep(Duration::from_micros(50));
+    } else {
+        backoff.snooze();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_reason_wins_until_reset() {
+        let f = StopFlag::default();
+        assert_eq!(f.reason(), None);
+        f.request(StopReason::TimeLimit);
+        f.request(StopReason::Converged);
+        assert_eq!(f.reason(), Some(StopReason::TimeLimit));
+        f.reset();
+        assert!(!f.is_set());
+    }
+
+    #[test]
+    fn sleep_returns_once_stopped() {
+        let f = StopFlag::default();
+        f.request(StopReason::MaxIterations);
+        let t = Instant::now();
+        f.sleep(Duration::from_secs(3600));
+        assert!(t.elapsed() < Duration::from_secs(3600));
+    }
+}

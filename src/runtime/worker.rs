@@ -1,0 +1,106 @@
+//! One worker thread: pin, then sweep its subdomains until told to stop.
+//!
+//! In ssync mode a subdomain whose neighbours lag too far is skipped, not
+//! waited on; the thread idles (watching the stop flag) only when it can
+//! update none of its subdomains. The globally least-updated subdomain can
+//! always be updated, so ssync cannot deadlock.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crossbeam_utils::Backoff;
+
+use super::{Crossing, Shared, StopReason, idle};
+use crate::subdomain::EdgeVersion;
+use crate::variant::Mode;
+
+/// Marks the worker finished even if it panics, and then stops the run so
+/// that no other thread waits for it.
+struct FinishGuard<'a, 'b>(&'a Shared<'b>);
+
+impl Drop for FinishGuard<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop.request(StopReason::WorkerPanic);
+        }
+        self.0.finished.fetch_add(1, Ordering::Release);
+    }
+}
+
+pub(super) fn run(sh: &Shared<'_>, t: usize) {
+    let _guard = FinishGuard(sh);
+    let core = core_affinity::CoreId {
+        id: sh.placement.cores[t],
+    };
+    if core_affinity::set_for_current(core) {
+        sh.pinned.fetch_add(1, Ordering::Relaxed);
+    }
+    let settings = sh.settings;
+    let mode = settings.mode;
+    let version = match mode {
+        Mode::Sync => EdgeVersion::Own,
+        Mode::Ssync | Mode::Async => EdgeVersion::Latest,
+    };
+    let with_residual = settings.tolerance > 0.0;
+    let stall = settings.stall.filter(|s| s.thread == t);
+    let mut done = sh.thread_updates[t].load(Ordering::Relaxed);
+    let mut max_lag = sh.max_lag[t].load(Ordering::Relaxed);
+    let backoff = Backoff::new();
+    let set = &sh.sets[t];
+
+    'run: while !sh.stop.is_set() {
+        let mut progressed = false;
+        for &s in set {
+            if sh.stop.is_set() {
+                break 'run;
+            }
+            let sub = &sh.subs[s];
+            let mut cells = sub.lock();
+            // Under the lock the own count cannot move, and neighbours only
+            // advance, so the lag can only shrink during the update.
+            let lag = sub.lag(sh.subs);
+            if mode == Mode::Ssync && lag > settings.staleness {
+                continue;
+            }
+            let pause = || {
+                if let Some(st) = stall.filter(|st| st.after == done) {
+                    sh.stop.sleep(Duration::from_secs_f64(st.seconds));
+                }
+            };
+            sub.update(&mut cells, sh.subs, version, with_residual, pause);
+            drop(cells);
+            done += 1;
+            sh.thread_updates[t].store(done, Ordering::Relaxed);
+            max_lag = max_lag.max(lag);
+            progressed = true;
+            if mode != Mode::Sync && done >= settings.update_budget {
+                sh.stop.request(StopReason::MaxIterations);
+                break 'run;
+            }
+        }
+        match mode {
+            Mode::Sync => {
+                let crossing = sh.barrier.wait(&sh.stop, || {
+                    if sh.budget_spent() {
+                        Some(StopReason::MaxIterations)
+                    } else if sh.estimate_met() {
+                        Some(StopReason::Converged)
+                    } else {
+                        None
+                    }
+                });
+                if crossing == Crossing::Stop {
+                    break;
+                }
+            }
+            Mode::Ssync | Mode::Async => {
+                if progressed {
+                    backoff.reset();
+                } else {
+                    idle(&backoff);
+                }
+            }
+        }
+    }
+    sh.max_lag[t].store(max_lag, Ordering::Relaxed);
+}

@@ -1,0 +1,276 @@
+//! A subdomain's shared state: its cells, the edges it publishes to its
+//! neighbours, its update counter and its last local residual.
+//!
+//! # Protocol
+//!
+//! * **Cells** sit behind a mutex. Only the thread holding it updates them, so
+//!   a subdomain that changes owner is handed over whole: no update is lost or
+//!   done twice, and the counter equals the updates done.
+//! * **Edges** are how neighbours see the cells, without taking the lock.
+//!   Each side's outermost row/column is copied into atomics after every
+//!   update. There are two copies, by parity of the update count: update
+//!   `c -> c + 1` writes copy `(c + 1) % 2`, then publishes the count with
+//!   `Release`. A reader that wants version `v` reads copy `v % 2`.
+//!   - In `sync` mode every reader asks for the version equal to its own
+//!     count `k`; the barrier guarantees no neighbour is past `k + 1`, so copy
+//!     `k % 2` is intact: this is what makes sync bit-for-bit Jacobi.
+//!   - In `ssync`/`async` mode a reader asks for the neighbour's latest count.
+//!     A fast neighbour may already be overwriting that copy; each cell is
+//!     atomic, so the reader gets a mix of recent versions cell by cell, which
+//!     is exactly the asynchronous iteration's model (no torn `f64`, no race).
+//! * **Counter** and **residual** sit on their own cache line.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+
+use crate::kernel;
+use crate::problem::{Neighbour, Problem, Side, SubdomainGeom};
+
+/// The cells of one subdomain: current and next values, both padded with the
+/// halo. The boundary-ring parts of the halo are written once, at creation.
+#[derive(Debug)]
+pub struct Cells {
+    pub cur: Vec<f64>,
+    next: Vec<f64>,
+}
+
+/// One published copy of the four edges, as `f64` bits.
+#[derive(Debug)]
+struct Edges {
+    sides: [Box<[AtomicU64]>; 4],
+}
+
+/// Hot counters of one subdomain, on their own cache line.
+#[derive(Debug, Default)]
+struct Stats {
+    count: AtomicU64,
+    residual_sq: AtomicU64,
+    owner: AtomicUsize,
+}
+
+#[derive(Debug)]
+pub struct Subdomain {
+    pub geom: SubdomainGeom,
+    cells: Mutex<Cells>,
+    edges: [Edges; 2],
+    stats: CachePadded<Stats>,
+}
+
+/// Which version of its neighbours' edges an update reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeVersion {
+    /// The version equal to the updating subdomain's own count (sync).
+    Own,
+    /// Whatever each neighbour has published last (ssync, async).
+    Latest,
+}
+
+impl Subdomain {
+    pub fn new(problem: &Problem, geom: &SubdomainGeom) -> Self {
+        let (h, w) = (geom.height, geom.width);
+        let s = w + 2;
+        // Fill both buffers, halo included, from the initial global grid: the
+        // boundary parts of the halo never change afterwards.
+        let mut cur = vec![0.0; (h + 2) * s];
+        for i in 0..h + 2 {
+            for j in 0..s {
+                cur[i * s + j] = problem.initial_value(geom.row0 - 1 + i, geom.col0 - 1 + j);
+            }
+        }
+        let cells = Cells {
+            next: cur.clone(),
+            cur,
+        };
+        let make_edges = || Edges {
+            sides: Side::ALL.map(|side| {
+                let len = match side {
+                    Side::North | Side::South => w,
+                    Side::West | Side::East => h,
+                };
+                (0..len).map(|_| AtomicU64::new(0)).collect()
+            }),
+        };
+        let sub = Subdomain {
+            geom: geom.clone(),
+            cells: Mutex::new(cells),
+            edges: [make_edges(), make_edges()],
+            stats: CachePadded::new(Stats::default()),
+        };
+        {
+            let cells = sub.cells.lock();
+            sub.publish(&cells.cur, 0);
+            sub.publish(&cells.cur, 1);
+        }
+        sub.stats.owner.store(geom.domain, Ordering::Relaxed);
+        sub
+    }
+
+    /// Updates done so far.
+    pub fn count(&self) -> u64 {
+        self.stats.count.load(Ordering::Acquire)
+    }
+
+    /// Squared local residual seen by the last update (of the state before it).
+    pub fn residual_sq(&self) -> f64 {
+        f64::from_bits(self.stats.residual_sq.load(Ordering::Relaxed))
+    }
+
+    pub fn owner(&self) -> usize {
+        self.stats.owner.load(Ordering::Acquire)
+    }
+
+    pub fn set_owner(&self, thread: usize) {
+        self.stats.owner.store(thread, Ordering::Release);
+    }
+
+    /// Locks the cells for an update.
+    pub fn lock(&self) -> parking_lot::MutexGuard<'_, Cells> {
+        self.cells.lock()
+    }
+
+    /// Copies the interior into `out`, a padded global grid.
+    pub fn copy_into(&self, out: &mut ndarray::Array2<f64>) {
+        let cells = self.cells.lock();
+        let g = &self.geom;
+        let s = g.width + 2;
+        for i in 0..g.height {
+            let row = &cells.cur[(i + 1) * s + 1..(i + 1) * s + 1 + g.width];
+            for (j, &v) in row.iter().enumerate() {
+                out[[g.row0 + i, g.col0 + j]] = v;
+            }
+        }
+    }
+
+    /// One Jacobi update. `cells` must be this subdomain's locked cells.
+    /// `pause` runs after the arithmetic and before the publication (a test
+    /// hook to stall a thread inside an update).
+    pub fn update(
+        &self,
+        cells: &mut Cells,
+        subs: &[Subdomain],
+        version: EdgeVersion,
+        with_residual: bool,
+        pause: impl FnOnce(),
+    ) {
+        let (h, w) = (self.geom.height, self.geom.width);
+        let c = self.stats.count.load(Ordering::Relaxed);
+        self.fill_halo(&mut cells.cur, subs, version, c);
+        if with_residual {
+            let r = kernel::sweep_with_residual(&cells.cur, &mut cells.next, h, w);
+            self.stats.residual_sq.store(r.to_bits(), Ordering::Relaxed);
+        } else {
+            kernel::sweep(&cells.cur, &mut cells.next, h, w);
+        }
+        std::mem::swap(&mut cells.cur, &mut cells.next);
+        pause();
+        self.publish(&cells.cur, ((c + 1) % 2) as usize);
+        self.stats.count.store(c + 1, Ordering::Release);
+    }
+
+    fn fill_halo(&self, cur: &mut [f64], subs: &[Subdomain], version: EdgeVersion, own: u64) {
+        let (h, w) = (self.geom.height, self.geom.width);
+        let s = w + 2;
+        for side in Side::ALL {
+            let Neighbour::Sub(n) = self.geom.neighbour(side) else {
+                continue;
+            };
+            let other = &subs[n];
+            let v = match version {
+                EdgeVersion::Own => own,
+                EdgeVersion::Latest => other.count(),
+            };
+            let edge = &other.edges[(v % 2) as usize].sides[side.opposite().index()];
+            let load = |k: usize| f64::from_bits(edge[k].load(Ordering::Relaxed));
+            match side {
+                Side::North => (0..w).for_each(|j| cur[1 + j] = load(j)),
+                Side::South => (0..w).for_each(|j| cur[(h + 1) * s + 1 + j] = load(j)),
+                Side::West => (0..h).for_each(|i| cur[(i + 1) * s] = load(i)),
+                Side::East => (0..h).for_each(|i| cur[(i + 1) * s + w + 1] = load(i)),
+            }
+        }
+    }
+
+    fn publish(&self, cur: &[f64], copy: usize) {
+        let (h, w) = (self.geom.height, self.geom.width);
+        let s = w + 2;
+        let e = &self.edges[copy].sides;
+        let store = |a: &AtomicU64, v: f64| a.store(v.to_bits(), Ordering::Relaxed);
+        for j in 0..w {
+            store(&e[Side::North.index()][j], cur[s + 1 + j]);
+            store(&e[Side::South.index()][j], cur[h * s + 1 + j]);
+        }
+        for i in 0..h {
+            store(&e[Side::West.index()][i], cur[(i + 1) * s + 1]);
+            store(&e[Side::East.index()][i], cur[(i + 1) * s + w]);
+        }
+    }
+
+    /// Largest amount by which this subdomain's count is ahead of a
+    /// neighbour's (0 when none is behind).
+    pub fn lag(&self, subs: &[Subdomain]) -> u64 {
+        let c = self.count();
+        self.geom
+            .neighbours
+            .iter()
+            .filter_map(|n| match n {
+                Neighbour::Sub(n) => Some(c.saturating_sub(subs[*n].count())),
+                Neighbour::Boundary => None,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// All subdomains of a problem, in id order.
+pub fn build(problem: &Problem) -> Vec<Subdomain> {
+    problem
+        .subs
+        .iter()
+        .map(|g| Subdomain::new(problem, g))
+        .collect()
+}
+
+/// The padded global grid assembled from the subdomains' current cells.
+pub fn assemble(problem: &Problem, subs: &[Subdomain]) -> ndarray::Array2<f64> {
+    let mut grid = problem.initial_grid();
+    for s in subs {
+        s.copy_into(&mut grid);
+    }
+    grid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::sequential_jacobi;
+
+    /// Single-threaded, in-order sweeps with own-version edges are Jacobi.
+    #[test]
+    fn own_version_sweeps_equal_sequential_jacobi() {
+        let p = Problem::new(6, 3, 4).unwrap();
+        let subs = build(&p);
+        for _ in 0..5 {
+            // Update in reverse order so that some neighbours are already one
+            // version ahead when read: the parity copies must hide that.
+            for s in subs.iter().rev() {
+                let mut cells = s.lock();
+                s.update(&mut cells, &subs, EdgeVersion::Own, true, || {});
+            }
+        }
+        assert_eq!(assemble(&p, &subs), sequential_jacobi(&p, 5));
+    }
+
+    #[test]
+    fn lag_counts_how_far_ahead_of_the_slowest_neighbour() {
+        let p = Problem::new(4, 2, 1).unwrap();
+        let subs = build(&p);
+        for _ in 0..3 {
+            let mut cells = subs[0].lock();
+            subs[0].update(&mut cells, &subs, EdgeVersion::Latest, false, || {});
+        }
+        assert_eq!(subs[0].lag(&subs), 3);
+        assert_eq!(subs[1].lag(&subs), 0);
+    }
+}
