@@ -1,0 +1,67 @@
+//! Helpers for running the `braid` binary in tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Generous: it only catches hangs, it times nothing.
+pub const HANG: Duration = Duration::from_secs(120);
+
+pub struct Run {
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `braid ARGS` in `dir`, killing it if it hangs.
+pub fn braid(dir: &Path, args: &[&str]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("braid starts");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > HANG {
+            child.kill().ok();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "braid {args:?} hung for {HANG:?}\nstderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = child.wait_with_output().unwrap();
+    Run {
+        status: status.code(),
+        stdout: String::from_utf8(stdout).unwrap(),
+        stderr: String::from_utf8(stderr).unwrap(),
+    }
+}
+
+/// Runs braid and parses the JSON report it prints on stdout.
+pub fn report(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["run", "--json", "-"];
+    all.extend_from_slice(args);
+    let run = braid(dir, &all);
+    assert_eq!(run.status, Some(0), "braid {all:?} failed: {}", run.stderr);
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON report ({e}):\n{}", run.stdout))
+}
+
+/// A fresh scratch directory under the target dir.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -1,0 +1,216 @@
+//! Whole runs through the `braid` command line, on real threads. Only what
+//! holds on a busy 2-core machine is asserted; threads beyond the cores are
+//! oversubscribed on purpose.
+
+mod common;
+
+use braid::problem::{Problem, residual_norm, sequential_jacobi};
+use common::{braid, report, scratch};
+use ndarray::Array2;
+use ndarray_npy::read_npy;
+
+#[test]
+fn sync_equals_sequential_jacobi_bit_for_bit() {
+    let dir = scratch("sync_bits");
+    for threads in [1, 2, 3] {
+        for subdomains in [1, 4, 6] {
+            let grid = dir.join(format!("g{threads}_{subdomains}.npy"));
+            let r = report(
+                &dir,
+                &[
+                    "--variant",
+                    "sync",
+                    "--grid",
+                    grid.to_str().unwrap(),
+                    &format!("threads={threads}"),
+                    &format!("subdomains={subdomains}"),
+                    "oversubscribe=true",
+                    "domain_size=13",
+                    "max_iterations=57",
+                ],
+            );
+            assert_eq!(r["stop_reason"], "max_iterations");
+            let got: Array2<f64> = read_npy(&grid).unwrap();
+            let want = sequential_jacobi(&Problem::new(13, threads, subdomains).unwrap(), 57);
+            assert_eq!(got.dim(), want.dim());
+            // Compare bits, not values: -0.0 == 0.0 would hide a difference.
+            let differ = got
+                .iter()
+                .zip(want.iter())
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count();
+            assert_eq!(differ, 0, "{threads} threads x {subdomains} subdomains");
+        }
+    }
+}
+
+#[test]
+fn every_scheme_reaches_the_target_and_the_grid_backs_it() {
+    let dir = scratch("converge");
+    for variant in ["async(1)", "async(4)", "ssync(1)", "ssync(30)", "sync"] {
+        let grid = dir.join("g.npy");
+        let r = report(
+            &dir,
+            &[
+                "--variant",
+                variant,
+                "--grid",
+                grid.to_str().unwrap(),
+                "threads=2",
+                "oversubscribe=true",
+                "domain_size=16",
+                "tolerance=1e-6",
+                "max_iterations=1000000",
+            ],
+        );
+        assert_eq!(r["converged"], true, "{variant}: {r}");
+        assert!(r["time_to_solution_s"].as_f64().unwrap() > 0.0, "{variant}");
+        // Recompute the residual from the grid file ourselves.
+        let g: Array2<f64> = read_npy(&grid).unwrap();
+        let p = Problem::new(16, 2, r["subdomains"].as_u64().unwrap() as usize).unwrap();
+        let rel = residual_norm(&g) / residual_norm(&p.initial_grid());
+        assert!(rel <= 1e-6, "{variant}: grid residual {rel}");
+        // (serde_json's default float parser may differ in the last bit)
+        let reported = r["residual"].as_f64().unwrap();
+        assert!(
+            (reported - rel).abs() <= 1e-12 * rel,
+            "{variant}: {reported} vs {rel}"
+        );
+    }
+}
+
+#[test]
+fn ssync_records_the_largest_lag_and_it_never_exceeds_the_bound() {
+    let dir = scratch("ssync_lag");
+    for n in [1, 3, 30] {
+        let r = report(
+            &dir,
+            &[
+                "--variant",
+                &format!("ssync({n})"),
+                "subdomains=4",
+                "threads=3",
+                "oversubscribe=true",
+                "domain_size=20",
+                "max_iterations=400",
+            ],
+        );
+        let seen = r["max_staleness_seen"].as_u64().unwrap();
+        assert!(seen <= n, "ssync({n}) saw a lag of {seen}");
+        let counts: Vec<u64> = serde_json::from_value(r["subdomain_updates"].clone()).unwrap();
+        assert!(counts.iter().all(|&c| c > 0));
+    }
+}
+
+#[test]
+fn no_mode_hangs_when_a_thread_stalls_inside_an_update() {
+    let dir = scratch("stall");
+    // Thread 0 stalls for an hour inside its 5th update; only the stop flag
+    // can release it. The time limit (or, in async, the other thread's
+    // budget) must end the run.
+    for variant in ["sync", "ssync(2)", "async(4)", "async(1)"] {
+        let r = report(
+            &dir,
+            &[
+                "--variant",
+                variant,
+                "threads=3",
+                "oversubscribe=true",
+                "domain_size=10",
+                "max_iterations=2000",
+                "stall=0@5:3600",
+                "time_limit=1",
+            ],
+        );
+        let threads: Vec<u64> = serde_json::from_value(r["thread_updates"].clone()).unwrap();
+        assert_eq!(
+            threads[0], 6,
+            "{variant}: the stalled thread finishes its update and stops"
+        );
+        let reason = r["stop_reason"].as_str().unwrap();
+        assert!(
+            reason == "time_limit" || reason == "max_iterations",
+            "{variant}: {reason}"
+        );
+    }
+}
+
+#[test]
+fn the_run_stops_when_one_thread_has_done_max_iterations_times_subdomains() {
+    let dir = scratch("budget");
+    for variant in ["sync", "ssync(5)", "async(4)", "async(1)"] {
+        let r = report(
+            &dir,
+            &["--variant", variant, "domain_size=12", "max_iterations=300"],
+        );
+        let subdomains = r["subdomains"].as_u64().unwrap();
+        let threads: Vec<u64> = serde_json::from_value(r["thread_updates"].clone()).unwrap();
+        assert_eq!(threads.iter().max(), Some(&(300 * subdomains)), "{variant}");
+        assert_eq!(r["stop_reason"], "max_iterations");
+    }
+}
+
+#[test]
+fn the_report_has_every_documented_field() {
+    let dir = scratch("fields");
+    let r = report(&dir, &["domain_size=8", "max_iterations=10"]);
+    for key in [
+        "variant",
+        "mode",
+        "staleness",
+        "subdomains",
+        "threads",
+        "sockets",
+        "cores",
+        "grid",
+        "elapsed_s",
+        "subdomain_updates",
+        "thread_updates",
+        "spread",
+        "iteration_rate",
+        "cell_updates_per_s",
+        "time_to_solution_s",
+        "residual",
+        "converged",
+        "max_staleness_seen",
+        "config",
+    ] {
+        assert!(r.get(key).is_some(), "report lacks `{key}`");
+    }
+    for key in ["domain_size", "rows", "cols", "height", "width"] {
+        assert!(r["grid"].get(key).is_some(), "grid lacks `{key}`");
+    }
+    assert_eq!(r["time_to_solution_s"], serde_json::Value::Null);
+    assert_eq!(r["variant"], "async(4)");
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message_naming_the_key() {
+    let dir = scratch("bad");
+    std::fs::write(dir.join("bad.txt"), "threads = 2\n\nmode = turbo\n").unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "threads=0"], "threads"),
+        (&["run", "tolerance=-1"], "tolerance"),
+        (&["run", "threads=64"], "oversubscribe"),
+        (&["run", "domain_size=2", "subdomains=9"], "subdomains"),
+        (&["run", "frobnicate=1"], "frobnicate"),
+        (&["run", "--variant", "async(four)"], "async(four)"),
+        (&["run", "--config", "bad.txt"], "bad.txt:3"),
+        (&["run", "--config", "missing.txt"], "missing.txt"),
+        (&["run", "cores=999"], "core 999"),
+        (&["run", "--json", "no/such/dir/r.json"], "no/such/dir"),
+    ];
+    for (args, needle) in cases {
+        let r = braid(&dir, args);
+        assert_eq!(r.status, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn topology_says_what_it_found_and_how() {
+    let r = braid(&scratch("topo"), &["topology"]);
+    assert_eq!(r.status, Some(0));
+    assert!(r.stdout.contains("socket 0: cores"), "{}", r.stdout);
+}
