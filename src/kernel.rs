@@ -32,6 +32,7 @@ pub fn sweep(src: &[f64], dst: &mut [f64], h: usize, w: usize) {
 /// Like [`sweep`], and also returns the sum over the interior of the squared
 /// residual of `src`, `r = (N + S + W + E) - 4 u`, which the update gives
 /// almost for free.
+#[allow(clippy::needless_range_loop)] // indexing by lane is the point
 pub fn sweep_with_residual(src: &[f64], dst: &mut [f64], h: usize, w: usize) -> f64 {
     const LANES: usize = 4;
     let s = w + 2;

@@ -65,8 +65,10 @@ mod tests {
 
     #[test]
     fn more_threads_than_cores_need_oversubscribe() {
-        let mut cfg = Config::default();
-        cfg.threads = AutoOr::Value(3);
+        let mut cfg = Config {
+            threads: AutoOr::Value(3),
+            ..Config::default()
+        };
         let e = Plan::new(&cfg, &Topology::uniform(1, 2)).unwrap_err();
         assert!(e.to_string().contains("oversubscribe"), "{e}");
         cfg.oversubscribe = true;
@@ -75,9 +77,11 @@ mod tests {
 
     #[test]
     fn a_split_that_does_not_fit_is_named() {
-        let mut cfg = Config::default();
-        cfg.domain_size = 2;
-        cfg.subdomains = 9;
+        let cfg = Config {
+            domain_size: 2,
+            subdomains: 9,
+            ..Config::default()
+        };
         let e = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap_err();
         assert!(e.to_string().contains("subdomains"), "{e}");
     }

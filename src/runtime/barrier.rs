@@ -15,9 +15,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crossbeam_utils::{Backoff, CachePadded};
+use crossbeam_utils::CachePadded;
 
-use super::stop::{StopFlag, StopReason, idle};
+use super::stop::{Idler, StopFlag, StopReason};
 
 #[derive(Debug)]
 pub struct StopBarrier {
@@ -51,12 +51,12 @@ impl StopBarrier {
             }
             self.generation.fetch_add(1, Ordering::Release);
         } else {
-            let backoff = Backoff::new();
+            let mut idler = Idler::default();
             while self.generation.load(Ordering::Acquire) == generation {
                 if stop.is_set() {
                     return Crossing::Stop;
                 }
-                idle(&backoff);
+                idler.idle();
             }
         }
         if stop.is_set() {

@@ -33,7 +33,7 @@ use crossbeam_utils::CachePadded;
 use ndarray::Array2;
 
 pub use barrier::{Crossing, StopBarrier};
-pub use stop::{StopFlag, StopReason, idle};
+pub use stop::{Idler, StopFlag, StopReason};
 
 use crate::config::{Config, Stall};
 use crate::problem::{Problem, residual_norm};

@@ -78,14 +78,38 @@ impl StopFlag {
     }
 }
 
-/// One step of waiting: spin, then yield (so oversubscribed threads let the
-/// one they wait for run), then sleep briefly. Callers re-check their
-/// condition and the stop flag between steps.
-pub fn idle(backoff: &Backoff) {
-    if backoff.is_completed() {
-        std::thread::sleep(Duration::from_micros(50));
-    } else {
-        backoff.snooze();
+/// How long a waiter keeps the core before it starts sleeping. A sync
+/// iteration on a 300x300 domain takes ~30 us, so a waiter that slept at
+/// once would double it; one that never slept would burn a noisy core.
+const SPIN_BEFORE_SLEEP: Duration = Duration::from_millis(2);
+
+/// Waiting, one step at a time: spin, then yield (so that oversubscribed
+/// threads let the one they wait for run), and only after
+/// [`SPIN_BEFORE_SLEEP`] sleep briefly. Callers re-check their condition and
+/// the stop flag between steps; `reset` when the wait is over.
+#[derive(Debug, Default)]
+pub struct Idler {
+    backoff: Backoff,
+    since: Option<Instant>,
+}
+
+impl Idler {
+    pub fn idle(&mut self) {
+        if !self.backoff.is_completed() {
+            self.backoff.snooze();
+            return;
+        }
+        let since = *self.since.get_or_insert_with(Instant::now);
+        if since.elapsed() < SPIN_BEFORE_SLEEP {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+
+    pub fn reset(&mut self) {
+        self.backoff.reset();
+        self.since = None;
     }
 }
 

@@ -8,9 +8,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crossbeam_utils::Backoff;
-
-use super::{Crossing, Shared, StopReason, idle};
+use super::{Crossing, Idler, Shared, StopReason};
 use crate::subdomain::EdgeVersion;
 use crate::variant::Mode;
 
@@ -45,7 +43,7 @@ pub(super) fn run(sh: &Shared<'_>, t: usize) {
     let stall = settings.stall.filter(|s| s.thread == t);
     let mut done = sh.thread_updates[t].load(Ordering::Relaxed);
     let mut max_lag = sh.max_lag[t].load(Ordering::Relaxed);
-    let backoff = Backoff::new();
+    let mut idler = Idler::default();
     let set = &sh.sets[t];
 
     'run: while !sh.stop.is_set() {
@@ -95,9 +93,9 @@ pub(super) fn run(sh: &Shared<'_>, t: usize) {
             }
             Mode::Ssync | Mode::Async => {
                 if progressed {
-                    backoff.reset();
+                    idler.reset();
                 } else {
-                    idle(&backoff);
+                    idler.idle();
                 }
             }
         }

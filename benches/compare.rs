@@ -1,0 +1,197 @@
+//! braid's speed as ratios against references measured in the same run,
+//! interleaved rep by rep, median of the per-rep ratios. This machine is
+//! shared and noisy: absolute numbers drift, ratios taken side by side do
+//! much less.
+//!
+//! `cargo bench --bench compare [-- SECTION...] [--reps N]`, sections:
+//! * `kernel`:   the stencil sweep vs a plain C loop (gcc -O3 -march=native),
+//!   one pinned core, on a 300x300 domain and a 150x150 subdomain;
+//! * `sync`:     braid sync, 2 threads, vs an OpenMP synchronous Jacobi loop;
+//! * `subsplit`: async(4) vs async(1) iteration rate (the cost of splitting).
+//!
+//! The C references are in `benches/c/` and built here with the system gcc.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use braid::config::{AutoOr, Config};
+use braid::kernel;
+use braid::plan::Plan;
+use braid::report::Report;
+use braid::runtime;
+use braid::topology::Topology;
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let mut reps = 5;
+    let mut sections = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--reps" {
+            reps = it.next().and_then(|n| n.parse().ok()).expect("--reps N");
+        } else {
+            sections.push(a.as_str());
+        }
+    }
+    let all = sections.is_empty();
+    let want = |s: &str| all || sections.contains(&s);
+    println!("braid speed ratios, median of {reps} interleaved reps (>= 1.0: braid is as fast)\n");
+    if want("kernel") {
+        kernel_vs_c(reps);
+    }
+    if want("sync") {
+        sync_vs_openmp(reps);
+    }
+    if want("subsplit") {
+        subsplit_cost(reps);
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Compiles a C reference into the bench's scratch directory.
+fn compile(source: &str, extra: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/c")
+        .join(source);
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(source.trim_end_matches(".c"));
+    let status = Command::new("gcc")
+        .args(["-O3", "-march=native", "-std=gnu11", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .args(extra)
+        .status()
+        .expect("gcc is needed for the C references");
+    assert!(status.success(), "gcc failed on {source}");
+    exe
+}
+
+fn last_core() -> usize {
+    *Topology::detect().cores().last().expect("a core")
+}
+
+fn kernel_vs_c(reps: usize) {
+    let c = compile("stencil.c", &[]);
+    let core = last_core();
+    println!("kernel, single thread pinned to core {core}:\n");
+    println!("| block | braid Mcell/s | C Mcell/s | braid / C |");
+    println!("|---|---|---|---|");
+    for (h, w, sweeps) in [(300, 300, 3000), (150, 150, 12000)] {
+        let cells = (h * w * sweeps) as f64;
+        let mut ratios = Vec::new();
+        let (mut rust_rates, mut c_rates) = (Vec::new(), Vec::new());
+        for _ in 0..reps {
+            let rust = std::thread::scope(|s| {
+                s.spawn(|| {
+                    core_affinity::set_for_current(core_affinity::CoreId { id: core });
+                    time_rust_sweeps(h, w, sweeps)
+                })
+                .join()
+                .unwrap()
+            });
+            let out = Command::new("taskset")
+                .args(["-c", &core.to_string()])
+                .arg(&c)
+                .args([h, w, sweeps, 1].map(|n| n.to_string()))
+                .output()
+                .expect("run the C stencil");
+            let c_secs: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+            ratios.push(c_secs / rust);
+            rust_rates.push(cells / rust / 1e6);
+            c_rates.push(cells / c_secs / 1e6);
+        }
+        println!(
+            "| {h}x{w} | {:.0} | {:.0} | {:.3} |",
+            median(rust_rates),
+            median(c_rates),
+            median(ratios)
+        );
+    }
+    println!();
+}
+
+fn time_rust_sweeps(h: usize, w: usize, sweeps: usize) -> f64 {
+    let n = (h + 2) * (w + 2);
+    let mut a: Vec<f64> = (0..n).map(|k| ((k * 7919) % 101) as f64 / 13.0).collect();
+    let mut b = a.clone();
+    kernel::sweep(&a, &mut b, h, w); // warm up, as the C does
+    let t = Instant::now();
+    for _ in 0..sweeps {
+        kernel::sweep(&a, &mut b, h, w);
+        std::mem::swap(&mut a, &mut b);
+    }
+    let secs = t.elapsed().as_secs_f64();
+    std::hint::black_box(&a);
+    secs
+}
+
+/// A report for `label` on the default configuration, 2 threads.
+fn braid_run(label: &str) -> Report {
+    let mut cfg = Config::default();
+    cfg.apply_variant(label).unwrap();
+    cfg.threads = AutoOr::Value(2);
+    cfg.oversubscribe = true;
+    let plan = Plan::new(&cfg, &Topology::detect()).unwrap();
+    let out = runtime::run(&plan.problem, &plan.placement, &plan.settings);
+    Report::new(&plan, &out)
+}
+
+fn sync_vs_openmp(reps: usize) {
+    let omp = compile("jacobi_omp.c", &["-fopenmp"]);
+    println!("sync, 2 threads, default config (300x600 grid, 5000 iterations):\n");
+    println!("| braid sync Mcell/s | OpenMP Mcell/s | braid / OpenMP |");
+    println!("|---|---|---|");
+    let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let r = braid_run("sync");
+        let out = Command::new(&omp)
+            .args([r.grid.height, r.grid.width, 5000].map(|n| n.to_string()))
+            .env("OMP_NUM_THREADS", "2")
+            .env("OMP_PROC_BIND", "close")
+            .env("OMP_PLACES", "cores")
+            .output()
+            .expect("run the OpenMP reference");
+        let rate: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        ratios.push(r.cell_updates_per_s / rate);
+        ours.push(r.cell_updates_per_s / 1e6);
+        theirs.push(rate / 1e6);
+    }
+    println!(
+        "| {:.0} | {:.0} | {:.3} |\n",
+        median(ours),
+        median(theirs),
+        median(ratios)
+    );
+}
+
+fn subsplit_cost(reps: usize) {
+    println!("cost of sub-splitting, 2 threads, default config:\n");
+    println!("| async(4) it/s | async(1) it/s | async(4) / async(1) |");
+    println!("|---|---|---|");
+    let (mut four, mut one, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let a4 = braid_run("async(4)").iteration_rate;
+        let a1 = braid_run("async(1)").iteration_rate;
+        ratios.push(a4 / a1);
+        four.push(a4);
+        one.push(a1);
+    }
+    println!(
+        "| {:.0} | {:.0} | {:.3} |\n",
+        median(four),
+        median(one),
+        median(ratios)
+    );
+}
