@@ -44,6 +44,15 @@ pub struct Stall {
     pub seconds: f64,
 }
 
+/// A test hook: after each of its updates, thread `thread` spins for
+/// `factor` times that update's duration, like a core `1 + factor` times
+/// slower.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Slow {
+    pub thread: usize,
+    pub factor: f64,
+}
+
 /// Everything a run needs to know, as typed values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
@@ -67,6 +76,7 @@ pub struct Config {
     pub high_threshold: usize,
     pub trace_interval: f64,
     pub stall: Option<Stall>,
+    pub slow: Option<Slow>,
 }
 
 impl Default for Config {
@@ -93,6 +103,7 @@ impl Default for Config {
             high_threshold: 6,
             trace_interval: 0.0,
             stall: None,
+            slow: None,
         }
     }
 }
@@ -165,6 +176,7 @@ pub const KEYS: &[&str] = &[
     "high_threshold",
     "trace_interval",
     "stall",
+    "slow",
 ];
 
 impl Config {
@@ -297,6 +309,7 @@ impl Config {
                     p.seconds_like("trace_interval", "seconds >= 0 (0 = no trace)")?
             }
             "stall" => self.stall = p.stall()?,
+            "slow" => self.slow = p.slow()?,
             _ => {
                 return Err(ConfigError::UnknownKey {
                     origin: p.origin,
@@ -331,14 +344,16 @@ impl Config {
                 ),
             );
         }
-        if let Some(stall) = self.stall
-            && let AutoOr::Value(t) = self.threads
-            && stall.thread >= t
-        {
-            return invalid(
-                "stall",
-                format!("thread {} does not exist ({t} threads)", stall.thread),
-            );
+        if let AutoOr::Value(t) = self.threads {
+            let hooks = [
+                ("stall", self.stall.map(|s| s.thread)),
+                ("slow", self.slow.map(|s| s.thread)),
+            ];
+            for (key, thread) in hooks {
+                if let Some(thread) = thread.filter(|&th| th >= t) {
+                    return invalid(key, format!("thread {thread} does not exist ({t} threads)"));
+                }
+            }
         }
         Ok(())
     }
@@ -448,6 +463,25 @@ impl Parser<'_> {
     }
 }
 
+impl Parser<'_> {
+    /// `none` or `THREAD:FACTOR`
+    fn slow(&self) -> Result<Option<Slow>, ConfigError> {
+        if self.value == "none" {
+            return Ok(None);
+        }
+        let bad = || self.bad("slow", "none or THREAD:FACTOR with FACTOR >= 0, e.g. 0:1.0");
+        let (thread, factor) = self.value.split_once(':').ok_or_else(bad)?;
+        let factor: f64 = factor.parse().map_err(|_| bad())?;
+        if !(factor.is_finite() && factor >= 0.0) {
+            return Err(bad());
+        }
+        Ok(Some(Slow {
+            thread: thread.parse().map_err(|_| bad())?,
+            factor,
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -505,6 +539,8 @@ mod tests {
             ("threads 2", "test.txt:1", "key = value"),
             ("threads = 2\nthreads = 3", "test.txt:2", "`threads`"),
             ("stall = 0@x:1", "test.txt:1", "`stall`"),
+            ("slow = 0:-1", "test.txt:1", "`slow`"),
+            ("slow = 1", "test.txt:1", "`slow`"),
         ];
         for (text, at, key) in cases {
             let e = parse(text).unwrap_err().to_string();
@@ -519,6 +555,7 @@ mod tests {
             ("mode = sync\nstaleness = 3", "staleness"),
             ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
             ("threads = 2\nstall = 2@1:1", "stall"),
+            ("threads = 2\nslow = 5:1", "slow"),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(key), "{text:?} -> {e}");

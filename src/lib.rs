@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod kernel;
 pub mod plan;
+pub mod policy;
 pub mod problem;
 pub mod report;
 pub mod runtime;

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::plan::Plan;
-use crate::runtime::{Outcome, StopReason};
+use crate::runtime::{LbStats, Outcome, StopReason, TraceSample};
 use crate::topology::Topology;
 use crate::variant::Mode;
 
@@ -53,6 +53,12 @@ pub struct Report {
     pub converged: bool,
     pub refuted_estimates: u32,
     pub max_staleness_seen: u64,
+    /// What the balancer did; null without one.
+    pub lb: Option<LbStats>,
+    /// Samples of every subdomain's count and owner over time (the braid
+    /// plot), when `trace_interval` > 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Vec<TraceSample>>,
     pub config: Config,
 }
 
@@ -105,6 +111,8 @@ impl Report {
             converged: out.converged,
             refuted_estimates: out.refuted_estimates,
             max_staleness_seen: out.max_staleness_seen,
+            lb: out.lb.clone(),
+            trace: plan.settings.trace_interval.map(|_| out.trace.clone()),
             config: plan.config.clone(),
         }
     }
@@ -153,6 +161,16 @@ impl fmt::Display for Report {
             self.spread
         )?;
         writeln!(f, "  max staleness  {} updates", self.max_staleness_seen)?;
+        if let Some(lb) = &self.lb {
+            writeln!(
+                f,
+                "  balancer       {} calls, {} moves ({} across sockets), {:.3} ms in calls",
+                lb.calls,
+                lb.moves,
+                lb.cross_socket_moves,
+                lb.time_s * 1e3
+            )?;
+        }
         let target = self.config.tolerance;
         match self.time_to_solution_s {
             Some(t) => writeln!(

@@ -130,6 +130,11 @@ impl Subdomain {
         self.cells.lock()
     }
 
+    /// Locks the cells if nobody holds them.
+    pub fn try_lock(&self) -> Option<parking_lot::MutexGuard<'_, Cells>> {
+        self.cells.try_lock()
+    }
+
     /// Copies the interior into `out`, a padded global grid.
     pub fn copy_into(&self, out: &mut ndarray::Array2<f64>) {
         let cells = self.cells.lock();

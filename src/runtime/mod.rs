@@ -22,24 +22,29 @@
 //!
 //! Every wait (barrier, staleness gate, the stall hook) watches the flag.
 
+mod balancing;
 mod barrier;
 mod stop;
 mod worker;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use ndarray::Array2;
 
+pub use balancing::LbStats;
 pub use barrier::{Crossing, StopBarrier};
 pub use stop::{Idler, StopFlag, StopReason};
 
-use crate::config::{Config, Stall};
+use crate::config::{Config, Slow, Stall};
+use crate::policy::{self, Policy};
 use crate::problem::{Problem, residual_norm};
 use crate::subdomain::{self, Subdomain};
 use crate::topology::Placement;
 use crate::variant::Mode;
+use balancing::{Assignment, Balancer};
 
 /// How often the monitor looks at the run.
 const MONITOR_PERIOD: Duration = Duration::from_millis(1);
@@ -54,7 +59,13 @@ pub struct Settings {
     /// Relative residual target; 0 = none.
     pub tolerance: f64,
     pub time_limit: Option<Duration>,
+    /// The balancing policy (async only), and how often it is called.
+    pub policy: Option<Arc<dyn Policy>>,
+    pub lb_interval: Duration,
+    /// How often the monitor samples counts and owners; `None` = no trace.
+    pub trace_interval: Option<Duration>,
     pub stall: Option<Stall>,
+    pub slow: Option<Slow>,
 }
 
 impl Settings {
@@ -65,7 +76,12 @@ impl Settings {
             update_budget: cfg.max_iterations * problem.subdomains_per_domain() as u64,
             tolerance: cfg.tolerance,
             time_limit: (cfg.time_limit > 0.0).then(|| Duration::from_secs_f64(cfg.time_limit)),
+            policy: policy::from_config(cfg).map(Arc::from),
+            lb_interval: Duration::from_secs_f64(cfg.lb_interval),
+            trace_interval: (cfg.trace_interval > 0.0)
+                .then(|| Duration::from_secs_f64(cfg.trace_interval)),
             stall: cfg.stall,
+            slow: cfg.slow,
         }
     }
 }
@@ -91,6 +107,18 @@ pub struct Outcome {
     pub pinned: bool,
     /// Epochs whose convergence estimate the recomputed residual refuted.
     pub refuted_estimates: u32,
+    /// What the balancer did, if there was one.
+    pub lb: Option<LbStats>,
+    /// Samples of every subdomain's count and owner, if asked for.
+    pub trace: Vec<TraceSample>,
+}
+
+/// Every subdomain's update count and owner at one moment.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TraceSample {
+    pub t_s: f64,
+    pub counts: Vec<u64>,
+    pub owners: Vec<usize>,
 }
 
 /// State shared by the workers and the monitor.
@@ -102,8 +130,9 @@ struct Shared<'a> {
     barrier: StopBarrier,
     thread_updates: Vec<CachePadded<AtomicU64>>,
     max_lag: Vec<CachePadded<AtomicU64>>,
-    /// Fixed subdomain set of each thread.
-    sets: Vec<Vec<usize>>,
+    assignment: Assignment,
+    balancer: Option<Balancer>,
+    start: Instant,
     /// `||r0||^2 * threshold^2`: the estimate's stop line, as f64 bits.
     stop_line_sq: AtomicU64,
     finished: AtomicUsize,
@@ -142,25 +171,24 @@ pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Out
         barrier: StopBarrier::new(threads),
         thread_updates: (0..threads).map(|_| Default::default()).collect(),
         max_lag: (0..threads).map(|_| Default::default()).collect(),
-        sets: (0..threads)
-            .map(|t| {
-                subs.iter()
-                    .filter(|s| s.owner() == t)
-                    .map(|s| s.geom.id)
-                    .collect()
-            })
-            .collect(),
+        assignment: Assignment::new(&subs, threads),
+        balancer: settings
+            .policy
+            .clone()
+            .map(|p| Balancer::new(p, settings.lb_interval)),
+        start: Instant::now(),
         stop_line_sq: AtomicU64::new((r0 * settings.tolerance).powi(2).to_bits()),
         finished: AtomicUsize::new(0),
         pinned: AtomicUsize::new(0),
     };
-    let start = Instant::now();
+    let start = shared.start;
+    let mut trace = Vec::new();
     let mut refuted = 0;
     let (stop, grid, residual) = loop {
         shared.stop.reset();
         shared.finished.store(0, Ordering::Relaxed);
         shared.pinned.store(0, Ordering::Relaxed);
-        run_epoch(&shared, start);
+        run_epoch(&shared, &mut trace);
         let stop = shared
             .stop
             .reason()
@@ -194,6 +222,8 @@ pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Out
         max_staleness_seen: load_all(&shared.max_lag).into_iter().max().unwrap_or(0),
         pinned: shared.pinned.load(Ordering::Relaxed) == threads,
         refuted_estimates: refuted,
+        lb: shared.balancer.as_ref().map(Balancer::stats),
+        trace,
     }
 }
 
@@ -202,8 +232,10 @@ fn load_all(v: &[CachePadded<AtomicU64>]) -> Vec<u64> {
 }
 
 /// Runs the workers until the stop flag is set and all have left.
-fn run_epoch(shared: &Shared<'_>, start: Instant) {
+fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>) {
     let threads = shared.placement.threads();
+    let start = shared.start;
+    let mut next_sample = Duration::ZERO;
     std::thread::scope(|scope| {
         for t in 0..threads {
             std::thread::Builder::new()
@@ -220,6 +252,17 @@ fn run_epoch(shared: &Shared<'_>, start: Instant) {
             }
             if shared.settings.mode != Mode::Sync && shared.estimate_met() {
                 shared.stop.request(StopReason::Converged);
+            }
+            if let Some(every) = shared.settings.trace_interval {
+                let now = start.elapsed();
+                if now >= next_sample {
+                    trace.push(TraceSample {
+                        t_s: now.as_secs_f64(),
+                        counts: shared.subs.iter().map(Subdomain::count).collect(),
+                        owners: shared.subs.iter().map(Subdomain::owner).collect(),
+                    });
+                    next_sample = now + every;
+                }
             }
         }
     });
@@ -238,7 +281,11 @@ mod tests {
             update_budget: iterations * subdomains as u64,
             tolerance: 0.0,
             time_limit: None,
+            policy: None,
+            lb_interval: Duration::from_millis(1),
+            trace_interval: None,
             stall: None,
+            slow: None,
         }
     }
 
@@ -283,6 +330,34 @@ mod tests {
             let (_, out) = run_small(3, 4, &s);
             assert!(out.max_staleness_seen <= staleness, "{out:?}");
         }
+    }
+
+    #[test]
+    fn moved_subdomains_lose_and_double_no_update() {
+        use crate::policy::{Progressive, Scope};
+        let mut s = settings(Mode::Async, 0, 3000, 4);
+        s.policy = Some(Arc::new(Progressive {
+            scope: Scope::Joint,
+            pairs: 6,
+            low_threshold: 1,
+            high_threshold: 8,
+            seed: 0,
+        }));
+        s.lb_interval = Duration::from_micros(100);
+        s.slow = Some(Slow {
+            thread: 0,
+            factor: 1.0,
+        });
+        let (_, out) = run_small(3, 4, &s);
+        let lb = out.lb.clone().unwrap();
+        assert!(lb.moves > 0, "{lb:?}");
+        // Every update is counted once by the subdomain and once by the
+        // thread that did it.
+        let by_sub: u64 = out.subdomain_updates.iter().sum();
+        let by_thread: u64 = out.thread_updates.iter().sum();
+        assert_eq!(by_sub, by_thread);
+        // The final owners still partition the subdomains sensibly.
+        assert!(out.owners.iter().all(|&t| t < 3));
     }
 
     #[test]

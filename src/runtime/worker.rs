@@ -6,7 +6,7 @@
 //! always be updated, so ssync cannot deadlock.
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Crossing, Idler, Shared, StopReason};
 use crate::subdomain::EdgeVersion;
@@ -41,19 +41,39 @@ pub(super) fn run(sh: &Shared<'_>, t: usize) {
     };
     let with_residual = settings.tolerance > 0.0;
     let stall = settings.stall.filter(|s| s.thread == t);
+    let slow = settings.slow.filter(|s| s.thread == t).map(|s| s.factor);
     let mut done = sh.thread_updates[t].load(Ordering::Relaxed);
     let mut max_lag = sh.max_lag[t].load(Ordering::Relaxed);
     let mut idler = Idler::default();
-    let set = &sh.sets[t];
+    let mut set = sh.assignment.current(t);
+    // The slow hook spins a multiple of the fastest update seen: wall time of
+    // a single update includes time preempted by an oversubscribed neighbour,
+    // and spinning for that would feed on itself.
+    let mut fastest_update = Duration::MAX;
 
     'run: while !sh.stop.is_set() {
+        sh.assignment.refresh(t, &mut set);
+        if let Some(b) = &sh.balancer {
+            b.maybe_call(t, sh.start, sh.subs, &sh.assignment, &sh.placement.sockets);
+        }
         let mut progressed = false;
-        for &s in set {
+        for &s in &set {
             if sh.stop.is_set() {
                 break 'run;
             }
             let sub = &sh.subs[s];
-            let mut cells = sub.lock();
+            // Sync never shares a subdomain; otherwise one held by another
+            // thread (being handed over) is skipped, not waited for.
+            let locked = match mode {
+                Mode::Sync => Some(sub.lock()),
+                Mode::Ssync | Mode::Async => sub.try_lock(),
+            };
+            let Some(mut cells) = locked else {
+                continue;
+            };
+            if sub.owner() != t {
+                continue; // moved away; the new set arrives next sweep
+            }
             // Under the lock the own count cannot move, and neighbours only
             // advance, so the lag can only shrink during the update.
             let lag = sub.lag(sh.subs);
@@ -65,8 +85,16 @@ pub(super) fn run(sh: &Shared<'_>, t: usize) {
                     sh.stop.sleep(Duration::from_secs_f64(st.seconds));
                 }
             };
+            let began = Instant::now();
             sub.update(&mut cells, sh.subs, version, with_residual, pause);
             drop(cells);
+            if let Some(factor) = slow {
+                fastest_update = fastest_update.min(began.elapsed());
+                let until = Instant::now() + fastest_update.mul_f64(factor);
+                while Instant::now() < until && !sh.stop.is_set() {
+                    std::hint::spin_loop();
+                }
+            }
             done += 1;
             sh.thread_updates[t].store(done, Ordering::Relaxed);
             max_lag = max_lag.max(lag);

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// Generous: it only catches hangs, it times nothing.
 pub const HANG: Duration = Duration::from_secs(120);
@@ -15,32 +16,30 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// Runs `braid ARGS` in `dir`, killing it if it hangs.
+/// Runs `braid ARGS` in `dir`, killing it if it hangs. The output is read
+/// while the child runs, so a large report cannot fill the pipe and block it.
 pub fn braid(dir: &Path, args: &[&str]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
+    let child = Command::new(env!("CARGO_BIN_EXE_braid"))
         .args(args)
         .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("braid starts");
-    let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if start.elapsed() > HANG {
-            child.kill().ok();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "braid {args:?} hung for {HANG:?}\nstderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
     let Output {
         status,
         stdout,
         stderr,
-    } = child.wait_with_output().unwrap();
+    } = match rx.recv_timeout(HANG) {
+        Ok(out) => out.expect("wait for braid"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("braid {args:?} hung for {HANG:?}");
+        }
+    };
     Run {
         status: status.code(),
         stdout: String::from_utf8(stdout).unwrap(),

@@ -1,0 +1,169 @@
+//! Progressive balancing in whole runs on real threads. A slow thread comes
+//! from the `slow` hook (it spins for FACTOR x each update's duration);
+//! threads beyond this machine's 2 cores are oversubscribed on purpose.
+
+mod common;
+
+use common::{report, scratch};
+use serde_json::Value;
+
+fn counts(r: &Value, key: &str) -> Vec<u64> {
+    serde_json::from_value(r[key].clone()).unwrap()
+}
+
+/// Thread 0 runs at half speed: a load the paper's thresholds (2 and 6 of 8
+/// subdomains on 2 threads) can balance. Unbalanced, the spread grows with
+/// the run; balanced, it stays bounded, so a longer run widens the margin.
+#[test]
+fn joint_balancing_keeps_the_spread_under_a_quarter_of_plain_async() {
+    let dir = scratch("spread");
+    let common = ["threads=2", "max_iterations=6000", "slow=0:1.0"];
+    let run = |variant: &str| {
+        let mut args = vec!["--variant", variant];
+        args.extend_from_slice(&common);
+        report(&dir, &args)
+    };
+    let plain = run("async(4)");
+    let joint = run("async(4)+joint(0.001)");
+    let (sp, sj) = (
+        plain["spread"].as_u64().unwrap(),
+        joint["spread"].as_u64().unwrap(),
+    );
+    assert!(4 * sj <= sp, "spread with joint {sj}, without {sp}");
+    assert!(joint["lb"]["moves"].as_u64().unwrap() > 0);
+    assert_eq!(plain["lb"], Value::Null);
+    // Same stopping rule: one thread did max_iterations x subdomains.
+    for r in [&plain, &joint] {
+        assert_eq!(counts(r, "thread_updates").into_iter().max(), Some(24000));
+    }
+}
+
+#[test]
+fn balanced_runs_still_reach_the_residual_target() {
+    let dir = scratch("balanced_converge");
+    for variant in [
+        "async(4)+joint(0.0002)",
+        "async(4)+split(0.0002)",
+        "async(4)+hybrid(0.0002,3)",
+    ] {
+        let r = report(
+            &dir,
+            &[
+                "--variant",
+                variant,
+                "threads=4",
+                "sockets=2",
+                "oversubscribe=true",
+                "domain_size=16",
+                "tolerance=1e-6",
+                "max_iterations=1000000",
+                "slow=1:1.0",
+            ],
+        );
+        assert_eq!(r["converged"], true, "{variant}: {r}");
+        assert!(r["residual"].as_f64().unwrap() <= 1e-6);
+    }
+}
+
+#[test]
+fn split_stays_on_its_socket_and_hybrid_and_joint_cross() {
+    let dir = scratch("sockets");
+    let run = |variant: &str| {
+        report(
+            &dir,
+            &[
+                "--variant",
+                variant,
+                "threads=4",
+                "sockets=2",
+                "oversubscribe=true",
+                "domain_size=60",
+                // Time, not a budget, bounds these runs, so that a busy
+                // machine still gives the balancer hundreds of calls.
+                "max_iterations=1000000000",
+                "time_limit=0.5",
+                "slow=0:2.0",
+            ],
+        )
+    };
+    let split = run("async(4)+split(0.0005)");
+    assert_eq!(split["sockets"], 2);
+    assert!(
+        split["lb"]["moves"].as_u64().unwrap() > 0,
+        "{}",
+        split["lb"]
+    );
+    assert_eq!(split["lb"]["cross_socket_moves"], 0);
+    // Owners at the end: every subdomain is still on its first socket.
+    let owners = counts(&split, "owners");
+    let sockets = counts(&split, "thread_sockets");
+    for (sub, &t) in owners.iter().enumerate() {
+        let first_owner = sub / 4;
+        assert_eq!(sockets[t as usize], sockets[first_owner], "subdomain {sub}");
+    }
+    let hybrid = run("async(4)+hybrid(0.0005,2)");
+    assert!(
+        hybrid["lb"]["cross_socket_moves"].as_u64().unwrap() > 0,
+        "{}",
+        hybrid["lb"]
+    );
+    let joint = run("async(4)+joint(0.0005)");
+    assert!(
+        joint["lb"]["cross_socket_moves"].as_u64().unwrap() > 0,
+        "{}",
+        joint["lb"]
+    );
+}
+
+#[test]
+fn a_trace_samples_every_subdomains_count_and_owner() {
+    let dir = scratch("trace");
+    let r = report(
+        &dir,
+        &[
+            "--variant",
+            "async(4)+joint(0.001)",
+            "threads=2",
+            "max_iterations=2000",
+            "trace_interval=0.002",
+        ],
+    );
+    let trace = r["trace"].as_array().expect("a trace");
+    assert!(trace.len() >= 2, "{} samples", trace.len());
+    let mut last_t = -1.0;
+    let mut last_counts = vec![0u64; 8];
+    for sample in trace {
+        let t = sample["t_s"].as_f64().unwrap();
+        assert!(t > last_t);
+        let c: Vec<u64> = serde_json::from_value(sample["counts"].clone()).unwrap();
+        assert_eq!(c.len(), 8);
+        assert!(
+            c.iter().zip(&last_counts).all(|(a, b)| a >= b),
+            "counts never go down"
+        );
+        assert_eq!(sample["owners"].as_array().unwrap().len(), 8);
+        (last_t, last_counts) = (t, c);
+    }
+    let untraced = report(&dir, &["threads=2", "max_iterations=10"]);
+    assert!(untraced.get("trace").is_none());
+}
+
+#[test]
+fn paper_labels_with_balancing_round_trip_into_the_report() {
+    let dir = scratch("labels");
+    for (given, printed) in [
+        ("async(4)+split(0.001)", "async(4)+split(0.001)"),
+        ("async(4) + joint(0.001)", "async(4)+joint(0.001)"),
+        (
+            "async(4) + hybrid(0.001, 500)",
+            "async(4)+hybrid(0.001,500)",
+        ),
+    ] {
+        let r = report(
+            &dir,
+            &["--variant", given, "threads=2", "max_iterations=50"],
+        );
+        assert_eq!(r["variant"], printed);
+        assert!(r["lb"]["calls"].as_u64().is_some());
+    }
+}
