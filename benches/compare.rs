@@ -7,7 +7,10 @@
 //! * `kernel`:   the stencil sweep vs a plain C loop (gcc -O3 -march=native),
 //!   one pinned core, on a 300x300 domain and a 150x150 subdomain;
 //! * `sync`:     braid sync, 2 threads, vs an OpenMP synchronous Jacobi loop;
-//! * `subsplit`: async(4) vs async(1) iteration rate (the cost of splitting).
+//! * `subsplit`: async(4) vs async(1) iteration rate (the cost of splitting);
+//! * `lb`:       async(4)+split(0.001) vs async(4) iteration rate, no noise;
+//! * `policy`:   the pure balancer's cost per call (Algorithm 1, joint and
+//!   split), for 16, 256 and 4096 subdomains over 2, 36 and 256 threads.
 //!
 //! The C references are in `benches/c/` and built here with the system gcc.
 
@@ -18,6 +21,7 @@ use std::time::Instant;
 use braid::config::{AutoOr, Config};
 use braid::kernel;
 use braid::plan::Plan;
+use braid::policy::{Policy, Progressive, Scope, Snapshot};
 use braid::report::Report;
 use braid::runtime;
 use braid::topology::Topology;
@@ -48,6 +52,12 @@ fn main() {
     }
     if want("subsplit") {
         subsplit_cost(reps);
+    }
+    if want("lb") {
+        balancing_cost(reps);
+    }
+    if want("policy") {
+        policy_cost(reps);
     }
 }
 
@@ -194,4 +204,86 @@ fn subsplit_cost(reps: usize) {
         median(one),
         median(ratios)
     );
+}
+
+fn balancing_cost(reps: usize) {
+    println!("cost of balancing, 2 threads, default config, no noise:\n");
+    println!("| async(4)+split(0.001) it/s | async(4) it/s | split / none |");
+    println!("|---|---|---|");
+    let (mut split, mut none, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let s = braid_run("async(4)+split(0.001)").iteration_rate;
+        let n = braid_run("async(4)").iteration_rate;
+        ratios.push(s / n);
+        split.push(s);
+        none.push(n);
+    }
+    println!(
+        "| {:.0} | {:.0} | {:.3} |\n",
+        median(split),
+        median(none),
+        median(ratios)
+    );
+}
+
+fn policy_cost(reps: usize) {
+    println!(
+        "pure balancer, microseconds per call (paper settings: 6 pairs, thresholds 2 and 6):\n"
+    );
+    println!("| subdomains | threads | joint us/call | split (2 sockets) us/call |");
+    println!("|---|---|---|---|");
+    for subs in [16usize, 256, 4096] {
+        for threads in [2usize, 36, 256] {
+            let owners: Vec<usize> = (0..subs).map(|s| s * threads / subs).collect();
+            let sockets: Vec<usize> = (0..threads).map(|t| t * 2 / threads).collect();
+            let cost = |scope| {
+                let p = Progressive {
+                    scope,
+                    pairs: 6,
+                    low_threshold: 2,
+                    high_threshold: 6,
+                    seed: 0,
+                };
+                median(
+                    (0..reps)
+                        .map(|r| per_call(&p, subs, &owners, &sockets, r as u64))
+                        .collect(),
+                )
+            };
+            println!(
+                "| {subs} | {threads} | {:.2} | {:.2} |",
+                cost(Scope::Joint),
+                cost(Scope::Split)
+            );
+        }
+    }
+    println!();
+}
+
+/// Mean time of one call over many calls on drifting counts.
+fn per_call(p: &Progressive, subs: usize, owners: &[usize], sockets: &[usize], seed: u64) -> f64 {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut counts: Vec<u64> = (0..subs).map(|_| 1000).collect();
+    let calls = 2000;
+    let mut moves = 0;
+    let t = Instant::now();
+    for call in 1..=calls {
+        // Counts drift as in a run: a few subdomains advance each call.
+        for _ in 0..8 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            counts[(x % subs as u64) as usize] += x % 5;
+        }
+        moves += p
+            .decide(&Snapshot {
+                counts: &counts,
+                owners,
+                thread_sockets: sockets,
+                call,
+            })
+            .len();
+    }
+    std::hint::black_box(moves);
+    t.elapsed().as_secs_f64() / calls as f64 * 1e6
 }

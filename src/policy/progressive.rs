@@ -28,8 +28,6 @@
 //!   thread (above the low threshold), receiver (below the high one) and the
 //!   subdomain are drawn by a PRNG seeded from `seed` and the call number.
 
-use std::cmp::Reverse;
-
 use super::{Move, Policy, Snapshot};
 
 /// Which threads are balanced together.
@@ -54,70 +52,48 @@ pub struct Progressive {
 
 impl Policy for Progressive {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        let mut w = Working::new(snap);
-        let all = 0..snap.counts.len();
-        match self.scope {
-            Scope::Joint => self.pairs_pass(&mut w, all.collect()),
-            Scope::Split | Scope::Hybrid { .. } => {
-                for socket in 0..snap.sockets() {
-                    let on_socket = all
-                        .clone()
-                        .filter(|&s| snap.thread_sockets[w.owners[s]] == socket)
-                        .collect();
-                    self.pairs_pass(&mut w, on_socket);
-                }
-                if let Scope::Hybrid { period } = self.scope
-                    && period > 0
-                    && snap.call % period == 0
-                {
-                    self.cross_socket(&mut w);
-                }
-            }
+        if snap.counts.is_empty() {
+            return Vec::new();
+        }
+        let groups = match self.scope {
+            Scope::Joint => Grouping::Joint,
+            Scope::Split | Scope::Hybrid { .. } => Grouping::BySocket,
+        };
+        let mut w = Working::new(snap, groups, self.pairs.max(1));
+        for g in 0..w.ends.len() {
+            self.pairs_pass(&mut w, g);
+        }
+        if let Scope::Hybrid { period } = self.scope
+            && period > 0
+            && snap.call % period == 0
+        {
+            self.cross_socket(&mut w);
         }
         w.moves
     }
 }
 
 impl Progressive {
-    /// Algorithm 1 over the subdomains `doms`.
-    fn pairs_pass(&self, w: &mut Working<'_>, mut doms: Vec<usize>) {
-        let n = doms.len();
-        let k = self.pairs.min(n / 2);
-        if k == 0 {
-            return;
-        }
-        let counts = w.counts;
-        // Descending count, ties by id: the order of line 1.
-        let key = |s: &usize| (Reverse(counts[*s]), *s);
-        // Only the k first and k last of the sorted order matter: select
-        // them in O(n) instead of sorting everything.
-        doms.select_nth_unstable_by_key(k - 1, key);
-        let (top, rest) = doms.split_at_mut(k);
-        top.sort_unstable_by_key(key);
-        let bottom_start = rest.len() - k;
-        if bottom_start > 0 {
-            rest.select_nth_unstable_by_key(bottom_start, key);
-        }
-        let bottom = &mut rest[bottom_start..];
-        bottom.sort_unstable_by_key(|s| Reverse(key(s)));
-        for i in 0..k {
-            let (top_sub, bot_sub) = (top[i], bottom[i]);
-            if counts[top_sub] == counts[bot_sub] {
+    /// Algorithm 1 over group `g` (all subdomains, or one socket's).
+    fn pairs_pass(&self, w: &mut Working<'_>, g: usize) {
+        let ends = &w.ends[g];
+        let k = self.pairs.min(ends.members / 2);
+        // Line 1's order: `ends` holds the first and last k of it.
+        let pairs: Vec<(usize, usize)> = (0..k)
+            .map(|i| (sub_of(ends.top[i]), sub_of(ends.bottom[i])))
+            .collect();
+        for (top_sub, bot_sub) in pairs {
+            if w.counts[top_sub] == w.counts[bot_sub] {
                 continue;
             }
-            let (top_thread, bot_thread) = (w.owners[top_sub], w.owners[bot_sub]);
+            let (top_thread, bot_thread) = (w.owner(top_sub), w.owner(bot_sub));
             if top_thread == bot_thread
-                || w.subs_of[top_thread].len() >= self.high_threshold
-                || w.subs_of[bot_thread].len() <= self.low_threshold
+                || w.num_subs[top_thread] >= self.high_threshold
+                || w.num_subs[bot_thread] <= self.low_threshold
             {
                 continue;
             }
-            let send = w.subs_of[bot_thread]
-                .iter()
-                .copied()
-                .filter(|&s| s != bot_sub)
-                .min_by_key(key);
-            if let Some(send) = send {
+            if let Some(send) = w.most_updated_of(bot_thread, bot_sub) {
                 w.move_sub(send, top_thread);
             }
         }
@@ -125,19 +101,17 @@ impl Progressive {
 
     /// Hybrid's periodic move from the slowest socket to the fastest.
     fn cross_socket(&self, w: &mut Working<'_>) {
-        let sockets = w.snap.sockets();
-        if sockets < 2 {
-            return;
-        }
-        let mut sum = vec![0u128; sockets];
-        let mut num = vec![0u64; sockets];
-        for (s, &t) in w.owners.iter().enumerate() {
-            let sock = w.snap.thread_sockets[t];
-            sum[sock] += u128::from(w.counts[s]);
-            num[sock] += 1;
+        let snap = w.snap;
+        // Owners from the start of the call are exact here: the split pass
+        // before this never moves a subdomain to another socket.
+        let mut sum = vec![0u128; snap.sockets()];
+        let mut num = vec![0u64; snap.sockets()];
+        for (&count, &t) in snap.counts.iter().zip(snap.owners) {
+            sum[snap.thread_sockets[t]] += u128::from(count);
+            num[snap.thread_sockets[t]] += 1;
         }
         let avg = |s: usize| sum[s] as f64 / num[s] as f64;
-        let populated: Vec<usize> = (0..sockets).filter(|&s| num[s] > 0).collect();
+        let populated: Vec<usize> = (0..sum.len()).filter(|&s| num[s] > 0).collect();
         let by_avg = |a: &&usize, b: &&usize| avg(**a).total_cmp(&avg(**b)).then(a.cmp(b));
         let (Some(&slow), Some(&fast)) = (
             populated.iter().min_by(by_avg),
@@ -148,11 +122,10 @@ impl Progressive {
         if avg(slow) == avg(fast) {
             return;
         }
-        let snap = w.snap;
         let (low, high) = (self.low_threshold, self.high_threshold);
         let pick = |sock: usize, ok: &dyn Fn(usize) -> bool| -> Vec<usize> {
             (0..snap.threads())
-                .filter(|&t| snap.thread_sockets[t] == sock && ok(w.subs_of[t].len()))
+                .filter(|&t| snap.thread_sockets[t] == sock && ok(w.num_subs[t]))
                 .collect()
         };
         let donors = pick(slow, &|n| n > low);
@@ -160,48 +133,195 @@ impl Progressive {
         if donors.is_empty() || receivers.is_empty() {
             return;
         }
-        let mut rng = SplitMix64(self.seed ^ w.snap.call.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = SplitMix64(self.seed ^ snap.call.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let donor = donors[rng.below(donors.len())];
         let receiver = receivers[rng.below(receivers.len())];
-        let sub = w.subs_of[donor][rng.below(w.subs_of[donor].len())];
+        let owned = w.subs_of(donor);
+        let sub = owned[rng.below(owned.len())];
         w.move_sub(sub, receiver);
     }
 }
 
-/// The assignment as moves of this call change it.
+/// Algorithm 1's sort key: more updates first, then lower id. Packed so
+/// that ordering keys needs no lookup.
+fn key(count: u64, sub: usize) -> u128 {
+    (u128::from(u64::MAX - count) << 64) | sub as u128
+}
+
+fn sub_of(key: u128) -> usize {
+    key as u64 as usize
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Grouping {
+    Joint,
+    BySocket,
+}
+
+/// The `k` first and `k` last keys of one group in sort order.
+///
+/// Gathered in two linear passes, most keys rejected by one comparison:
+/// the top end scanning ids upwards and the bottom end downwards, so that a
+/// run of equal counts (every count is 0 when a run starts) offers keys in
+/// the order that gets rejected, instead of inserting every one of them.
+#[derive(Debug, Default)]
+struct Ends {
+    /// Smallest keys (most updated), ascending.
+    top: Vec<u128>,
+    /// Largest keys (least updated), descending.
+    bottom: Vec<u128>,
+    members: usize,
+}
+
+impl Ends {
+    /// Scans `keys` (in the top end's order) for the top end. Keys are
+    /// unique, so comparing with `<=` against the current limit is exact.
+    #[inline(always)]
+    fn scan_top(&mut self, keys: impl Iterator<Item = u128>, k: usize) {
+        let limit = |top: &Vec<u128>| if top.len() < k { u128::MAX } else { top[k - 1] };
+        let mut lim = limit(&self.top);
+        for key in keys {
+            self.members += 1;
+            if key <= lim {
+                insert_sorted(&mut self.top, key, k, |x, key| x < key);
+                lim = limit(&self.top);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn scan_bottom(&mut self, keys: impl Iterator<Item = u128>, k: usize) {
+        let limit = |bottom: &Vec<u128>| if bottom.len() < k { 0 } else { bottom[k - 1] };
+        let mut lim = limit(&self.bottom);
+        for key in keys {
+            if key >= lim {
+                insert_sorted(&mut self.bottom, key, k, |x, key| x > key);
+                lim = limit(&self.bottom);
+            }
+        }
+    }
+}
+
+/// Inserts `key` after every `x` with `before(x, key)`, keeping `k` keys.
+#[cold]
+fn insert_sorted(list: &mut Vec<u128>, key: u128, k: usize, before: fn(u128, u128) -> bool) {
+    let at = list.partition_point(|&x| before(x, key));
+    list.insert(at, key);
+    list.truncate(k);
+}
+
+/// What one call knows, as its own moves change it.
 struct Working<'a> {
     snap: &'a Snapshot<'a>,
     counts: &'a [u64],
-    owners: Vec<usize>,
-    subs_of: Vec<Vec<usize>>,
+    ends: Vec<Ends>,
+    num_subs: Vec<usize>,
+    /// Subdomains by owner at the start of the call, built on first use
+    /// (CSR: `members[start[t]..start[t + 1]]`).
+    lists: std::cell::OnceCell<(Vec<usize>, Vec<usize>)>,
+    /// This call's moves, in order; they override `snap.owners`.
     moves: Vec<Move>,
 }
 
 impl<'a> Working<'a> {
-    fn new(snap: &'a Snapshot<'a>) -> Self {
-        let mut subs_of = vec![Vec::new(); snap.threads()];
+    fn new(snap: &'a Snapshot<'a>, grouping: Grouping, k: usize) -> Self {
+        let threads = snap.threads();
+        let groups = match grouping {
+            Grouping::Joint => 1,
+            Grouping::BySocket => snap.sockets(),
+        };
+        // Owners come in long runs (a thread's subdomains are mostly
+        // consecutive): find them once, then scan each run with its group
+        // and thread fixed, instead of two dependent loads per subdomain.
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
         for (s, &t) in snap.owners.iter().enumerate() {
-            subs_of[t].push(s);
+            match runs.last_mut() {
+                Some((_, end, owner)) if *owner == t => *end = s + 1,
+                _ => runs.push((s, s + 1, t)),
+            }
+        }
+        let group = |t: usize| match grouping {
+            Grouping::Joint => 0,
+            Grouping::BySocket => snap.thread_sockets[t],
+        };
+        let mut ends: Vec<Ends> = (0..groups).map(|_| Ends::default()).collect();
+        let mut num_subs = vec![0; threads];
+        for &(start, end, t) in &runs {
+            num_subs[t] += end - start;
+            let counts = snap.counts[start..end].iter().enumerate();
+            ends[group(t)].scan_top(counts.map(|(s, &c)| key(c, start + s)), k);
+        }
+        for &(start, end, t) in runs.iter().rev() {
+            let counts = snap.counts[start..end].iter().enumerate().rev();
+            ends[group(t)].scan_bottom(counts.map(|(s, &c)| key(c, start + s)), k);
         }
         Working {
             snap,
             counts: snap.counts,
-            owners: snap.owners.to_vec(),
-            subs_of,
+            ends,
+            num_subs,
+            lists: std::cell::OnceCell::new(),
             moves: Vec::new(),
         }
     }
 
-    fn move_sub(&mut self, sub: usize, to: usize) {
-        let from = self.owners[sub];
-        let list = &mut self.subs_of[from];
-        let at = list
+    /// Thread `t`'s subdomains at the start of the call.
+    fn original_subs(&self, t: usize) -> &[usize] {
+        let (start, members) = self.lists.get_or_init(|| {
+            let snap = self.snap;
+            let mut start = vec![0; snap.threads() + 1];
+            for &t in snap.owners {
+                start[t + 1] += 1;
+            }
+            for t in 0..snap.threads() {
+                start[t + 1] += start[t];
+            }
+            let mut fill = start.clone();
+            let mut members = vec![0; snap.owners.len()];
+            for (s, &t) in snap.owners.iter().enumerate() {
+                members[fill[t]] = s;
+                fill[t] += 1;
+            }
+            (start, members)
+        });
+        &members[start[t]..start[t + 1]]
+    }
+
+    fn owner(&self, sub: usize) -> usize {
+        self.moves
             .iter()
-            .position(|&s| s == sub)
-            .expect("owner lists agree");
-        list.swap_remove(at);
-        self.subs_of[to].push(sub);
-        self.owners[sub] = to;
+            .rev()
+            .find(|m| m.sub == sub)
+            .map_or(self.snap.owners[sub], |m| m.to)
+    }
+
+    /// Thread `t`'s subdomains now.
+    fn subs_of(&self, t: usize) -> Vec<usize> {
+        let original = self.original_subs(t).iter().copied();
+        let moved_in = self.moves.iter().filter(|m| m.to == t).map(|m| m.sub);
+        let mut subs: Vec<usize> = original
+            .chain(moved_in)
+            .filter(|&s| self.owner(s) == t)
+            .collect();
+        subs.sort_unstable();
+        subs.dedup();
+        subs
+    }
+
+    /// FindMostUpdatedSubd(t), other than `except`.
+    fn most_updated_of(&self, t: usize, except: usize) -> Option<usize> {
+        let original = self.original_subs(t).iter().copied();
+        let moved_in = self.moves.iter().filter(|m| m.to == t).map(|m| m.sub);
+        original
+            .chain(moved_in)
+            .filter(|&s| s != except && self.owner(s) == t)
+            .min_by_key(|&s| key(self.counts[s], s))
+    }
+
+    fn move_sub(&mut self, sub: usize, to: usize) {
+        let from = self.owner(sub);
+        self.num_subs[from] -= 1;
+        self.num_subs[to] += 1;
         self.moves.push(Move { sub, from, to });
     }
 }
@@ -227,6 +347,7 @@ impl SplitMix64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cmp::Reverse;
 
     fn paper(scope: Scope) -> Progressive {
         Progressive {
@@ -360,6 +481,17 @@ mod tests {
                 to: 0
             }]
         );
+    }
+
+    #[test]
+    fn zero_pairs_or_no_subdomains_decide_nothing() {
+        let counts = [50, 49, 48, 47, 30, 30, 30, 30, 20, 15, 12, 10];
+        let p = Progressive {
+            pairs: 0,
+            ..paper(Scope::Joint)
+        };
+        assert!(decide(&p, &counts, &owners_3x4(), &[0, 0, 0], 1).is_empty());
+        assert!(decide(&paper(Scope::Split), &[], &[], &[0, 0], 1).is_empty());
     }
 
     #[test]
