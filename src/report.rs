@@ -122,13 +122,16 @@ impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let min = self.subdomain_updates.iter().min().copied().unwrap_or(0);
         let max = self.subdomain_updates.iter().max().copied().unwrap_or(0);
+        let mut cores = self.cores.clone();
+        cores.sort_unstable();
+        cores.dedup();
         writeln!(
             f,
-            "braid {} on {} thread(s), {} socket(s) [{}{}]",
+            "braid {} on {} thread(s), {} socket(s) [cores {}{}]",
             self.variant,
             self.threads,
             self.sockets,
-            crate::topology::format_list(&self.cores),
+            crate::topology::format_list(&cores),
             if self.pinned {
                 ", pinned"
             } else {
