@@ -10,7 +10,9 @@
 //! * `subsplit`: async(4) vs async(1) iteration rate (the cost of splitting);
 //! * `lb`:       async(4)+split(0.001) vs async(4) iteration rate, no noise;
 //! * `policy`:   the pure balancer's cost per call (Algorithm 1, joint and
-//!   split), for 16, 256 and 4096 subdomains over 2, 36 and 256 threads.
+//!   split), for 16, 256 and 4096 subdomains over 2, 36 and 256 threads;
+//! * `noise`:    the slowdown from a parasite on the core of thread 0, for
+//!   sync, async(4) and async(4)+joint(0.001): noisy / quiet iteration rate.
 //!
 //! The C references are in `benches/c/` and built here with the system gcc.
 
@@ -58,6 +60,9 @@ fn main() {
     }
     if want("policy") {
         policy_cost(reps);
+    }
+    if want("noise") {
+        noise_effect(reps);
     }
 }
 
@@ -149,13 +154,55 @@ fn time_rust_sweeps(h: usize, w: usize, sweeps: usize) -> f64 {
 
 /// A report for `label` on the default configuration, 2 threads.
 fn braid_run(label: &str) -> Report {
+    braid_run_with(label, &[])
+}
+
+/// Same, with `KEY=VALUE` overrides (noise included).
+fn braid_run_with(label: &str, overrides: &[&str]) -> Report {
     let mut cfg = Config::default();
     cfg.apply_variant(label).unwrap();
     cfg.threads = AutoOr::Value(2);
     cfg.oversubscribe = true;
+    for o in overrides {
+        cfg.apply_override(o).unwrap();
+    }
     let plan = Plan::new(&cfg, &Topology::detect()).unwrap();
+    let noise = plan.noise.as_ref().map(|n| braid::noise::start(n).unwrap());
     let out = runtime::run(&plan.problem, &plan.placement, &plan.settings);
-    Report::new(&plan, &out)
+    let noise = noise.and_then(braid::noise::Running::stop);
+    Report::new(&plan, &out, noise)
+}
+
+fn noise_effect(reps: usize) {
+    println!("noise on the core of thread 0 (thread form), 2 threads, default config:\n");
+    println!(
+        "| variant | noise | quiet it/s | noisy it/s | noisy / quiet | parasite's measured duty |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for label in ["sync", "async(4)", "async(4)+joint(0.001)"] {
+        for (name, level) in [
+            ("default rhythm", "noise_cores=0"),
+            ("duty 0.19", "noise_cores=0:0.19"),
+        ] {
+            let (mut quiet, mut noisy, mut ratios, mut duty) = (vec![], vec![], vec![], vec![]);
+            for _ in 0..reps {
+                let q = braid_run(label).iteration_rate;
+                let n = braid_run_with(label, &["noise=thread", level]);
+                ratios.push(n.iteration_rate / q);
+                quiet.push(q);
+                noisy.push(n.iteration_rate);
+                duty.push(n.noise.unwrap().parasites[0].measured_duty);
+            }
+            println!(
+                "| {label} | {name} | {:.0} | {:.0} | {:.3} | {:.1}% |",
+                median(quiet),
+                median(noisy),
+                median(ratios),
+                100.0 * median(duty)
+            );
+        }
+    }
+    println!();
 }
 
 fn sync_vs_openmp(reps: usize) {

@@ -34,6 +34,9 @@ enum Command {
     Run(RunArgs),
     /// Print the sockets and cores braid detects, and how.
     Topology,
+    /// The process form of the noise parasite (what `noise = process` runs).
+    #[command(name = "__parasite", hide = true)]
+    Parasite(braid_noise::cli::NoiseArgs),
 }
 
 #[derive(Debug, Args, Default)]
@@ -85,6 +88,7 @@ pub fn main() -> ExitCode {
             print!("{}", Topology::detect());
             Ok(())
         }
+        Some(Command::Parasite(args)) => return braid_noise::cli::main_with(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -171,8 +175,13 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         plan.problem.height,
         plan.problem.width
     );
+    let parasites = match &plan.noise {
+        Some(noise) => Some(crate::noise::start(noise).map_err(bad_input)?),
+        None => None,
+    };
     let outcome = runtime::run(&plan.problem, &plan.placement, &plan.settings);
-    let report = Report::new(&plan, &outcome);
+    let noise = parasites.and_then(crate::noise::Running::stop);
+    let report = Report::new(&plan, &outcome, noise);
 
     if json_to_stdout {
         eprint!("{report}");

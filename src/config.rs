@@ -53,6 +53,25 @@ pub struct Slow {
     pub factor: f64,
 }
 
+/// Where the parasite noise runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoiseMode {
+    None,
+    /// A child process (`braid __parasite`), as on the paper's ARCHER.
+    Process,
+    /// A thread inside braid, as on the paper's Cirrus.
+    Thread,
+}
+
+/// One noisy core: its id and, optionally, the duty cycle to aim for
+/// (otherwise `noise_sleep_us` / `noise_work_iters` as given).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NoiseCore {
+    pub core: usize,
+    pub duty: Option<f64>,
+}
+
 /// Everything a run needs to know, as typed values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Config {
@@ -77,6 +96,11 @@ pub struct Config {
     pub trace_interval: f64,
     pub stall: Option<Stall>,
     pub slow: Option<Slow>,
+    pub noise: NoiseMode,
+    /// `auto`: the core of the thread whose domain is next to the source.
+    pub noise_cores: AutoOr<Vec<NoiseCore>>,
+    pub noise_sleep_us: u64,
+    pub noise_work_iters: u64,
 }
 
 impl Default for Config {
@@ -104,6 +128,10 @@ impl Default for Config {
             trace_interval: 0.0,
             stall: None,
             slow: None,
+            noise: NoiseMode::None,
+            noise_cores: AutoOr::Auto,
+            noise_sleep_us: 200,
+            noise_work_iters: 10_000,
         }
     }
 }
@@ -175,6 +203,10 @@ pub const KEYS: &[&str] = &[
     "low_threshold",
     "high_threshold",
     "trace_interval",
+    "noise",
+    "noise_cores",
+    "noise_sleep_us",
+    "noise_work_iters",
     "stall",
     "slow",
 ];
@@ -310,6 +342,17 @@ impl Config {
             }
             "stall" => self.stall = p.stall()?,
             "slow" => self.slow = p.slow()?,
+            "noise" => {
+                self.noise = match value {
+                    "none" => NoiseMode::None,
+                    "process" => NoiseMode::Process,
+                    "thread" => NoiseMode::Thread,
+                    _ => return Err(p.bad("noise", "one of none, process, thread")),
+                }
+            }
+            "noise_cores" => self.noise_cores = p.auto_or(|p| p.noise_cores())?,
+            "noise_sleep_us" => self.noise_sleep_us = p.whole("noise_sleep_us")?,
+            "noise_work_iters" => self.noise_work_iters = p.whole("noise_work_iters")?,
             _ => {
                 return Err(ConfigError::UnknownKey {
                     origin: p.origin,
@@ -333,6 +376,12 @@ impl Config {
             return invalid(
                 "staleness",
                 "only ssync uses staleness; set it to 0 or use mode = ssync".into(),
+            );
+        }
+        if self.noise != NoiseMode::None && self.noise_sleep_us == 0 && self.noise_work_iters == 0 {
+            return invalid(
+                "noise_sleep_us",
+                "noise_sleep_us and noise_work_iters cannot both be 0".into(),
             );
         }
         if self.low_threshold >= self.high_threshold {
@@ -464,6 +513,35 @@ impl Parser<'_> {
 }
 
 impl Parser<'_> {
+    /// `1:0.19, 3:0.05` or `1, 3` (the default rhythm on those cores)
+    fn noise_cores(&self) -> Result<Vec<NoiseCore>, ConfigError> {
+        let bad = || {
+            self.bad(
+                "noise_cores",
+                "auto or a list of CORE or CORE:DUTY with DUTY in (0, 1), e.g. 1:0.19, 3:0.05",
+            )
+        };
+        let mut cores: Vec<NoiseCore> = Vec::new();
+        for part in self.value.split(',') {
+            let (core, duty) = match part.trim().split_once(':') {
+                Some((c, d)) => {
+                    let d: f64 = d.trim().parse().map_err(|_| bad())?;
+                    if !(d > 0.0 && d < 1.0) {
+                        return Err(bad());
+                    }
+                    (c, Some(d))
+                }
+                None => (part.trim(), None),
+            };
+            let core: usize = core.trim().parse().map_err(|_| bad())?;
+            if cores.iter().any(|c| c.core == core) {
+                return Err(self.bad("noise_cores", "each core at most once"));
+            }
+            cores.push(NoiseCore { core, duty });
+        }
+        Ok(cores)
+    }
+
     /// `none` or `THREAD:FACTOR`
     fn slow(&self) -> Result<Option<Slow>, ConfigError> {
         if self.value == "none" {
@@ -541,6 +619,10 @@ mod tests {
             ("stall = 0@x:1", "test.txt:1", "`stall`"),
             ("slow = 0:-1", "test.txt:1", "`slow`"),
             ("slow = 1", "test.txt:1", "`slow`"),
+            ("noise = loud", "test.txt:1", "`noise`"),
+            ("noise_cores = 1:1.5", "test.txt:1", "`noise_cores`"),
+            ("noise_cores = 1:0", "test.txt:1", "`noise_cores`"),
+            ("noise_cores = 1, 1", "test.txt:1", "`noise_cores`"),
         ];
         for (text, at, key) in cases {
             let e = parse(text).unwrap_err().to_string();
@@ -556,6 +638,10 @@ mod tests {
             ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
             ("threads = 2\nstall = 2@1:1", "stall"),
             ("threads = 2\nslow = 5:1", "slow"),
+            (
+                "noise = thread\nnoise_sleep_us = 0\nnoise_work_iters = 0",
+                "noise_sleep_us",
+            ),
         ] {
             let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(key), "{text:?} -> {e}");
@@ -573,6 +659,29 @@ mod tests {
         assert_eq!(c.balancer, BalancerKind::None);
         let e = c.apply_override("threads=").unwrap_err().to_string();
         assert!(e.contains("override `threads=`"), "{e}");
+    }
+
+    #[test]
+    fn noise_cores_take_levels_per_core() {
+        let c = parse("noise = process\nnoise_cores = 1:0.19, 3:0.05, 4").unwrap();
+        assert_eq!(c.noise, NoiseMode::Process);
+        assert_eq!(
+            c.noise_cores,
+            AutoOr::Value(vec![
+                NoiseCore {
+                    core: 1,
+                    duty: Some(0.19)
+                },
+                NoiseCore {
+                    core: 3,
+                    duty: Some(0.05)
+                },
+                NoiseCore {
+                    core: 4,
+                    duty: None
+                },
+            ])
+        );
     }
 
     #[test]

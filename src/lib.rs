@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod config;
 pub mod kernel;
+pub mod noise;
 pub mod plan;
 pub mod policy;
 pub mod problem;

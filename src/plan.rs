@@ -2,7 +2,8 @@
 //! the selected topology, where each thread is pinned, and the runtime
 //! settings. Every check that needs the machine lives here.
 
-use crate::config::{AutoOr, Config, ConfigError};
+use crate::config::{AutoOr, Config, ConfigError, NoiseMode};
+use crate::noise::{Level, NoisePlan, ParasitePlan};
 use crate::problem::{DecompositionError, Problem};
 use crate::runtime::Settings;
 use crate::topology::{Placement, Topology, TopologyError};
@@ -15,6 +16,8 @@ pub enum PlanError {
     Topology(#[from] TopologyError),
     #[error("`subdomains`/`domain_size`: {0}")]
     Decomposition(#[from] DecompositionError),
+    #[error("`noise_cores`: core {core} is not available to this process (available: {available})")]
+    NoiseCore { core: usize, available: String },
 }
 
 #[derive(Debug, Clone)]
@@ -25,6 +28,8 @@ pub struct Plan {
     pub topology: Topology,
     pub placement: Placement,
     pub settings: Settings,
+    /// Parasites to run next to the solve, if any.
+    pub noise: Option<NoisePlan>,
 }
 
 impl Plan {
@@ -41,14 +46,56 @@ impl Plan {
         config.validate()?;
         let problem = Problem::new(config.domain_size, threads, config.subdomains)?;
         let settings = Settings::from_config(&config, &problem);
+        let noise = noise_plan(&config, &problem, &placement, machine)?;
         Ok(Plan {
             config,
             problem,
             topology,
             placement,
             settings,
+            noise,
         })
     }
+}
+
+/// Where the parasites go. `auto` is the paper's placement: the core of the
+/// thread whose domain touches the source. Any core of the machine may be
+/// named, whether a worker uses it or not.
+fn noise_plan(
+    cfg: &Config,
+    problem: &Problem,
+    placement: &Placement,
+    machine: &Topology,
+) -> Result<Option<NoisePlan>, PlanError> {
+    if cfg.noise == NoiseMode::None {
+        return Ok(None);
+    }
+    let level = |duty: Option<f64>| match duty {
+        Some(d) => Level::Duty(d),
+        None => Level::Iterations(cfg.noise_work_iters),
+    };
+    let parasite = |core: usize, duty: Option<f64>| ParasitePlan {
+        core,
+        sleep_us: cfg.noise_sleep_us,
+        level: level(duty),
+    };
+    let parasites = match &cfg.noise_cores {
+        AutoOr::Auto => vec![parasite(placement.cores[problem.source_domain()], None)],
+        AutoOr::Value(list) => {
+            let available = machine.cores();
+            if let Some(c) = list.iter().find(|c| !available.contains(&c.core)) {
+                return Err(PlanError::NoiseCore {
+                    core: c.core,
+                    available: crate::topology::format_list(&available),
+                });
+            }
+            list.iter().map(|c| parasite(c.core, c.duty)).collect()
+        }
+    };
+    Ok(Some(NoisePlan {
+        mode: cfg.noise,
+        parasites,
+    }))
 }
 
 #[cfg(test)]
@@ -73,6 +120,33 @@ mod tests {
         assert!(e.to_string().contains("oversubscribe"), "{e}");
         cfg.oversubscribe = true;
         assert!(Plan::new(&cfg, &Topology::uniform(1, 2)).is_ok());
+    }
+
+    #[test]
+    fn auto_noise_goes_on_the_core_of_the_source_domains_thread() {
+        let cfg = Config {
+            noise: NoiseMode::Thread,
+            threads: AutoOr::Value(4),
+            ..Config::default()
+        };
+        // 4 threads tile 2 x 2; the north row holds domains 0 and 1, and the
+        // middle one of that row is domain 1 -> thread 1 -> core 1.
+        let plan = Plan::new(&cfg, &Topology::uniform(2, 2)).unwrap();
+        let noise = plan.noise.unwrap();
+        assert_eq!(noise.parasites.len(), 1);
+        assert_eq!(noise.parasites[0].core, plan.placement.cores[1]);
+        assert_eq!(noise.parasites[0].level, Level::Iterations(10_000));
+    }
+
+    #[test]
+    fn noise_on_a_missing_core_is_named() {
+        let mut cfg = Config {
+            noise: NoiseMode::Process,
+            ..Config::default()
+        };
+        cfg.apply_override("noise_cores=1:0.19, 7").unwrap();
+        let e = Plan::new(&cfg, &Topology::uniform(1, 2)).unwrap_err();
+        assert!(e.to_string().contains("core 7"), "{e}");
     }
 
     #[test]

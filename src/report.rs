@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::noise::NoiseReport;
 use crate::plan::Plan;
 use crate::runtime::{LbStats, Outcome, StopReason, TraceSample};
 use crate::topology::Topology;
@@ -59,11 +60,14 @@ pub struct Report {
     /// plot), when `trace_interval` > 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<Vec<TraceSample>>,
+    /// The noise actually applied, as the parasites measured it; null
+    /// without noise.
+    pub noise: Option<NoiseReport>,
     pub config: Config,
 }
 
 impl Report {
-    pub fn new(plan: &Plan, out: &Outcome) -> Report {
+    pub fn new(plan: &Plan, out: &Outcome, noise: Option<NoiseReport>) -> Report {
         let p = &plan.problem;
         let total: u64 = out.subdomain_updates.iter().sum();
         let cells: u64 = p
@@ -113,6 +117,7 @@ impl Report {
             max_staleness_seen: out.max_staleness_seen,
             lb: out.lb.clone(),
             trace: plan.settings.trace_interval.map(|_| out.trace.clone()),
+            noise,
             config: plan.config.clone(),
         }
     }
@@ -164,6 +169,22 @@ impl fmt::Display for Report {
             self.spread
         )?;
         writeln!(f, "  max staleness  {} updates", self.max_staleness_seen)?;
+        if let Some(noise) = &self.noise {
+            for p in &noise.parasites {
+                writeln!(
+                    f,
+                    "  noise          {:?} on core {}: {} bursts of {} iterations, measured duty {:.1}%{}",
+                    noise.mode,
+                    p.core,
+                    p.bursts,
+                    p.work_iters,
+                    100.0 * p.measured_duty,
+                    p.requested_duty
+                        .map(|d| format!(" (asked {:.1}%)", 100.0 * d))
+                        .unwrap_or_default()
+                )?;
+            }
+        }
         if let Some(lb) = &self.lb {
             writeln!(
                 f,

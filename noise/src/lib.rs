@@ -1,0 +1,259 @@
+//! The paper's parasite noise (section 4.3): a loop pinned to one core that
+//! alternates sleeping `sleep` and doing `work_iters` iterations of
+//! `sum = sum * a + b`, so the core it shares loses a fixed share of its time.
+//!
+//! This crate owns the loop, its calibration on this machine, and the
+//! conversion from a duty cycle to work iterations. It runs the loop on the
+//! calling thread; `braid` runs it on a thread of its own or in a child
+//! process, and the `braid-noise` binary runs it on its own.
+
+pub mod cli;
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// The paper's parameters: 200 us of sleep, 10000 work iterations.
+pub const DEFAULT_SLEEP: Duration = Duration::from_micros(200);
+pub const DEFAULT_WORK_ITERS: u64 = 10_000;
+
+/// One parasite's rhythm.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Rhythm {
+    pub sleep_us: u64,
+    pub work_iters: u64,
+}
+
+impl Default for Rhythm {
+    fn default() -> Self {
+        Rhythm {
+            sleep_us: DEFAULT_SLEEP.as_micros() as u64,
+            work_iters: DEFAULT_WORK_ITERS,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum NoiseError {
+    #[error("duty cycle must be strictly between 0 and 1, got {0}")]
+    Duty(f64),
+    #[error("sleep and work cannot both be zero")]
+    Empty,
+    #[error("core {core} is not available to this process (available: {available:?})")]
+    Core { core: usize, available: Vec<usize> },
+}
+
+impl Rhythm {
+    pub fn check(&self) -> Result<(), NoiseError> {
+        if self.sleep_us == 0 && self.work_iters == 0 {
+            return Err(NoiseError::Empty);
+        }
+        Ok(())
+    }
+}
+
+/// What a parasite did, measured on itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct NoiseStats {
+    pub bursts: u64,
+    /// Seconds spent in work bursts.
+    pub work_s: f64,
+    /// Seconds from start to stop.
+    pub elapsed_s: f64,
+    /// `work_s / elapsed_s`: the share of the core the parasite took.
+    pub duty: f64,
+}
+
+/// One burst of the paper's arithmetic. `black_box` on every step keeps the
+/// compiler from folding the chain, as the paper's `-O0` build did.
+#[inline(never)]
+pub fn work(iters: u64) -> f64 {
+    let (a, b) = (black_box(0.999_999), black_box(1e-6));
+    let mut sum = 0.0f64;
+    for _ in 0..iters {
+        sum = black_box(sum * a + b);
+    }
+    sum
+}
+
+/// Runs the parasite on this thread until `stop` is set or `duration` has
+/// passed. Checks `stop` between bursts and sleeps, so it ends within one
+/// burst (tens of microseconds) of being told to.
+pub fn run(rhythm: Rhythm, stop: &AtomicBool, duration: Option<Duration>) -> NoiseStats {
+    let start = Instant::now();
+    let sleep = Duration::from_micros(rhythm.sleep_us);
+    let mut stats = NoiseStats::default();
+    let mut sink = 0.0;
+    while !stop.load(Ordering::Relaxed) && duration.is_none_or(|d| start.elapsed() < d) {
+        if !sleep.is_zero() {
+            std::thread::sleep(sleep);
+        }
+        let t = Instant::now();
+        sink += work(rhythm.work_iters);
+        stats.work_s += t.elapsed().as_secs_f64();
+        stats.bursts += 1;
+    }
+    black_box(sink);
+    stats.elapsed_s = start.elapsed().as_secs_f64();
+    stats.duty = if stats.elapsed_s > 0.0 {
+        stats.work_s / stats.elapsed_s
+    } else {
+        0.0
+    };
+    stats
+}
+
+/// Pins the calling thread to `core`.
+pub fn pin(core: usize) -> Result<(), NoiseError> {
+    let available: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    if !available.contains(&core) {
+        return Err(NoiseError::Core { core, available });
+    }
+    core_affinity::set_for_current(core_affinity::CoreId { id: core });
+    Ok(())
+}
+
+/// How the loop runs on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Calibration {
+    /// Nanoseconds per work iteration.
+    pub ns_per_iter: f64,
+    /// What `sleep(200 us)` really takes, in microseconds (timer slack and
+    /// wake-up latency make it longer).
+    pub sleep_200us_actual_us: f64,
+}
+
+impl Calibration {
+    /// Measures the loop and the sleep on the calling thread (pin it first).
+    /// Takes about a tenth of a second; the medians resist a noisy machine.
+    pub fn measure() -> Calibration {
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        work(DEFAULT_WORK_ITERS); // warm up
+        let per_iter: Vec<f64> = (0..31)
+            .map(|_| {
+                let t = Instant::now();
+                black_box(work(DEFAULT_WORK_ITERS));
+                t.elapsed().as_nanos() as f64 / DEFAULT_WORK_ITERS as f64
+            })
+            .collect();
+        let sleeps: Vec<f64> = (0..101)
+            .map(|_| {
+                let t = Instant::now();
+                std::thread::sleep(DEFAULT_SLEEP);
+                t.elapsed().as_nanos() as f64 / 1e3
+            })
+            .collect();
+        Calibration {
+            ns_per_iter: median(per_iter),
+            sleep_200us_actual_us: median(sleeps),
+        }
+    }
+
+    /// Duty cycle that `rhythm` gives here.
+    pub fn duty_of(&self, rhythm: Rhythm) -> f64 {
+        let work = rhythm.work_iters as f64 * self.ns_per_iter / 1e3;
+        let sleep = self.actual_sleep_us(rhythm.sleep_us);
+        work / (work + sleep)
+    }
+
+    /// Work iterations that give duty cycle `duty` with `sleep_us` of sleep.
+    pub fn iters_for_duty(&self, duty: f64, sleep_us: u64) -> Result<u64, NoiseError> {
+        if !(duty > 0.0 && duty < 1.0) {
+            return Err(NoiseError::Duty(duty));
+        }
+        let sleep = self.actual_sleep_us(sleep_us);
+        let work_us = duty / (1.0 - duty) * sleep;
+        Ok(((work_us * 1e3 / self.ns_per_iter).round() as u64).max(1))
+    }
+
+    /// A requested sleep plus the overshoot measured for 200 us.
+    fn actual_sleep_us(&self, sleep_us: u64) -> f64 {
+        if sleep_us == 0 {
+            return 0.0;
+        }
+        sleep_us as f64 + (self.sleep_200us_actual_us - 200.0).max(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CAL: Calibration = Calibration {
+        ns_per_iter: 4.0,
+        sleep_200us_actual_us: 250.0,
+    };
+
+    #[test]
+    fn a_duty_cycle_turns_into_iterations_and_back() {
+        for duty in [0.05, 0.19, 0.5, 0.9] {
+            let iters = CAL.iters_for_duty(duty, 200).unwrap();
+            let back = CAL.duty_of(Rhythm {
+                sleep_us: 200,
+                work_iters: iters,
+            });
+            assert!((back - duty).abs() < 1e-3, "{duty} -> {iters} -> {back}");
+        }
+    }
+
+    #[test]
+    fn the_sleep_overshoot_counts_against_the_duty() {
+        // 10000 iterations at 4 ns = 40 us of work per 250 us of real sleep.
+        let d = CAL.duty_of(Rhythm::default());
+        assert!((d - 40.0 / 290.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn duty_outside_zero_one_is_refused() {
+        for bad in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
+            assert!(matches!(
+                CAL.iters_for_duty(bad, 200),
+                Err(NoiseError::Duty(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn an_empty_rhythm_is_refused() {
+        let r = Rhythm {
+            sleep_us: 0,
+            work_iters: 0,
+        };
+        assert_eq!(r.check(), Err(NoiseError::Empty));
+    }
+
+    #[test]
+    fn the_loop_stops_when_told_and_measures_itself() {
+        let stop = AtomicBool::new(false);
+        let stats = std::thread::scope(|s| {
+            let h = s.spawn(|| run(Rhythm::default(), &stop, None));
+            std::thread::sleep(Duration::from_millis(30));
+            stop.store(true, Ordering::Relaxed);
+            h.join().unwrap()
+        });
+        assert!(stats.bursts > 0);
+        assert!(stats.duty > 0.0 && stats.duty < 1.0, "{stats:?}");
+        assert!(stats.work_s <= stats.elapsed_s);
+    }
+
+    #[test]
+    fn a_duration_ends_the_loop_by_itself() {
+        let stop = AtomicBool::new(false);
+        let stats = run(Rhythm::default(), &stop, Some(Duration::from_millis(20)));
+        assert!(stats.elapsed_s >= 0.02);
+    }
+
+    #[test]
+    fn pinning_to_a_missing_core_is_an_error() {
+        assert!(matches!(pin(100_000), Err(NoiseError::Core { .. })));
+    }
+}

@@ -1,0 +1,176 @@
+//! Parasite noise in whole runs: what the report records, bad values, and
+//! the guarantee that a parasite never outlives its run, even a SIGKILLed one.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{braid, report, scratch};
+
+#[test]
+fn the_report_records_the_noise_each_parasite_measured() {
+    let dir = scratch("noise_report");
+    for mode in ["thread", "process"] {
+        let r = report(
+            &dir,
+            &[
+                "--variant",
+                "sync",
+                "threads=2",
+                "domain_size=100",
+                "max_iterations=3000",
+                &format!("noise={mode}"),
+                "noise_cores=0:0.19, 1",
+            ],
+        );
+        let noise = &r["noise"];
+        assert_eq!(noise["mode"], mode);
+        let parasites = noise["parasites"].as_array().unwrap();
+        assert_eq!(parasites.len(), 2);
+        assert_eq!(parasites[0]["core"], 0);
+        assert_eq!(parasites[0]["requested_duty"], 0.19);
+        assert_eq!(parasites[1]["core"], 1);
+        assert_eq!(parasites[1]["work_iters"], 10000);
+        assert_eq!(parasites[1]["requested_duty"], serde_json::Value::Null);
+        for p in parasites {
+            assert!(p["bursts"].as_u64().unwrap() > 0, "{p}");
+            let duty = p["measured_duty"].as_f64().unwrap();
+            assert!(duty > 0.0 && duty < 1.0, "{p}");
+        }
+    }
+    let quiet = report(&dir, &["threads=2", "max_iterations=10"]);
+    assert_eq!(quiet["noise"], serde_json::Value::Null);
+}
+
+#[test]
+fn auto_noise_sits_on_the_core_of_the_thread_next_to_the_source() {
+    let dir = scratch("noise_auto");
+    let r = report(&dir, &["threads=2", "max_iterations=200", "noise=thread"]);
+    // 2 threads tile 1 x 2: the middle domain of the north row is domain 1.
+    let cores: Vec<u64> = serde_json::from_value(r["cores"].clone()).unwrap();
+    assert_eq!(r["noise"]["parasites"][0]["core"], cores[1]);
+}
+
+#[test]
+fn bad_noise_settings_exit_2_naming_the_key() {
+    let dir = scratch("noise_bad");
+    for (args, needle) in [
+        (&["run", "noise=loud"][..], "noise"),
+        (&["run", "noise=thread", "noise_cores=0:1.5"], "noise_cores"),
+        (&["run", "noise=thread", "noise_cores=0:0"], "noise_cores"),
+        (&["run", "noise=process", "noise_cores=999"], "core 999"),
+        (
+            &[
+                "run",
+                "noise=thread",
+                "noise_sleep_us=0",
+                "noise_work_iters=0",
+            ],
+            "noise_sleep_us",
+        ),
+    ] {
+        let r = braid(&dir, args);
+        assert_eq!(r.status, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+    }
+}
+
+/// Children of `pid` that are alive (not zombies), from /proc.
+fn live_children(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // Fields after the command name (which may hold spaces): state, ppid.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let mut f = rest.split_whitespace();
+        let (state, ppid) = (f.next().unwrap(), f.next().unwrap());
+        if ppid == pid.to_string() && state != "Z" {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn a_sigkilled_braid_leaves_no_parasite_behind() {
+    let dir = scratch("noise_kill");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args([
+            "run",
+            "threads=1",
+            "domain_size=50",
+            "max_iterations=1000000000",
+            "time_limit=120",
+            "noise=process",
+            "noise_cores=0, 1",
+        ])
+        .current_dir(Path::new(&dir))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait for both parasites to be running.
+    let start = Instant::now();
+    let parasites = loop {
+        let kids = live_children(pid);
+        if kids.len() == 2 {
+            break kids;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "parasites never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap(); // SIGKILL: braid gets no chance to clean up
+    child.wait().unwrap();
+    let start = Instant::now();
+    while parasites.iter().any(|&p| alive(p)) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "parasites {parasites:?} outlived their braid"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_finished_run_leaves_no_parasite_behind() {
+    let dir = scratch("noise_clean");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(["run", "threads=1", "domain_size=50", "max_iterations=20000"])
+        .args(["noise=process", "noise_cores=0, 1"])
+        .current_dir(Path::new(&dir))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        for p in live_children(pid) {
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(child.wait().unwrap().success());
+    // braid waited for its parasites before exiting: none is left running.
+    assert!(seen.iter().all(|&p| !alive(p)), "{seen:?}");
+}
