@@ -32,11 +32,24 @@ pub struct Cli {
 enum Command {
     /// Run the solver on real, pinned threads.
     Run(RunArgs),
+    /// Simulate a run in virtual time on a synthetic machine (same keys as
+    /// `run`, plus numerics and sim_*); deterministic.
+    Sim(SimArgs),
     /// Print the sockets and cores braid detects, and how.
     Topology,
     /// The process form of the noise parasite (what `noise = process` runs).
     #[command(name = "__parasite", hide = true)]
     Parasite(braid_noise::cli::NoiseArgs),
+}
+
+#[derive(Debug, Args)]
+struct SimArgs {
+    /// Measure the simulator's costs on this machine and print them as
+    /// config lines, then exit
+    #[arg(long)]
+    calibrate: bool,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args, Default)]
@@ -82,8 +95,13 @@ impl From<anyhow::Error> for Failure {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => run(RunArgs::default()),
-        Some(Command::Run(args)) => run(args),
+        None => run(RunArgs::default(), Engine::Real),
+        Some(Command::Run(args)) => run(args, Engine::Real),
+        Some(Command::Sim(args)) if args.calibrate => {
+            print!("{}", crate::sim::calibrate::measure());
+            Ok(())
+        }
+        Some(Command::Sim(args)) => run(args.run, Engine::Sim),
         Some(Command::Topology) => {
             print!("{}", Topology::detect());
             Ok(())
@@ -148,9 +166,28 @@ impl Output {
     }
 }
 
-fn run(args: RunArgs) -> Result<(), Failure> {
+/// Which engine runs the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Engine {
+    Real,
+    Sim,
+}
+
+fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
     let cfg = load_config(&args)?;
-    let plan = Plan::new(&cfg, &Topology::detect()).map_err(bad_input)?;
+    let machine = match engine {
+        Engine::Real => Topology::detect(),
+        Engine::Sim => Topology::synthetic(cfg.sim_topology),
+    };
+    let plan = Plan::new(&cfg, &machine).map_err(bad_input)?;
+    if engine == Engine::Sim {
+        crate::sim::check(&plan).map_err(bad_input)?;
+        if args.grid.is_some() && !plan.config.numerics {
+            return Err(bad_input(anyhow::anyhow!(
+                "--grid needs numerics = true in the simulator"
+            )));
+        }
+    }
     let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
     if args.grid.as_deref() == Some(Path::new("-")) {
         return Err(bad_input(anyhow::anyhow!(
@@ -169,18 +206,27 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         .transpose()?;
 
     eprintln!(
-        "braid: running {} on {} thread(s), {} x {} grid...",
+        "braid: {} {} on {} thread(s), {} x {} grid...",
+        match engine {
+            Engine::Real => "running",
+            Engine::Sim => "simulating",
+        },
         plan.config.variant(),
         plan.problem.threads,
         plan.problem.height,
         plan.problem.width
     );
-    let parasites = match &plan.noise {
-        Some(noise) => Some(crate::noise::start(noise).map_err(bad_input)?),
-        None => None,
+    let (outcome, noise) = match engine {
+        Engine::Real => {
+            let parasites = match &plan.noise {
+                Some(noise) => Some(crate::noise::start(noise).map_err(bad_input)?),
+                None => None,
+            };
+            let outcome = runtime::run(&plan.problem, &plan.placement, &plan.settings);
+            (outcome, parasites.and_then(crate::noise::Running::stop))
+        }
+        Engine::Sim => crate::sim::run(&plan),
     };
-    let outcome = runtime::run(&plan.problem, &plan.placement, &plan.settings);
-    let noise = parasites.and_then(crate::noise::Running::stop);
     let report = Report::new(&plan, &outcome, noise);
 
     if json_to_stdout {
@@ -201,7 +247,10 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     }
     if let Some(out) = grid {
         if let Err(e) = out.write("grid", |w| {
-            ndarray_npy::WriteNpyExt::write_npy(&outcome.grid, w)?;
+            let grid = outcome.grid.as_ref().ok_or_else(|| {
+                anyhow::anyhow!("no grid: the simulation ran with numerics = false")
+            })?;
+            ndarray_npy::WriteNpyExt::write_npy(grid, w)?;
             Ok(())
         }) {
             errors.push(e);

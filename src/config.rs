@@ -11,7 +11,7 @@ use serde::{Serialize, Serializer};
 use crate::variant::{BalancerKind, Mode, Variant, VariantError};
 
 /// `auto`, or a value.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AutoOr<T> {
     Auto,
     Value(T),
@@ -68,8 +68,62 @@ pub enum NoiseMode {
 /// (otherwise `noise_sleep_us` / `noise_work_iters` as given).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct NoiseCore {
-    pub core: usize,
+    /// `auto`: the core of the thread whose domain touches the source.
+    pub core: AutoOr<usize>,
     pub duty: Option<f64>,
+}
+
+/// A synthetic machine in hwloc's synthetic syntax, e.g. `pack:2 core:18`:
+/// `pack`/`package`/`socket` levels multiply into sockets, every other level
+/// (`numa`, `l3`, `core`, `pu`...) into cores per socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SyntheticTopology {
+    pub sockets: usize,
+    pub cores_per_socket: usize,
+}
+
+impl std::fmt::Display for SyntheticTopology {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pack:{} core:{}", self.sockets, self.cores_per_socket)
+    }
+}
+
+/// The simulator's costs, in nanoseconds of virtual time. Defaults were
+/// measured on this project's machine with `braid sim --calibrate`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SimCosts {
+    /// Per cell of a subdomain update.
+    #[serde(rename = "sim_cell_ns")]
+    pub cell_ns: f64,
+    /// Per subdomain update, besides its cells (halo exchange, bookkeeping).
+    #[serde(rename = "sim_update_ns")]
+    pub update_ns: f64,
+    /// Per balancer call.
+    #[serde(rename = "sim_balancer_ns")]
+    pub balancer_ns: f64,
+    /// Extra per cell for the first update of a subdomain after it moved to
+    /// another socket (cold caches, remote memory).
+    #[serde(rename = "sim_remote_cell_ns")]
+    pub remote_cell_ns: f64,
+    /// Per barrier (sync).
+    #[serde(rename = "sim_barrier_ns")]
+    pub barrier_ns: f64,
+    /// Per work iteration of a noise parasite.
+    #[serde(rename = "sim_noise_iter_ns")]
+    pub noise_iter_ns: f64,
+}
+
+impl Default for SimCosts {
+    fn default() -> Self {
+        SimCosts {
+            cell_ns: 0.29,
+            update_ns: 300.0,
+            balancer_ns: 1800.0,
+            remote_cell_ns: 0.60,
+            barrier_ns: 4500.0,
+            noise_iter_ns: 4.06,
+        }
+    }
 }
 
 /// Everything a run needs to know, as typed values.
@@ -97,10 +151,16 @@ pub struct Config {
     pub stall: Option<Stall>,
     pub slow: Option<Slow>,
     pub noise: NoiseMode,
-    /// `auto`: the core of the thread whose domain is next to the source.
-    pub noise_cores: AutoOr<Vec<NoiseCore>>,
+    pub noise_cores: Vec<NoiseCore>,
     pub noise_sleep_us: u64,
     pub noise_work_iters: u64,
+    /// `braid sim`: do the real arithmetic (needed for residuals).
+    pub numerics: bool,
+    pub sim_topology: SyntheticTopology,
+    /// `braid sim`: speed factor of listed cores (others 1.0); higher is faster.
+    pub sim_speed: Vec<(usize, f64)>,
+    #[serde(flatten)]
+    pub sim_costs: SimCosts,
 }
 
 impl Default for Config {
@@ -129,9 +189,19 @@ impl Default for Config {
             stall: None,
             slow: None,
             noise: NoiseMode::None,
-            noise_cores: AutoOr::Auto,
+            noise_cores: vec![NoiseCore {
+                core: AutoOr::Auto,
+                duty: None,
+            }],
             noise_sleep_us: 200,
             noise_work_iters: 10_000,
+            numerics: false,
+            sim_topology: SyntheticTopology {
+                sockets: 2,
+                cores_per_socket: 18,
+            },
+            sim_speed: Vec::new(),
+            sim_costs: SimCosts::default(),
         }
     }
 }
@@ -209,6 +279,15 @@ pub const KEYS: &[&str] = &[
     "noise_work_iters",
     "stall",
     "slow",
+    "numerics",
+    "sim_topology",
+    "sim_speed",
+    "sim_cell_ns",
+    "sim_update_ns",
+    "sim_balancer_ns",
+    "sim_remote_cell_ns",
+    "sim_barrier_ns",
+    "sim_noise_iter_ns",
 ];
 
 impl Config {
@@ -350,9 +429,24 @@ impl Config {
                     _ => return Err(p.bad("noise", "one of none, process, thread")),
                 }
             }
-            "noise_cores" => self.noise_cores = p.auto_or(|p| p.noise_cores())?,
+            "noise_cores" => self.noise_cores = p.noise_cores()?,
             "noise_sleep_us" => self.noise_sleep_us = p.whole("noise_sleep_us")?,
             "noise_work_iters" => self.noise_work_iters = p.whole("noise_work_iters")?,
+            "numerics" => {
+                self.numerics = match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(p.bad("numerics", "true or false")),
+                }
+            }
+            "sim_topology" => self.sim_topology = p.synthetic()?,
+            "sim_speed" => self.sim_speed = p.speeds()?,
+            "sim_cell_ns" => self.sim_costs.cell_ns = p.cost("sim_cell_ns")?,
+            "sim_update_ns" => self.sim_costs.update_ns = p.cost("sim_update_ns")?,
+            "sim_balancer_ns" => self.sim_costs.balancer_ns = p.cost("sim_balancer_ns")?,
+            "sim_remote_cell_ns" => self.sim_costs.remote_cell_ns = p.cost("sim_remote_cell_ns")?,
+            "sim_barrier_ns" => self.sim_costs.barrier_ns = p.cost("sim_barrier_ns")?,
+            "sim_noise_iter_ns" => self.sim_costs.noise_iter_ns = p.cost("sim_noise_iter_ns")?,
             _ => {
                 return Err(ConfigError::UnknownKey {
                     origin: p.origin,
@@ -513,12 +607,74 @@ impl Parser<'_> {
 }
 
 impl Parser<'_> {
-    /// `1:0.19, 3:0.05` or `1, 3` (the default rhythm on those cores)
+    fn cost(&self, key: &'static str) -> Result<f64, ConfigError> {
+        self.seconds_like(key, "nanoseconds >= 0")
+    }
+
+    /// `pack:2 core:18` (hwloc's synthetic syntax)
+    fn synthetic(&self) -> Result<SyntheticTopology, ConfigError> {
+        let bad = || {
+            self.bad(
+                "sim_topology",
+                "levels like `pack:2 core:18` with counts >= 1",
+            )
+        };
+        let (mut sockets, mut cores) = (1usize, 1usize);
+        let mut levels = 0;
+        for level in self.value.split_whitespace() {
+            let (kind, n) = level.split_once(':').ok_or_else(bad)?;
+            let n: usize = n.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?;
+            match kind.to_ascii_lowercase().as_str() {
+                "pack" | "package" | "socket" => {
+                    sockets = sockets.checked_mul(n).ok_or_else(bad)?
+                }
+                "machine" | "group" | "numa" | "node" | "l3" | "l3cache" | "l2" | "l2cache"
+                | "l1" | "l1cache" | "core" | "pu" => {
+                    cores = cores.checked_mul(n).ok_or_else(bad)?
+                }
+                _ => return Err(bad()),
+            }
+            levels += 1;
+        }
+        if levels == 0 || sockets * cores > 1 << 16 {
+            return Err(bad());
+        }
+        Ok(SyntheticTopology {
+            sockets,
+            cores_per_socket: cores,
+        })
+    }
+
+    /// `uniform` or `CORE:FACTOR, ...`
+    fn speeds(&self) -> Result<Vec<(usize, f64)>, ConfigError> {
+        if self.value == "uniform" {
+            return Ok(Vec::new());
+        }
+        let bad = || {
+            self.bad(
+                "sim_speed",
+                "uniform, or CORE:FACTOR with FACTOR > 0, e.g. 3:0.95, 7:1.05",
+            )
+        };
+        self.value
+            .split(',')
+            .map(|part| {
+                let (c, f) = part.trim().split_once(':').ok_or_else(bad)?;
+                let f: f64 = f.trim().parse().map_err(|_| bad())?;
+                if !(f.is_finite() && f > 0.0) {
+                    return Err(bad());
+                }
+                Ok((c.trim().parse().map_err(|_| bad())?, f))
+            })
+            .collect()
+    }
+
+    /// `1:0.19, 3:0.05`, `1, 3` (the default rhythm) or `auto[:DUTY]`
     fn noise_cores(&self) -> Result<Vec<NoiseCore>, ConfigError> {
         let bad = || {
             self.bad(
                 "noise_cores",
-                "auto or a list of CORE or CORE:DUTY with DUTY in (0, 1), e.g. 1:0.19, 3:0.05",
+                "a list of CORE or CORE:DUTY (CORE a number or auto, DUTY in (0, 1)), e.g. auto:0.19, 3:0.05",
             )
         };
         let mut cores: Vec<NoiseCore> = Vec::new();
@@ -533,7 +689,10 @@ impl Parser<'_> {
                 }
                 None => (part.trim(), None),
             };
-            let core: usize = core.trim().parse().map_err(|_| bad())?;
+            let core = match core.trim() {
+                "auto" => AutoOr::Auto,
+                c => AutoOr::Value(c.parse().map_err(|_| bad())?),
+            };
             if cores.iter().any(|c| c.core == core) {
                 return Err(self.bad("noise_cores", "each core at most once"));
             }
@@ -623,6 +782,15 @@ mod tests {
             ("noise_cores = 1:1.5", "test.txt:1", "`noise_cores`"),
             ("noise_cores = 1:0", "test.txt:1", "`noise_cores`"),
             ("noise_cores = 1, 1", "test.txt:1", "`noise_cores`"),
+            (
+                "sim_topology = pack:0 core:4",
+                "test.txt:1",
+                "`sim_topology`",
+            ),
+            ("sim_topology = blob:2", "test.txt:1", "`sim_topology`"),
+            ("sim_speed = 1:0", "test.txt:1", "`sim_speed`"),
+            ("sim_cell_ns = -1", "test.txt:1", "`sim_cell_ns`"),
+            ("numerics = yes", "test.txt:1", "`numerics`"),
         ];
         for (text, at, key) in cases {
             let e = parse(text).unwrap_err().to_string();
@@ -665,23 +833,31 @@ mod tests {
     fn noise_cores_take_levels_per_core() {
         let c = parse("noise = process\nnoise_cores = 1:0.19, 3:0.05, 4").unwrap();
         assert_eq!(c.noise, NoiseMode::Process);
+        let at = |core, duty| NoiseCore {
+            core: AutoOr::Value(core),
+            duty,
+        };
         assert_eq!(
             c.noise_cores,
-            AutoOr::Value(vec![
-                NoiseCore {
-                    core: 1,
-                    duty: Some(0.19)
-                },
-                NoiseCore {
-                    core: 3,
-                    duty: Some(0.05)
-                },
-                NoiseCore {
-                    core: 4,
-                    duty: None
-                },
-            ])
+            vec![at(1, Some(0.19)), at(3, Some(0.05)), at(4, None)]
         );
+        let c = parse("noise = thread\nnoise_cores = auto:0.19").unwrap();
+        let auto = NoiseCore {
+            core: AutoOr::Auto,
+            duty: Some(0.19),
+        };
+        assert_eq!(c.noise_cores, vec![auto]);
+    }
+
+    #[test]
+    fn synthetic_topologies_follow_hwlocs_syntax() {
+        let c = parse("sim_topology = pack:2 l3:1 core:18 pu:1").unwrap();
+        assert_eq!(
+            (c.sim_topology.sockets, c.sim_topology.cores_per_socket),
+            (2, 18)
+        );
+        let c = parse("sim_topology = package:4 core:6").unwrap();
+        assert_eq!(c.sim_topology.to_string(), "pack:4 core:6");
     }
 
     #[test]

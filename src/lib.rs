@@ -14,6 +14,7 @@ pub mod policy;
 pub mod problem;
 pub mod report;
 pub mod runtime;
+pub mod sim;
 pub mod subdomain;
 pub mod topology;
 pub mod variant;

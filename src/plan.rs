@@ -16,7 +16,10 @@ pub enum PlanError {
     Topology(#[from] TopologyError),
     #[error("`subdomains`/`domain_size`: {0}")]
     Decomposition(#[from] DecompositionError),
-    #[error("`noise_cores`: core {core} is not available to this process (available: {available})")]
+    #[error(
+        "`noise_cores`: core {core} is not available or named twice (available: {available}; \
+         auto is the core of the thread next to the source)"
+    )]
     NoiseCore { core: usize, available: String },
 }
 
@@ -79,19 +82,21 @@ fn noise_plan(
         sleep_us: cfg.noise_sleep_us,
         level: level(duty),
     };
-    let parasites = match &cfg.noise_cores {
-        AutoOr::Auto => vec![parasite(placement.cores[problem.source_domain()], None)],
-        AutoOr::Value(list) => {
-            let available = machine.cores();
-            if let Some(c) = list.iter().find(|c| !available.contains(&c.core)) {
-                return Err(PlanError::NoiseCore {
-                    core: c.core,
-                    available: crate::topology::format_list(&available),
-                });
-            }
-            list.iter().map(|c| parasite(c.core, c.duty)).collect()
+    let available = machine.cores();
+    let mut parasites: Vec<ParasitePlan> = Vec::new();
+    for c in &cfg.noise_cores {
+        let core = match c.core {
+            AutoOr::Auto => placement.cores[problem.source_domain()],
+            AutoOr::Value(core) => core,
+        };
+        if !available.contains(&core) || parasites.iter().any(|p| p.core == core) {
+            return Err(PlanError::NoiseCore {
+                core,
+                available: crate::topology::format_list(&available),
+            });
         }
-    };
+        parasites.push(parasite(core, c.duty));
+    }
     Ok(Some(NoisePlan {
         mode: cfg.noise,
         parasites,

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::noise::NoiseReport;
 use crate::plan::Plan;
-use crate::runtime::{LbStats, Outcome, StopReason, TraceSample};
+use crate::runtime::{Clock, LbStats, Outcome, StopReason, TraceSample};
 use crate::topology::Topology;
 use crate::variant::Mode;
 
@@ -24,8 +24,8 @@ pub struct GridInfo {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub braid_version: &'static str,
-    /// `wall` for the real runtime.
-    pub clock: &'static str,
+    /// `wall` for the real runtime, `virtual` for the simulator.
+    pub clock: Clock,
     pub variant: String,
     pub mode: Mode,
     pub staleness: u64,
@@ -49,8 +49,9 @@ pub struct Report {
     pub iteration_rate: f64,
     pub cell_updates_per_s: f64,
     pub time_to_solution_s: Option<f64>,
-    /// `||r|| / ||r0||` recomputed from the final grid.
-    pub residual: f64,
+    /// `||r|| / ||r0||` recomputed from the final grid; null when a
+    /// simulation only counted.
+    pub residual: Option<f64>,
     pub converged: bool,
     pub refuted_estimates: u32,
     pub max_staleness_seen: u64,
@@ -81,7 +82,7 @@ impl Report {
         let secs = out.elapsed_s.max(f64::MIN_POSITIVE);
         Report {
             braid_version: env!("CARGO_PKG_VERSION"),
-            clock: "wall",
+            clock: out.clock,
             variant: plan.config.variant().to_string(),
             mode: plan.config.mode,
             staleness: plan.config.staleness,
@@ -137,10 +138,10 @@ impl fmt::Display for Report {
             self.threads,
             self.sockets,
             crate::topology::format_list(&cores),
-            if self.pinned {
-                ", pinned"
-            } else {
-                ", NOT pinned"
+            match (self.clock, self.pinned) {
+                (Clock::Virtual, _) => ", simulated in virtual time",
+                (Clock::Wall, true) => ", pinned",
+                (Clock::Wall, false) => ", NOT pinned",
             },
         )?;
         writeln!(
@@ -196,18 +197,19 @@ impl fmt::Display for Report {
             )?;
         }
         let target = self.config.tolerance;
+        let Some(residual) = self.residual else {
+            return writeln!(f, "  residual       not computed (numerics = false)");
+        };
         match self.time_to_solution_s {
             Some(t) => writeln!(
                 f,
-                "  residual       {:.3e} (verified) <= {target:e}: solved in {t:.3} s",
-                self.residual
+                "  residual       {residual:.3e} (verified) <= {target:e}: solved in {t:.3} s",
             ),
             None if target > 0.0 => writeln!(
                 f,
-                "  residual       {:.3e} (verified): target {target:e} NOT reached",
-                self.residual
+                "  residual       {residual:.3e} (verified): target {target:e} NOT reached",
             ),
-            None => writeln!(f, "  residual       {:.3e} (verified)", self.residual),
+            None => writeln!(f, "  residual       {residual:.3e} (verified)"),
         }
     }
 }

@@ -148,9 +148,9 @@ impl Subdomain {
         }
     }
 
-    /// One Jacobi update. `cells` must be this subdomain's locked cells.
-    /// `pause` runs after the arithmetic and before the publication (a test
-    /// hook to stall a thread inside an update).
+    /// One Jacobi update: [`Self::begin_update`] then [`Self::finish_update`].
+    /// `pause` runs between the two (a test hook to stall a thread inside
+    /// an update).
     pub fn update(
         &self,
         cells: &mut Cells,
@@ -158,6 +158,21 @@ impl Subdomain {
         version: EdgeVersion,
         with_residual: bool,
         pause: impl FnOnce(),
+    ) {
+        self.begin_update(cells, subs, version, with_residual);
+        pause();
+        self.finish_update(cells);
+    }
+
+    /// Computes the next values into the spare buffer, reading the
+    /// neighbours' edges as published now. Nothing is visible to others
+    /// until [`Self::finish_update`]. `cells` must be this subdomain's.
+    pub fn begin_update(
+        &self,
+        cells: &mut Cells,
+        subs: &[Subdomain],
+        version: EdgeVersion,
+        with_residual: bool,
     ) {
         let (h, w) = (self.geom.height, self.geom.width);
         let c = self.stats.count.load(Ordering::Relaxed);
@@ -168,8 +183,13 @@ impl Subdomain {
         } else {
             kernel::sweep(&cells.cur, &mut cells.next, h, w);
         }
+    }
+
+    /// Makes the values computed by [`Self::begin_update`] current and
+    /// publishes them: edges first, then the count (`Release`).
+    pub fn finish_update(&self, cells: &mut Cells) {
+        let c = self.stats.count.load(Ordering::Relaxed);
         std::mem::swap(&mut cells.cur, &mut cells.next);
-        pause();
         self.publish(&cells.cur, ((c + 1) % 2) as usize);
         self.stats.count.store(c + 1, Ordering::Release);
     }

@@ -23,6 +23,8 @@ pub enum Source {
     Fallback,
     /// `sockets = N` split the cores into N virtual sockets.
     Virtual,
+    /// A simulated machine (`sim_topology`).
+    Synthetic,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -90,6 +92,14 @@ impl Topology {
                     cores: (s * cores_per_socket..(s + 1) * cores_per_socket).collect(),
                 })
                 .collect(),
+        }
+    }
+
+    /// The simulator's machine.
+    pub fn synthetic(t: crate::config::SyntheticTopology) -> Topology {
+        Topology {
+            source: Source::Synthetic,
+            ..Topology::uniform(t.sockets, t.cores_per_socket)
         }
     }
 
@@ -202,6 +212,7 @@ impl fmt::Display for Topology {
             Source::Sysfs => "read from Linux sysfs",
             Source::Fallback => "not detectable: all cores on one socket",
             Source::Virtual => "virtual split (sockets = N)",
+            Source::Synthetic => "synthetic (sim_topology)",
         };
         writeln!(
             f,

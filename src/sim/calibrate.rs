@@ -1,0 +1,147 @@
+//! `braid sim --calibrate`: measures on this machine the costs the simulator
+//! charges, and prints them as `config.txt` lines.
+
+use std::fmt;
+use std::time::Instant;
+
+use crate::config::SimCosts;
+use crate::kernel;
+use crate::policy::{Policy, Progressive, Scope, Snapshot};
+use crate::problem::Problem;
+use crate::runtime::{StopBarrier, StopFlag};
+use crate::subdomain::{self, EdgeVersion};
+
+/// Measured costs, and how.
+pub struct Measured(SimCosts);
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Takes about a second.
+pub fn measure() -> Measured {
+    core_affinity::set_for_current(core_affinity::CoreId { id: 0 });
+    let mut costs = SimCosts::default();
+    // Kernel: ns per cell on a 150 x 150 subdomain (the paper's split).
+    let (h, w) = (150, 150);
+    let mut a = vec![1.0; (h + 2) * (w + 2)];
+    let mut b = a.clone();
+    costs.cell_ns = median(
+        (0..9)
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..200 {
+                    kernel::sweep(&a, &mut b, h, w);
+                    std::mem::swap(&mut a, &mut b);
+                }
+                t.elapsed().as_nanos() as f64 / (200 * h * w) as f64
+            })
+            .collect(),
+    );
+    // A whole subdomain update minus its cells: halo, publication, counter.
+    let p = Problem::new(300, 4, 4).expect("valid");
+    let subs = subdomain::build(&p);
+    let s = &subs[5]; // an inner subdomain: four neighbours
+    let cells = s.geom.cells() as f64;
+    costs.update_ns = median(
+        (0..9)
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..200 {
+                    let mut c = s.lock();
+                    s.update(&mut c, &subs, EdgeVersion::Latest, false, || {});
+                }
+                t.elapsed().as_nanos() as f64 / 200.0 - cells * costs.cell_ns
+            })
+            .collect(),
+    )
+    .max(0.0);
+    // A balancer call at paper scale: 36 threads x 4 subdomains.
+    let policy = Progressive {
+        scope: Scope::Joint,
+        pairs: 6,
+        low_threshold: 2,
+        high_threshold: 6,
+        seed: 0,
+    };
+    let owners: Vec<usize> = (0..144).map(|s| s / 4).collect();
+    let sockets: Vec<usize> = (0..36).map(|t| t / 18).collect();
+    let counts: Vec<u64> = (0..144).map(|s| (s as u64 * 7919) % 97).collect();
+    costs.balancer_ns = median(
+        (0..9)
+            .map(|_| {
+                let t = Instant::now();
+                for call in 1..=1000 {
+                    std::hint::black_box(policy.decide(&Snapshot {
+                        counts: &counts,
+                        owners: &owners,
+                        thread_sockets: &sockets,
+                        call,
+                    }));
+                }
+                t.elapsed().as_nanos() as f64 / 1000.0
+            })
+            .collect(),
+    );
+    // A barrier crossing with two threads.
+    let barrier = StopBarrier::new(2);
+    let stop = StopFlag::default();
+    let crossings = 20_000;
+    let t = Instant::now();
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            // Threads inherit the caller's pin: move to another core.
+            let last = core_affinity::get_core_ids().and_then(|c| c.last().copied());
+            if let Some(core) = last {
+                core_affinity::set_for_current(core);
+            }
+            for _ in 0..crossings {
+                barrier.wait(&stop, || None);
+            }
+        });
+        for _ in 0..crossings {
+            barrier.wait(&stop, || None);
+        }
+    });
+    costs.barrier_ns = t.elapsed().as_nanos() as f64 / crossings as f64;
+    costs.noise_iter_ns = braid_noise::Calibration::measure().ns_per_iter;
+    Measured(costs)
+}
+
+impl fmt::Display for Measured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.0;
+        writeln!(f, "# measured by braid sim --calibrate")?;
+        writeln!(
+            f,
+            "sim_cell_ns = {:.3}   # kernel, 150 x 150 subdomain, one core",
+            c.cell_ns
+        )?;
+        writeln!(
+            f,
+            "sim_update_ns = {:.0}   # a subdomain update besides its cells",
+            c.update_ns
+        )?;
+        writeln!(
+            f,
+            "sim_balancer_ns = {:.0}   # one Algorithm 1 call, 36 threads x 4 subdomains",
+            c.balancer_ns
+        )?;
+        writeln!(
+            f,
+            "sim_remote_cell_ns = {:.3}   # NOT measured: this machine has one socket; default kept",
+            c.remote_cell_ns
+        )?;
+        writeln!(
+            f,
+            "sim_barrier_ns = {:.0}   # a barrier crossing, 2 threads",
+            c.barrier_ns
+        )?;
+        writeln!(
+            f,
+            "sim_noise_iter_ns = {:.3}   # a noise work iteration",
+            c.noise_iter_ns
+        )
+    }
+}
