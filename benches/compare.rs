@@ -12,7 +12,9 @@
 //! * `policy`:   the pure balancer's cost per call (Algorithm 1, joint and
 //!   split), for 16, 256 and 4096 subdomains over 2, 36 and 256 threads;
 //! * `noise`:    the slowdown from a parasite on the core of thread 0, for
-//!   sync, async(4) and async(4)+joint(0.001): noisy / quiet iteration rate.
+//!   sync, async(4) and async(4)+joint(0.001): noisy / quiet iteration rate;
+//! * `sim`:      the simulator's own speed: subdomain updates per real second
+//!   counting only, and numerics' cell rate against the bare kernel.
 //!
 //! The C references are in `benches/c/` and built here with the system gcc.
 
@@ -63,6 +65,9 @@ fn main() {
     }
     if want("noise") {
         noise_effect(reps);
+    }
+    if want("sim") {
+        sim_speed(reps);
     }
 }
 
@@ -333,4 +338,86 @@ fn per_call(p: &Progressive, subs: usize, owners: &[usize], sockets: &[usize], s
     }
     std::hint::black_box(moves);
     t.elapsed().as_secs_f64() / calls as f64 * 1e6
+}
+
+/// One simulation on the paper's 2 x 18 machine; returns real seconds taken
+/// and subdomain updates done.
+fn simulate(label: &str, overrides: &[&str]) -> (f64, u64) {
+    let mut cfg = Config::default();
+    cfg.apply_variant(label).unwrap();
+    cfg.apply_override("noise=thread").unwrap();
+    cfg.apply_override("noise_cores=auto:0.19").unwrap();
+    for o in overrides {
+        cfg.apply_override(o).unwrap();
+    }
+    let plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+    braid::sim::check(&plan).unwrap();
+    let t = Instant::now();
+    let (out, _) = braid::sim::run(&plan);
+    (
+        t.elapsed().as_secs_f64(),
+        out.subdomain_updates.iter().sum(),
+    )
+}
+
+fn sim_speed(reps: usize) {
+    println!("simulator speed, one core, 2 x 18 virtual cores, one at 19% noise:\n");
+    println!(
+        "| simulation | real time | subdomain updates / real s | vs bare kernel on the same data |"
+    );
+    println!("|---|---|---|---|");
+    for label in ["async(4)", "async(4)+joint(0.001)", "sync"] {
+        let runs: Vec<(f64, u64)> = (0..reps).map(|_| simulate(label, &[])).collect();
+        let secs = median(runs.iter().map(|r| r.0).collect());
+        let rate = median(runs.iter().map(|r| r.1 as f64 / r.0).collect());
+        println!(
+            "| {label}, counts only, 5000 iterations | {:.3} s | {:.2e} | |",
+            secs, rate
+        );
+    }
+    // Numerics: cells per real second against the bare kernel sweeping the
+    // same data (one block per simulated subdomain, round robin): 36
+    // domains do not fit in one core's caches, for the simulator or anyone.
+    let blocks_rate = |blocks: usize, h: usize, w: usize| {
+        let n = (h + 2) * (w + 2);
+        let mut bufs: Vec<(Vec<f64>, Vec<f64>)> =
+            (0..blocks).map(|_| (vec![1.0; n], vec![1.0; n])).collect();
+        let sweeps = 20;
+        let t = Instant::now();
+        for _ in 0..sweeps {
+            for (a, b) in bufs.iter_mut() {
+                kernel::sweep(a, b, h, w);
+                std::mem::swap(a, b);
+            }
+        }
+        (blocks * h * w * sweeps) as f64 / t.elapsed().as_secs_f64()
+    };
+    for label in ["async(4)", "sync"] {
+        let runs: Vec<(f64, u64)> = (0..reps)
+            .map(|_| simulate(label, &["numerics=true", "max_iterations=400"]))
+            .collect();
+        let (cells_per_update, kernel_rate) = if label == "sync" {
+            (
+                300.0 * 300.0,
+                median((0..reps).map(|_| blocks_rate(36, 300, 300)).collect()),
+            )
+        } else {
+            (
+                150.0 * 150.0,
+                median((0..reps).map(|_| blocks_rate(144, 150, 150)).collect()),
+            )
+        };
+        let rate = median(
+            runs.iter()
+                .map(|r| r.1 as f64 * cells_per_update / r.0)
+                .collect(),
+        );
+        println!(
+            "| {label}, numerics, 400 iterations | {:.3} s | {:.2e} cells/s | {:.3} |",
+            median(runs.iter().map(|r| r.0).collect()),
+            rate,
+            rate / kernel_rate
+        );
+    }
+    println!();
 }

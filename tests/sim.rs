@@ -1,0 +1,253 @@
+//! `braid sim` through the command line: determinism, exactness, and the
+//! paper's expected trends (artifact description A.5) at paper scale, 2
+//! sockets x 18 cores, one core at 19% noise, paper settings. The simulator
+//! is deterministic, so these assertions hold on any machine, loaded or not.
+
+mod common;
+
+use braid::problem::{Problem, sequential_jacobi};
+use common::{braid, report, scratch};
+use ndarray::Array2;
+use ndarray_npy::read_npy;
+use serde_json::Value;
+
+fn sim(args: &[&str]) -> Value {
+    let dir = scratch("sim");
+    let mut all = vec!["sim", "--json", "-"];
+    all.extend_from_slice(args);
+    let run = braid(&dir, &all);
+    assert_eq!(run.status, Some(0), "braid {all:?}: {}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+/// The paper's setting: its noise, at its placement.
+const NOISY: [&str; 2] = ["noise=thread", "noise_cores=auto:0.19"];
+
+fn with_noise(variant: &str, noise: bool, extra: &[&str]) -> Value {
+    let mut args = vec!["--variant", variant];
+    if noise {
+        args.extend_from_slice(&NOISY);
+    }
+    args.extend_from_slice(extra);
+    sim(&args)
+}
+
+fn rate(r: &Value) -> f64 {
+    r["iteration_rate"].as_f64().unwrap()
+}
+
+fn spread(r: &Value) -> u64 {
+    r["spread"].as_u64().unwrap()
+}
+
+#[test]
+fn the_same_inputs_give_byte_identical_output() {
+    let dir = scratch("sim_bytes");
+    let cases: [&[&str]; 3] = [
+        &[
+            "--variant",
+            "async(4)+hybrid(0.001,50)",
+            "noise=thread",
+            "noise_cores=auto:0.19, 20",
+            "sim_speed=3:0.9, 30:1.1",
+            "trace_interval=0.01",
+        ],
+        &[
+            "--variant",
+            "ssync(3)",
+            "numerics=true",
+            "domain_size=20",
+            "tolerance=1e-3",
+        ],
+        &[
+            "--variant",
+            "sync",
+            "numerics=true",
+            "domain_size=10",
+            "max_iterations=300",
+        ],
+    ];
+    for case in cases {
+        let mut args = vec!["sim", "--json", "-"];
+        args.extend_from_slice(case);
+        let a = braid(&dir, &args);
+        let b = braid(&dir, &args);
+        assert_eq!(a.status, Some(0), "{}", a.stderr);
+        assert!(a.stdout.len() > 1000);
+        assert!(a.stdout == b.stdout, "{case:?} differs between two runs");
+    }
+}
+
+#[test]
+fn simulated_sync_equals_sequential_jacobi_bit_for_bit() {
+    let dir = scratch("sim_sync_bits");
+    for (threads, subdomains) in [(1, 1), (3, 4), (6, 6)] {
+        let grid = dir.join(format!("g{threads}_{subdomains}.npy"));
+        let r = report_sim(
+            &dir,
+            &[
+                "--variant",
+                "sync",
+                "numerics=true",
+                "--grid",
+                grid.to_str().unwrap(),
+                &format!("threads={threads}"),
+                &format!("subdomains={subdomains}"),
+                "domain_size=13",
+                "max_iterations=57",
+                "noise=thread",
+                "noise_cores=0:0.3",
+            ],
+        );
+        assert_eq!(r["clock"], "virtual");
+        let got: Array2<f64> = read_npy(&grid).unwrap();
+        let want = sequential_jacobi(&Problem::new(13, threads, subdomains).unwrap(), 57);
+        let differ = got
+            .iter()
+            .zip(want.iter())
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
+        assert_eq!(differ, 0, "{threads} threads x {subdomains} subdomains");
+    }
+}
+
+fn report_sim(dir: &std::path::Path, args: &[&str]) -> Value {
+    let mut all = vec!["sim", "--json", "-"];
+    all.extend_from_slice(args);
+    let run = braid(dir, &all);
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+#[test]
+fn simulated_schemes_reach_a_verified_target_and_ssync_keeps_its_bound() {
+    for variant in ["async(4)", "ssync(2)", "async(4)+joint(0.0001)"] {
+        let r = sim(&[
+            "--variant",
+            variant,
+            "numerics=true",
+            "domain_size=16",
+            "threads=4",
+            "tolerance=1e-5",
+            "max_iterations=10000000",
+        ]);
+        assert_eq!(r["converged"], true, "{variant}: {r}");
+        assert!(r["residual"].as_f64().unwrap() <= 1e-5);
+        if variant.starts_with("ssync") {
+            assert!(r["max_staleness_seen"].as_u64().unwrap() <= 2);
+        }
+    }
+}
+
+#[test]
+fn sim_input_errors_exit_2() {
+    let dir = scratch("sim_bad");
+    for (args, needle) in [
+        (&["sim", "tolerance=1e-4"][..], "numerics"),
+        (&["sim", "--grid", "g.npy"], "numerics"),
+        (&["sim", "threads=40"], "oversubscribe"),
+        (&["sim", "threads=40", "oversubscribe=true"], "own core"),
+        (&["sim", "sim_speed=99:1.1"], "sim_speed"),
+        (&["sim", "sim_topology=pack:2 widget:3"], "sim_topology"),
+        (&["sim", "noise=thread", "noise_cores=36"], "core 36"),
+    ] {
+        let r = braid(&dir, args);
+        assert_eq!(r.status, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn a_counts_only_report_says_virtual_and_has_no_residual() {
+    let r = sim(&[]);
+    assert_eq!(r["clock"], "virtual");
+    assert_eq!(r["residual"], Value::Null);
+    assert_eq!(r["threads"], 36);
+    assert_eq!(r["sockets"], 2);
+    assert_eq!(r["topology"]["source"], "synthetic");
+    // Same report shape as braid run.
+    let run = report(&scratch("sim_shape"), &["threads=2", "max_iterations=10"]);
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&r), keys(&run));
+}
+
+/// A.5 (1): without balancing, async spread grows significantly with noise.
+#[test]
+fn trend_async_spread_grows_with_noise() {
+    for v in ["async(1)", "async(4)"] {
+        let (quiet, noisy) = (with_noise(v, false, &[]), with_noise(v, true, &[]));
+        assert!(
+            spread(&noisy) >= 10 * (spread(&quiet) + 10),
+            "{v}: {} -> {}",
+            spread(&quiet),
+            spread(&noisy)
+        );
+    }
+}
+
+/// A.5 (2): sync and ssync iteration rates drop significantly with noise.
+#[test]
+fn trend_sync_and_ssync_slow_down_with_noise() {
+    for v in ["sync", "ssync(1)", "ssync(30)"] {
+        let (quiet, noisy) = (with_noise(v, false, &[]), with_noise(v, true, &[]));
+        assert!(
+            rate(&noisy) < 0.9 * rate(&quiet),
+            "{v}: {} -> {}",
+            rate(&quiet),
+            rate(&noisy)
+        );
+    }
+}
+
+/// A.5 (3): balanced async variants barely move when noise is added, and sit
+/// at low spread and high iteration rate.
+#[test]
+fn trend_balanced_variants_barely_move_and_sit_at_low_spread_and_high_rate() {
+    let plain = with_noise("async(4)", true, &[]);
+    let sync = with_noise("sync", true, &[]);
+    let ssync = with_noise("ssync(30)", true, &[]);
+    for v in [
+        "async(4)+split(0.001)",
+        "async(4)+joint(0.001)",
+        "async(4)+hybrid(0.001,500)",
+    ] {
+        let (quiet, noisy) = (with_noise(v, false, &[]), with_noise(v, true, &[]));
+        assert!(
+            rate(&noisy) >= 0.98 * rate(&quiet),
+            "{v}: rate {} -> {}",
+            rate(&quiet),
+            rate(&noisy)
+        );
+        assert!(
+            4 * spread(&noisy) <= spread(&plain),
+            "{v}: spread {} vs async {}",
+            spread(&noisy),
+            spread(&plain)
+        );
+        assert!(
+            rate(&noisy) > rate(&sync) && rate(&noisy) > rate(&ssync),
+            "{v}"
+        );
+    }
+}
+
+/// Section 5.1: split's spread grows slowly over a long run, as each socket
+/// is balanced on its own, while joint and hybrid stay steady.
+#[test]
+fn trend_split_spread_grows_over_a_long_run_joint_and_hybrid_stay_steady() {
+    let at = |v: &str, it: &str| spread(&with_noise(v, true, &[it]));
+    let (short, long) = ("max_iterations=20000", "max_iterations=80000");
+    let split = (
+        at("async(4)+split(0.001)", short),
+        at("async(4)+split(0.001)", long),
+    );
+    assert!(split.1 > 2 * split.0, "split {split:?}");
+    for v in ["async(4)+joint(0.001)", "async(4)+hybrid(0.001,500)"] {
+        let (s, l) = (at(v, short), at(v, long));
+        assert!(2 * l < 3 * s, "{v}: {s} -> {l}");
+    }
+}
