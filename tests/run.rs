@@ -33,12 +33,7 @@ fn sync_equals_sequential_jacobi_bit_for_bit() {
             let got: Array2<f64> = read_npy(&grid).unwrap();
             let want = sequential_jacobi(&Problem::new(13, threads, subdomains).unwrap(), 57);
             assert_eq!(got.dim(), want.dim());
-            // Compare bits, not values: -0.0 == 0.0 would hide a difference.
-            let differ = got
-                .iter()
-                .zip(want.iter())
-                .filter(|(a, b)| a.to_bits() != b.to_bits())
-                .count();
+            let differ = common::bits_differing(&got, &want);
             assert_eq!(differ, 0, "{threads} threads x {subdomains} subdomains");
         }
     }

@@ -102,11 +102,7 @@ fn simulated_sync_equals_sequential_jacobi_bit_for_bit() {
         assert_eq!(r["clock"], "virtual");
         let got: Array2<f64> = read_npy(&grid).unwrap();
         let want = sequential_jacobi(&Problem::new(13, threads, subdomains).unwrap(), 57);
-        let differ = got
-            .iter()
-            .zip(want.iter())
-            .filter(|(a, b)| a.to_bits() != b.to_bits())
-            .count();
+        let differ = common::bits_differing(&got, &want);
         assert_eq!(differ, 0, "{threads} threads x {subdomains} subdomains");
     }
 }

@@ -247,7 +247,6 @@ impl<'a> Engine<'a> {
     // ----- sync ---------------------------------------------------------
 
     fn run_sync(&mut self) {
-        let budget = self.plan.settings.update_budget;
         loop {
             self.sample();
             let start = self.now;
@@ -275,14 +274,7 @@ impl<'a> Engine<'a> {
                 end = end.max(clock);
             }
             self.now = end + (self.costs.barrier_ns * 1e3).round() as u64;
-            if self.threads.iter().any(|t| t.updates >= budget) {
-                self.stop = Some(StopReason::MaxIterations);
-            } else if self.time_up() {
-                self.stop = Some(StopReason::TimeLimit);
-            } else if self.estimate_met() && self.verify() {
-                self.stop = Some(StopReason::Converged);
-            }
-            if self.stop.is_some() {
+            if self.check_stop() {
                 return;
             }
         }

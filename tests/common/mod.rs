@@ -64,3 +64,13 @@ pub fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// How many cells of two grids differ in their bits (so -0.0 and 0.0
+/// differ, as they would in a file).
+pub fn bits_differing(a: &ndarray::Array2<f64>, b: &ndarray::Array2<f64>) -> usize {
+    assert_eq!(a.dim(), b.dim());
+    a.iter()
+        .zip(b.iter())
+        .filter(|(x, y)| x.to_bits() != y.to_bits())
+        .count()
+}
