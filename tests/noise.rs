@@ -98,6 +98,20 @@ fn live_children(pid: u32) -> Vec<u32> {
     out
 }
 
+/// Starts `braid run ARGS` with two process parasites (cores 0 and 1), output
+/// discarded.
+fn spawn_with_parasites(dir: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_braid"))
+        .arg("run")
+        .args(args)
+        .args(["noise=process", "noise_cores=0, 1"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
@@ -108,21 +122,15 @@ fn alive(pid: u32) -> bool {
 #[test]
 fn a_sigkilled_braid_leaves_no_parasite_behind() {
     let dir = scratch("noise_kill");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
-        .args([
-            "run",
+    let mut child = spawn_with_parasites(
+        &dir,
+        &[
             "threads=1",
             "domain_size=50",
             "max_iterations=1000000000",
             "time_limit=120",
-            "noise=process",
-            "noise_cores=0, 1",
-        ])
-        .current_dir(Path::new(&dir))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+    );
     let pid = child.id();
     // Wait for both parasites to be running.
     let start = Instant::now();
@@ -152,14 +160,10 @@ fn a_sigkilled_braid_leaves_no_parasite_behind() {
 #[test]
 fn a_finished_run_leaves_no_parasite_behind() {
     let dir = scratch("noise_clean");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
-        .args(["run", "threads=1", "domain_size=50", "max_iterations=20000"])
-        .args(["noise=process", "noise_cores=0, 1"])
-        .current_dir(Path::new(&dir))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_with_parasites(
+        &dir,
+        &["threads=1", "domain_size=50", "max_iterations=20000"],
+    );
     let pid = child.id();
     let mut seen = Vec::new();
     while child.try_wait().unwrap().is_none() {

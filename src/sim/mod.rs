@@ -231,6 +231,18 @@ impl<'a> Engine<'a> {
         (c.update_ns + cells * c.cell_ns + remote) * 1e3
     }
 
+    /// Locks subdomain `s` and computes its next values (numerics only).
+    fn begin(
+        &self,
+        s: usize,
+        version: EdgeVersion,
+    ) -> parking_lot::MutexGuard<'_, subdomain::Cells> {
+        let sub = &self.subs[s];
+        let mut cells = sub.lock();
+        sub.begin_update(&mut cells, &self.subs, version, self.with_residual);
+        cells
+    }
+
     fn lag(&self, s: usize) -> u64 {
         let c = self.counts[s];
         self.plan.problem.subs[s]
@@ -256,15 +268,8 @@ impl<'a> Engine<'a> {
                 for i in 0..self.threads[t].set.len() {
                     let s = self.threads[t].set[i];
                     if self.numerics {
-                        let sub = &self.subs[s];
-                        let mut cells = sub.lock();
-                        sub.begin_update(
-                            &mut cells,
-                            &self.subs,
-                            EdgeVersion::Own,
-                            self.with_residual,
-                        );
-                        sub.finish_update(&mut cells);
+                        // Own-version edges: order within an iteration is free.
+                        self.subs[s].finish_update(&mut self.begin(s, EdgeVersion::Own));
                     }
                     let tl = self.threads[t].timeline;
                     clock = tl.finish(clock, tl.scaled(self.cost(s)));
@@ -378,14 +383,7 @@ impl<'a> Engine<'a> {
                 continue;
             }
             if self.numerics {
-                let sub = &self.subs[s];
-                let mut cells = sub.lock();
-                sub.begin_update(
-                    &mut cells,
-                    &self.subs,
-                    EdgeVersion::Latest,
-                    self.with_residual,
-                );
+                drop(self.begin(s, EdgeVersion::Latest)); // publishes at completion
             }
             let tl = self.threads[t].timeline;
             let end = tl.finish(now, tl.scaled(self.cost(s)));
