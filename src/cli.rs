@@ -35,6 +35,11 @@ enum Command {
     /// Simulate a run in virtual time on a synthetic machine (same keys as
     /// `run`, plus numerics and sim_*); deterministic.
     Sim(SimArgs),
+    /// Run a suite of samples (experiments/*.toml), each as its own process,
+    /// appending one JSON line per sample to a results file; resumable.
+    Experiment(ExperimentArgs),
+    /// Draw the paper's figures and Table 2 from results files.
+    Plot(PlotArgs),
     /// Print the sockets and cores braid detects, and how.
     Topology,
     /// The process form of the noise parasite (what `noise = process` runs).
@@ -50,6 +55,29 @@ struct SimArgs {
     calibrate: bool,
     #[command(flatten)]
     run: RunArgs,
+}
+
+#[derive(Debug, Args)]
+struct ExperimentArgs {
+    /// The suite file, e.g. experiments/landscape-run.toml
+    #[arg(value_name = "SUITE.toml")]
+    suite: PathBuf,
+    /// Results file to append to [default: results/<suite file name>.jsonl]
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Repetitions of every sample, instead of the suite's own
+    #[arg(long, value_name = "N")]
+    repeat: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+struct PlotArgs {
+    /// Results files written by `braid experiment`
+    #[arg(value_name = "RESULTS.jsonl", required = true)]
+    results: Vec<PathBuf>,
+    /// Directory for the PNG, SVG, Markdown and CSV files
+    #[arg(long, value_name = "DIR", default_value = "plots")]
+    out: PathBuf,
 }
 
 #[derive(Debug, Args, Default)]
@@ -102,6 +130,8 @@ pub fn main() -> ExitCode {
             Ok(())
         }
         Some(Command::Sim(args)) => run(args.run, Engine::Sim),
+        Some(Command::Experiment(args)) => experiment(args),
+        Some(Command::Plot(args)) => plot(args),
         Some(Command::Topology) => {
             print!("{}", Topology::detect());
             Ok(())
@@ -260,4 +290,50 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
         None => Ok(()),
         Some(e) => Err(e.into()),
     }
+}
+
+fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
+    use crate::experiment::{self, ExperimentError, suite::LoadedSuite};
+    let classify = |e: ExperimentError| Failure {
+        status: if e.is_bad_input() { 2 } else { 1 },
+        error: e.into(),
+    };
+    if args.repeat == Some(0) {
+        return Err(bad_input(anyhow::anyhow!("--repeat must be at least 1")));
+    }
+    let suite = LoadedSuite::load(&args.suite, args.repeat).map_err(classify)?;
+    let out = args.out.unwrap_or_else(|| {
+        let stem = args.suite.file_stem().unwrap_or_default();
+        Path::new("results").join(stem).with_extension("jsonl")
+    });
+    let s = experiment::run(&suite, &out).map_err(classify)?;
+    eprintln!(
+        "braid: suite `{}`: {} sample(s): {} done before, {} ok now, {} failed; results in {}",
+        suite.suite.name,
+        s.total,
+        s.skipped,
+        s.ok,
+        s.failed,
+        out.display()
+    );
+    if s.failed > 0 {
+        return Err(anyhow::anyhow!(
+            "{} sample(s) failed (recorded with their errors in {})",
+            s.failed,
+            out.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn plot(args: PlotArgs) -> Result<(), Failure> {
+    let written = crate::plot::plot_all(&args.results, &args.out).map_err(|e| Failure {
+        status: if e.is_bad_input() { 2 } else { 1 },
+        error: e.into(),
+    })?;
+    for path in written {
+        println!("{}", path.display());
+    }
+    Ok(())
 }

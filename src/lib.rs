@@ -7,9 +7,11 @@
 
 pub mod cli;
 pub mod config;
+pub mod experiment;
 pub mod kernel;
 pub mod noise;
 pub mod plan;
+pub mod plot;
 pub mod policy;
 pub mod problem;
 pub mod report;

@@ -1,0 +1,273 @@
+//! `braid experiment`: runs a suite's samples, each as its own `braid run`
+//! or `braid sim` process (isolation, fresh pinning), one at a time, and
+//! appends one record per finished sample to a results file. See
+//! [`suite`] for the file format and [`results`] for resuming.
+
+pub mod provenance;
+pub mod results;
+pub mod suite;
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use thiserror::Error;
+
+use crate::config::Config;
+use crate::plan::Plan;
+use crate::topology::Topology;
+use provenance::Provenance;
+use results::{Record, ResultsFile, Status};
+use suite::{Engine, LoadedSuite, Sample};
+
+#[derive(Debug, Error)]
+pub enum ExperimentError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("suite {path}: {message}")]
+    BadSuite { path: PathBuf, message: String },
+    #[error("suite {path}: sample `{sample}`: {message}")]
+    BadSample {
+        path: PathBuf,
+        sample: String,
+        message: String,
+    },
+    #[error(
+        "{path} holds results of suite `{theirs}` as defined differently; \
+         refusing to mix them (use another --out, or move the file away)"
+    )]
+    OtherSuite { path: PathBuf, theirs: String },
+    #[error(
+        "{path}: line {line} is not a record, and it is not the last line; fix or move the file"
+    )]
+    Corrupt { path: PathBuf, line: usize },
+    #[error("{path}: line {line}: not a braid experiment record: {message}")]
+    BadRecord {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("results file {path}: {source}")]
+    Results {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start {exe}: {source}")]
+    Spawn {
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ExperimentError {
+    /// True when the user's input is at fault (exit status 2).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(
+            self,
+            ExperimentError::Results { .. } | ExperimentError::Spawn { .. }
+        )
+    }
+}
+
+/// What a finished invocation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub total: usize,
+    pub skipped: usize,
+    pub ok: usize,
+    pub failed: usize,
+}
+
+/// Runs every sample of `suite` not yet in the results file at `out`.
+pub fn run(suite: &LoadedSuite, out: &Path) -> Result<Summary, ExperimentError> {
+    let samples = suite.samples();
+    let machine = Topology::detect();
+    // Every sample's configuration is checked before anything runs, so a
+    // typo fails in a second instead of as a results file of failures.
+    let configs = samples
+        .iter()
+        .map(|s| effective_config(suite, s, &machine))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (mut file, done) = ResultsFile::open(out, &suite.digest())?;
+    let calibration = (suite.suite.engine == Engine::Run && suite.suite.noise.contains(&true))
+        .then(braid_noise::Calibration::measure);
+    let exe = std::env::current_exe().map_err(|source| ExperimentError::Spawn {
+        exe: PathBuf::from("braid"),
+        source,
+    })?;
+
+    let todo: Vec<usize> = (0..samples.len())
+        .filter(|&i| !done.contains(&samples[i].key()))
+        .collect();
+    let mut summary = Summary {
+        total: samples.len(),
+        skipped: samples.len() - todo.len(),
+        ok: 0,
+        failed: 0,
+    };
+    let bar = progress_bar(samples.len() as u64, summary.skipped as u64);
+    for i in todo {
+        let sample = &samples[i];
+        bar.set_message(sample.key());
+        let (cfg, topology) = &configs[i];
+        let started = Instant::now();
+        let outcome = run_sample(&exe, suite, sample)?;
+        let (status, error, report) = match outcome {
+            Ok(report) => (Status::Ok, None, Some(report)),
+            Err(e) => (Status::Failed, Some(e), None),
+        };
+        match status {
+            Status::Ok => summary.ok += 1,
+            Status::Failed => {
+                summary.failed += 1;
+                bar.suspend(|| {
+                    eprintln!(
+                        "braid: sample `{}` failed: {}",
+                        sample.key(),
+                        error.as_deref().unwrap_or("")
+                    )
+                });
+            }
+        }
+        file.append(&Record {
+            suite: suite.suite.name.clone(),
+            suite_digest: suite.digest(),
+            figure: suite.suite.figure,
+            engine: suite.suite.engine,
+            sample: sample.clone(),
+            key: sample.key(),
+            status,
+            error,
+            wall_s: started.elapsed().as_secs_f64(),
+            provenance: Provenance::new(cfg, topology, calibration.as_ref()),
+            report,
+        })?;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(summary)
+}
+
+/// The configuration a sample's process will use, and the machine it runs
+/// on, checked as `braid run`/`braid sim` would check them.
+fn effective_config(
+    suite: &LoadedSuite,
+    sample: &Sample,
+    machine: &Topology,
+) -> Result<(Config, Topology), ExperimentError> {
+    let bad = |message: String| ExperimentError::BadSample {
+        path: suite.path.clone(),
+        sample: sample.key(),
+        message,
+    };
+    let base = suite.dir().join("config.txt");
+    let mut cfg = if base.exists() {
+        Config::from_file(&base).map_err(|e| bad(e.to_string()))?
+    } else {
+        Config::default()
+    };
+    cfg.apply_variant(&sample.variant)
+        .map_err(|e| bad(e.to_string()))?;
+    for o in suite.overrides(sample) {
+        cfg.apply_override(&o).map_err(|e| bad(e.to_string()))?;
+    }
+    let topology = match suite.suite.engine {
+        Engine::Run => machine.clone(),
+        Engine::Sim => Topology::synthetic(cfg.sim_topology),
+    };
+    let plan = Plan::new(&cfg, &topology).map_err(|e| bad(e.to_string()))?;
+    if suite.suite.engine == Engine::Sim {
+        crate::sim::check(&plan).map_err(|e| bad(e.to_string()))?;
+    }
+    Ok((cfg, topology))
+}
+
+/// Runs one sample's process; the report, or why there is none.
+fn run_sample(
+    exe: &Path,
+    suite: &LoadedSuite,
+    sample: &Sample,
+) -> Result<Result<serde_json::Value, String>, ExperimentError> {
+    let mut child = Command::new(exe)
+        .arg(suite.suite.engine.command())
+        .args(["--variant", &sample.variant, "--json", "-"])
+        .args(suite.overrides(sample))
+        .current_dir(suite.dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| ExperimentError::Spawn {
+            exe: exe.to_path_buf(),
+            source,
+        })?;
+    // Both pipes are drained while the child runs, so it never blocks on
+    // a full pipe.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let timeout = Duration::from_secs_f64(suite.suite.timeout_s);
+    let finished = wait_until(&mut child, timeout);
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    Ok(match finished {
+        None => Err(format!(
+            "timed out after {} s and was killed",
+            suite.suite.timeout_s
+        )),
+        Some(status) if !status.success() => Err(format!("{status}: {}", last_lines(&stderr, 3))),
+        Some(_) => serde_json::from_str(&stdout)
+            .map_err(|e| format!("its report is not JSON ({e}): {}", last_lines(&stderr, 3))),
+    })
+}
+
+/// Waits for the child; kills it at the timeout (None then).
+fn wait_until(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" / ")
+}
+
+/// A bar with ETA on a terminal; nothing at all otherwise.
+fn progress_bar(len: u64, done: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len).with_position(done);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{elapsed_precise} [{bar:30}] {pos}/{len} samples, ETA {eta}  {msg}",
+        )
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    bar.reset_eta();
+    bar
+}

@@ -1,0 +1,63 @@
+//! Where a sample came from: enough to tell, months later, which build on
+//! which machine with which settings produced a number.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::topology::Topology;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Provenance {
+    pub braid_version: String,
+    /// `git describe`-style revision of the source braid was built from,
+    /// `-dirty` if it had uncommitted changes; "unknown" outside a checkout.
+    pub git_revision: String,
+    pub cpu_model: String,
+    pub hostname: String,
+    /// The effective configuration of the sample (suite base, variant and
+    /// overrides applied), as its report's `config` would show.
+    pub config: serde_json::Value,
+    /// The machine the engine ran on (synthetic for `sim`).
+    pub topology: serde_json::Value,
+    /// The noise loop's calibration on this machine, measured once per
+    /// suite invocation (real engine), or null.
+    pub noise_calibration: Option<serde_json::Value>,
+}
+
+impl Provenance {
+    pub fn new(
+        config: &Config,
+        topology: &Topology,
+        noise_calibration: Option<&braid_noise::Calibration>,
+    ) -> Provenance {
+        Provenance {
+            braid_version: env!("CARGO_PKG_VERSION").to_string(),
+            git_revision: env!("BRAID_GIT_REVISION").to_string(),
+            cpu_model: cpu_model(),
+            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| "unknown".into()),
+            config: serde_json::to_value(config).expect("a config serializes"),
+            topology: serde_json::to_value(topology).expect("a topology serializes"),
+            noise_calibration: noise_calibration
+                .map(|c| serde_json::to_value(c).expect("a calibration serializes")),
+        }
+    }
+
+    #[cfg(test)]
+    pub fn for_tests() -> Provenance {
+        Provenance::new(&Config::default(), &Topology::detect(), None)
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}

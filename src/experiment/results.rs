@@ -1,0 +1,243 @@
+//! The results file: one JSON record per finished sample, appended and
+//! fsynced, so a suite can be killed at any moment (kill -9 included) and
+//! resumed with no sample lost or run twice.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::ExperimentError;
+use super::provenance::Provenance;
+use super::suite::{Engine, Figure, Sample};
+
+/// How a sample ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+}
+
+/// One line of a results file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub suite: String,
+    pub suite_digest: String,
+    pub figure: Figure,
+    pub engine: Engine,
+    pub sample: Sample,
+    pub key: String,
+    pub status: Status,
+    /// Why a failed sample failed (exit status and the end of its stderr,
+    /// or the timeout).
+    pub error: Option<String>,
+    /// Real seconds the sample's process took.
+    pub wall_s: f64,
+    pub provenance: Provenance,
+    /// The sample's `braid run`/`braid sim` JSON report, when it finished.
+    pub report: Option<serde_json::Value>,
+}
+
+/// An open results file, positioned at its end.
+pub struct ResultsFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl ResultsFile {
+    /// Opens (or creates) `path` for the suite with `digest`, and returns the
+    /// keys of the samples it already holds. A torn last line (a write cut
+    /// short by a kill) is cut off; a record of another suite, or a broken
+    /// line before the last, is an error, and nothing is written.
+    pub fn open(
+        path: &Path,
+        digest: &str,
+    ) -> Result<(ResultsFile, HashSet<String>), ExperimentError> {
+        let io = |source| ExperimentError::Results {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io)?;
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(io)?;
+        let mut done = HashSet::new();
+        let mut good_end = 0;
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        for (i, line) in lines.iter().enumerate() {
+            let last = i + 1 == lines.len();
+            let parsed = line
+                .strip_suffix('\n')
+                .ok_or(())
+                .and_then(|l| serde_json::from_str::<Record>(l).map_err(|_| ()));
+            match parsed {
+                Ok(r) if r.suite_digest != digest => {
+                    return Err(ExperimentError::OtherSuite {
+                        path: path.to_path_buf(),
+                        theirs: r.suite,
+                    });
+                }
+                Ok(r) => {
+                    done.insert(r.key);
+                    good_end += line.len();
+                }
+                Err(()) if last => break,
+                Err(()) => {
+                    return Err(ExperimentError::Corrupt {
+                        path: path.to_path_buf(),
+                        line: i + 1,
+                    });
+                }
+            }
+        }
+        if good_end < text.len() {
+            file.set_len(good_end as u64).map_err(io)?;
+        }
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        Ok((
+            ResultsFile {
+                file,
+                path: path.to_path_buf(),
+            },
+            done,
+        ))
+    }
+
+    /// Appends one record as one line and waits until it is on disk.
+    pub fn append(&mut self, record: &Record) -> Result<(), ExperimentError> {
+        let mut line = serde_json::to_string(record).expect("a record serializes");
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|source| ExperimentError::Results {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// Reads every record of a results file (for plotting). A torn last line is
+/// skipped, as resuming would cut it.
+pub fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        match serde_json::from_str::<Record>(line.trim_end()) {
+            Ok(r) => out.push(r),
+            Err(_) if i + 1 == lines.len() && !line.ends_with('\n') => {}
+            Err(e) => {
+                return Err(ExperimentError::BadRecord {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    message: e.to_string(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(digest: &str, key: &str) -> Record {
+        Record {
+            suite: "t".into(),
+            suite_digest: digest.into(),
+            figure: Figure::Landscape,
+            engine: Engine::Sim,
+            sample: Sample {
+                variant: "sync".into(),
+                noise: false,
+                repetition: 0,
+            },
+            key: key.into(),
+            status: Status::Ok,
+            error: None,
+            wall_s: 0.1,
+            provenance: Provenance::for_tests(),
+            report: None,
+        }
+    }
+
+    fn path(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("braid-results-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    #[test]
+    fn reopening_returns_what_was_appended() {
+        let p = path("reopen.jsonl");
+        let (mut f, done) = ResultsFile::open(&p, "d").unwrap();
+        assert!(done.is_empty());
+        f.append(&record("d", "a")).unwrap();
+        f.append(&record("d", "b")).unwrap();
+        drop(f);
+        let (_, done) = ResultsFile::open(&p, "d").unwrap();
+        assert_eq!(done, HashSet::from(["a".to_string(), "b".to_string()]));
+        assert_eq!(read(&p).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_and_the_next_append_is_clean() {
+        let p = path("torn.jsonl");
+        let (mut f, _) = ResultsFile::open(&p, "d").unwrap();
+        f.append(&record("d", "a")).unwrap();
+        drop(f);
+        let whole = serde_json::to_string(&record("d", "b")).unwrap();
+        let mut raw = OpenOptions::new().append(true).open(&p).unwrap();
+        raw.write_all(&whole.as_bytes()[..whole.len() / 2]).unwrap();
+        drop(raw);
+        assert_eq!(read(&p).unwrap().len(), 1);
+        let (mut f, done) = ResultsFile::open(&p, "d").unwrap();
+        assert_eq!(done.len(), 1);
+        f.append(&record("d", "b")).unwrap();
+        let keys: Vec<String> = read(&p).unwrap().into_iter().map(|r| r.key).collect();
+        assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn another_suites_file_is_refused_untouched() {
+        let p = path("other.jsonl");
+        let (mut f, _) = ResultsFile::open(&p, "d").unwrap();
+        f.append(&record("d", "a")).unwrap();
+        drop(f);
+        let before = std::fs::read(&p).unwrap();
+        assert!(matches!(
+            ResultsFile::open(&p, "e"),
+            Err(ExperimentError::OtherSuite { .. })
+        ));
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+    }
+
+    #[test]
+    fn a_broken_line_before_the_last_is_an_error_not_a_cut() {
+        let p = path("broken.jsonl");
+        let good = serde_json::to_string(&record("d", "a")).unwrap();
+        std::fs::write(&p, format!("{{oops\n{good}\n")).unwrap();
+        assert!(matches!(
+            ResultsFile::open(&p, "d"),
+            Err(ExperimentError::Corrupt { line: 1, .. })
+        ));
+    }
+}

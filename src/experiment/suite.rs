@@ -1,0 +1,308 @@
+//! Suite files: what an experiment runs. A suite is TOML naming variants
+//! (paper labels), noise off/on, repetitions, the engine and key overrides;
+//! it expands into an ordered list of samples, each with a stable key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::ExperimentError;
+
+/// Which braid command runs a sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// `braid run`: real pinned threads on this machine.
+    Run,
+    /// `braid sim`: the deterministic simulator.
+    Sim,
+}
+
+impl Engine {
+    pub fn command(self) -> &'static str {
+        match self {
+            Engine::Run => "run",
+            Engine::Sim => "sim",
+        }
+    }
+}
+
+/// Which of the paper's figures a suite feeds; `braid plot` draws by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Figure {
+    /// Figure 3: iteration rate against spread.
+    Landscape,
+    /// Figures 4 and 5 and Table 2: time to solution, quiet and noisy.
+    Tts,
+    /// Figure 2: one traced balanced run.
+    Braid,
+}
+
+/// A suite as written in its TOML file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    pub name: String,
+    pub figure: Figure,
+    pub engine: Engine,
+    /// Paper labels, e.g. "ssync(30)", "async(4)+hybrid(0.001,500)".
+    pub variants: Vec<String>,
+    /// Noise settings to run each variant under: `[false, true]` for both.
+    #[serde(default = "quiet_only")]
+    pub noise: Vec<bool>,
+    #[serde(default = "one")]
+    pub repetitions: u32,
+    /// A sample still running after this many seconds is killed and
+    /// recorded as failed.
+    #[serde(default = "default_timeout")]
+    pub timeout_s: f64,
+    /// `KEY = VALUE` (any braid key) for every sample.
+    #[serde(default)]
+    pub set: BTreeMap<String, toml::Value>,
+    /// `KEY = VALUE` added when noise is on.
+    #[serde(default = "default_noise_set")]
+    pub noise_set: BTreeMap<String, toml::Value>,
+}
+
+fn quiet_only() -> Vec<bool> {
+    vec![false]
+}
+fn one() -> u32 {
+    1
+}
+fn default_timeout() -> f64 {
+    600.0
+}
+fn default_noise_set() -> BTreeMap<String, toml::Value> {
+    BTreeMap::from([
+        ("noise".to_string(), toml::Value::from("process")),
+        ("noise_cores".to_string(), toml::Value::from("auto:0.19")),
+    ])
+}
+
+/// One run of one variant under one noise setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    pub variant: String,
+    pub noise: bool,
+    pub repetition: u32,
+}
+
+impl Sample {
+    /// Identifies the sample within its suite (what resuming skips).
+    pub fn key(&self) -> String {
+        let noise = if self.noise { "noise" } else { "quiet" };
+        format!("{} | {noise} | {}", self.variant, self.repetition)
+    }
+}
+
+/// A suite read from disk, where it lives, and its expansion.
+#[derive(Debug, Clone)]
+pub struct LoadedSuite {
+    pub suite: Suite,
+    pub path: PathBuf,
+}
+
+impl LoadedSuite {
+    pub fn load(path: &Path, repeat: Option<u32>) -> Result<LoadedSuite, ExperimentError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::Read {
+            path: path.to_path_buf(),
+            source: e,
+        })?;
+        let mut suite = parse(&text).map_err(|message| ExperimentError::BadSuite {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        if let Some(n) = repeat {
+            suite.repetitions = n;
+        }
+        Ok(LoadedSuite {
+            suite,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Samples in run order: repetitions outermost and each variant's quiet
+    /// and noisy runs next to each other, so an interrupted suite still
+    /// holds matched pairs and slow drift of the machine spreads evenly.
+    pub fn samples(&self) -> Vec<Sample> {
+        let s = &self.suite;
+        let mut out = Vec::new();
+        for repetition in 0..s.repetitions {
+            for variant in &s.variants {
+                for &noise in &s.noise {
+                    out.push(Sample {
+                        variant: variant.clone(),
+                        noise,
+                        repetition,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The `KEY=VALUE` overrides of a sample, suite keys first.
+    pub fn overrides(&self, sample: &Sample) -> Vec<String> {
+        let s = &self.suite;
+        let noisy = sample.noise.then_some(&s.noise_set);
+        s.set
+            .iter()
+            .chain(noisy.into_iter().flatten())
+            .map(|(k, v)| format!("{k}={}", value_text(v)))
+            .collect()
+    }
+
+    /// A digest of everything that defines the samples' meaning except the
+    /// repetition count, so `--repeat` can extend a results file but an
+    /// edited suite cannot append to one.
+    pub fn digest(&self) -> String {
+        let mut s = self.suite.clone();
+        s.repetitions = 0;
+        let canonical = serde_json::to_string(&s).expect("a suite serializes");
+        format!("{:016x}", fnv1a(canonical.as_bytes()))
+    }
+
+    /// Where the samples run: the suite's own directory, so that a
+    /// `config.txt` next to the suite (if any) is the base configuration.
+    pub fn dir(&self) -> PathBuf {
+        match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    }
+}
+
+fn parse(text: &str) -> Result<Suite, String> {
+    let suite: Suite = toml::from_str(text).map_err(|e| e.to_string())?;
+    if suite.variants.is_empty() {
+        return Err("`variants` is empty: name at least one paper label".into());
+    }
+    if suite.noise.is_empty() {
+        return Err("`noise` is empty: use [false], [true] or [false, true]".into());
+    }
+    if suite.repetitions == 0 {
+        return Err("`repetitions` must be at least 1".into());
+    }
+    if !(suite.timeout_s.is_finite() && suite.timeout_s > 0.0) {
+        return Err("`timeout_s` must be a positive number of seconds".into());
+    }
+    for (k, v) in suite.set.iter().chain(&suite.noise_set) {
+        if matches!(
+            v,
+            toml::Value::Array(_) | toml::Value::Table(_) | toml::Value::Datetime(_)
+        ) {
+            return Err(format!(
+                "`{k}`: a braid key takes a string, number or boolean"
+            ));
+        }
+    }
+    Ok(suite)
+}
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// FNV-1a, 64 bit: a stable digest (std's hashers may change between
+/// releases, and results files outlive builds).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SUITE: &str = r#"
+        name = "t"
+        figure = "landscape"
+        engine = "sim"
+        variants = ["sync", "async(4)+joint(0.001)"]
+        noise = [false, true]
+        repetitions = 2
+        [set]
+        max_iterations = 100
+        tolerance = 1e-4
+        numerics = true
+        sim_topology = "pack:2 core:2"
+    "#;
+
+    fn loaded(text: &str) -> LoadedSuite {
+        LoadedSuite {
+            suite: parse(text).unwrap(),
+            path: PathBuf::from("x/t.toml"),
+        }
+    }
+
+    #[test]
+    fn samples_interleave_noise_within_each_repetition() {
+        let keys: Vec<String> = loaded(SUITE).samples().iter().map(Sample::key).collect();
+        assert_eq!(keys.len(), 8);
+        assert_eq!(keys[0], "sync | quiet | 0");
+        assert_eq!(keys[1], "sync | noise | 0");
+        assert_eq!(keys[4], "sync | quiet | 1");
+        let unique: std::collections::HashSet<_> = keys.iter().collect();
+        assert_eq!(unique.len(), keys.len());
+    }
+
+    #[test]
+    fn overrides_render_toml_values_as_braid_values_and_add_noise_keys() {
+        let l = loaded(SUITE);
+        let s = l.samples();
+        assert_eq!(
+            l.overrides(&s[0]),
+            [
+                "max_iterations=100",
+                "numerics=true",
+                "sim_topology=pack:2 core:2",
+                "tolerance=0.0001"
+            ]
+        );
+        let noisy = l.overrides(&s[1]);
+        assert!(noisy.contains(&"noise=process".to_string()));
+        assert!(noisy.contains(&"noise_cores=auto:0.19".to_string()));
+    }
+
+    #[test]
+    fn the_digest_ignores_repetitions_but_not_the_definition() {
+        let a = loaded(SUITE);
+        let more = loaded(&SUITE.replace("repetitions = 2", "repetitions = 9"));
+        let other = loaded(&SUITE.replace("max_iterations = 100", "max_iterations = 101"));
+        assert_eq!(a.digest(), more.digest());
+        assert_ne!(a.digest(), other.digest());
+    }
+
+    #[test]
+    fn bad_suites_name_the_problem() {
+        for (text, needle) in [
+            (
+                SUITE.replace("engine = \"sim\"", "engine = \"gpu\""),
+                "engine",
+            ),
+            (SUITE.replace("name = \"t\"", "nme = \"t\""), "nme"),
+            (
+                SUITE.replace("repetitions = 2", "repetitions = 0"),
+                "repetitions",
+            ),
+            (
+                SUITE.replace("[\"sync\", \"async(4)+joint(0.001)\"]", "[]"),
+                "variants",
+            ),
+            (
+                SUITE.replace("max_iterations = 100", "max_iterations = [1]"),
+                "max_iterations",
+            ),
+        ] {
+            let e = parse(&text).unwrap_err();
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Figure 2, the braid: a few subdomains' update counts minus the mean
+//! count over time, from one traced run. Balancing keeps the strands
+//! together; a dot marks a move to another thread.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::{Draw, DrawResult, FONT, colour, panel_title};
+use crate::experiment::results::Record;
+use crate::experiment::suite::Engine;
+
+const STRANDS: usize = 6;
+
+pub fn has_trace(r: &Record) -> bool {
+    r.report
+        .as_ref()
+        .and_then(|rep| rep.get("trace"))
+        .and_then(|t| t.as_array())
+        .is_some_and(|t| t.len() >= 2)
+}
+
+struct Strand {
+    subdomain: usize,
+    first_owner: usize,
+    /// (t, count - mean) per sample.
+    points: Vec<(f64, f64)>,
+    /// Samples where the owner changed.
+    moves: Vec<(f64, f64)>,
+}
+
+pub struct Braid {
+    title: String,
+    virtual_time: bool,
+    strands: Vec<Strand>,
+}
+
+impl Braid {
+    pub fn new(r: &Record) -> Braid {
+        let rep = r.report.as_ref().expect("a braid record has a report");
+        let trace = rep["trace"].as_array().cloned().unwrap_or_default();
+        let at = |s: &serde_json::Value, key: &str| -> Vec<f64> {
+            s[key]
+                .as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+                .unwrap_or_default()
+        };
+        let subs = trace.first().map(|s| at(s, "counts").len()).unwrap_or(0);
+        let owners0 = trace.first().map(|s| at(s, "owners")).unwrap_or_default();
+        // The noisy thread's subdomains first (what balancing rescues),
+        // then evenly spaced others.
+        let cores: Vec<f64> = at(rep, "cores");
+        let noisy_core = rep["noise"]["parasites"][0]["core"].as_f64();
+        let noisy_thread = noisy_core.and_then(|c| cores.iter().position(|&x| x == c));
+        let mut chosen: Vec<usize> = (0..subs)
+            .filter(|&s| noisy_thread.is_some_and(|t| owners0.get(s) == Some(&(t as f64))))
+            .take(STRANDS / 2)
+            .collect();
+        let step = (subs / STRANDS).max(1);
+        for s in (0..subs).step_by(step) {
+            if chosen.len() >= STRANDS {
+                break;
+            }
+            if !chosen.contains(&s) {
+                chosen.push(s);
+            }
+        }
+        let strands = chosen
+            .into_iter()
+            .map(|s| {
+                let mut points = Vec::new();
+                let mut moves = Vec::new();
+                let mut owner = owners0.get(s).copied();
+                for sample in &trace {
+                    let counts = at(sample, "counts");
+                    let owners = at(sample, "owners");
+                    let mean = counts.iter().sum::<f64>() / counts.len().max(1) as f64;
+                    let t = sample["t_s"].as_f64().unwrap_or(0.0);
+                    let pt = (t, counts.get(s).copied().unwrap_or(0.0) - mean);
+                    points.push(pt);
+                    if owners.get(s).copied() != owner {
+                        moves.push(pt);
+                        owner = owners.get(s).copied();
+                    }
+                }
+                Strand {
+                    subdomain: s,
+                    first_owner: owners0.get(s).copied().unwrap_or(0.0) as usize,
+                    points,
+                    moves,
+                }
+            })
+            .collect();
+        let noise = if noisy_thread.is_some() {
+            format!(", noise on thread {}", noisy_thread.unwrap_or(0))
+        } else {
+            String::new()
+        };
+        Braid {
+            title: format!("{} - {}{noise}", panel_title(r), r.sample.variant),
+            virtual_time: r.engine == Engine::Sim,
+            strands,
+        }
+    }
+}
+
+impl Draw for Braid {
+    fn size(&self) -> (u32, u32) {
+        (1200, 700)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let pts = self.strands.iter().flat_map(|s| s.points.iter());
+        let (t1, y0, y1) = pts.fold((0.0f64, 0.0f64, 0.0f64), |(t, lo, hi), &(x, y)| {
+            (t.max(x), lo.min(y), hi.max(y))
+        });
+        let pad = ((y1 - y0) * 0.08).max(1.0);
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, (FONT, 22))
+            .margin(18)
+            .x_label_area_size(60)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..t1.max(1e-9), (y0 - pad)..(y1 + pad))?;
+        let unit = if self.virtual_time {
+            "virtual seconds"
+        } else {
+            "seconds"
+        };
+        chart
+            .configure_mesh()
+            .x_desc(format!("time ({unit})"))
+            .y_desc("update count minus the mean over all subdomains")
+            .axis_desc_style((FONT, 17))
+            .label_style((FONT, 14))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for (i, s) in self.strands.iter().enumerate() {
+            let c = colour(i);
+            chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))?
+                .label(format!(
+                    "subdomain {} (thread {} at start)",
+                    s.subdomain, s.first_owner
+                ))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+                });
+            chart.draw_series(s.moves.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .draw()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,189 @@
+//! Figure 3: iteration rate (x) against update spread (y), one point per
+//! variant and noise setting at the medians, with 25th-75th percentile bars;
+//! one panel per engine.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::stats::Five;
+use super::{Draw, DrawResult, FONT, colour, num, panel_title};
+use crate::experiment::results::Record;
+use crate::experiment::suite::Engine;
+
+struct Point {
+    variant: usize,
+    noise: bool,
+    rate: Five,
+    spread: Five,
+}
+
+struct Panel {
+    title: String,
+    virtual_time: bool,
+    points: Vec<Point>,
+}
+
+pub struct Landscape {
+    variants: Vec<String>,
+    panels: Vec<Panel>,
+}
+
+/// Variant labels in order of first appearance (the suite's order).
+pub fn variant_order(records: &[&Record]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in records {
+        if !out.contains(&r.sample.variant) {
+            out.push(r.sample.variant.clone());
+        }
+    }
+    out
+}
+
+impl Landscape {
+    pub fn new(records: &[&Record]) -> Landscape {
+        let variants = variant_order(records);
+        let mut panels = Vec::new();
+        for engine in [Engine::Run, Engine::Sim] {
+            let of: Vec<&Record> = records
+                .iter()
+                .copied()
+                .filter(|r| r.engine == engine)
+                .collect();
+            let Some(first) = of.first() else { continue };
+            let mut points = Vec::new();
+            for (vi, v) in variants.iter().enumerate() {
+                for noise in [false, true] {
+                    let group: Vec<&Record> = of
+                        .iter()
+                        .copied()
+                        .filter(|r| &r.sample.variant == v && r.sample.noise == noise)
+                        .collect();
+                    let rate: Vec<f64> = group
+                        .iter()
+                        .filter_map(|r| num(r, "iteration_rate"))
+                        .collect();
+                    let spread: Vec<f64> = group.iter().filter_map(|r| num(r, "spread")).collect();
+                    if let (Some(rate), Some(spread)) = (Five::of(&rate), Five::of(&spread)) {
+                        points.push(Point {
+                            variant: vi,
+                            noise,
+                            rate,
+                            spread,
+                        });
+                    }
+                }
+            }
+            panels.push(Panel {
+                title: panel_title(first),
+                virtual_time: engine == Engine::Sim,
+                points,
+            });
+        }
+        Landscape { variants, panels }
+    }
+}
+
+impl Draw for Landscape {
+    fn size(&self) -> (u32, u32) {
+        (1000 * self.panels.len().max(1) as u32, 720)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let areas = root.split_evenly((1, self.panels.len().max(1)));
+        for (panel, area) in self.panels.iter().zip(&areas) {
+            self.draw_panel(panel, area)?;
+        }
+        Ok(())
+    }
+}
+
+impl Landscape {
+    fn draw_panel<DB: DrawingBackend>(&self, p: &Panel, area: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let (x0, x1) = p.points.iter().fold((f64::MAX, f64::MIN), |(a, b), q| {
+            (a.min(q.rate.q1), b.max(q.rate.q3))
+        });
+        let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.01).max(1e-9);
+        let y1 = p.points.iter().map(|q| q.spread.q3).fold(1.0, f64::max);
+        let mut chart = ChartBuilder::on(area)
+            .caption(&p.title, (FONT, 22))
+            .margin(18)
+            .x_label_area_size(60)
+            .y_label_area_size(80)
+            .build_cartesian_2d((x0 - pad)..(x1 + pad), (-0.04 * y1)..(y1 * 1.1))?;
+        let per = if p.virtual_time {
+            "virtual second"
+        } else {
+            "second"
+        };
+        chart
+            .configure_mesh()
+            .x_desc(format!(
+                "iteration rate (iterations per {per}, higher is better)"
+            ))
+            .y_desc("update spread (subdomain updates, lower is better)")
+            .axis_desc_style((FONT, 17))
+            .label_style((FONT, 14))
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for q in &p.points {
+            let c = colour(q.variant);
+            let (x, y) = (q.rate.median, q.spread.median);
+            chart.draw_series([
+                PathElement::new(vec![(q.rate.q1, y), (q.rate.q3, y)], c.stroke_width(2)),
+                PathElement::new(vec![(x, q.spread.q1), (x, q.spread.q3)], c.stroke_width(2)),
+            ])?;
+        }
+        for (vi, v) in self.variants.iter().enumerate() {
+            let c = colour(vi);
+            let quiet: Vec<(f64, f64)> = p
+                .points
+                .iter()
+                .filter(|q| q.variant == vi && !q.noise)
+                .map(|q| (q.rate.median, q.spread.median))
+                .collect();
+            let noisy: Vec<(f64, f64)> = p
+                .points
+                .iter()
+                .filter(|q| q.variant == vi && q.noise)
+                .map(|q| (q.rate.median, q.spread.median))
+                .collect();
+            if quiet.is_empty() && noisy.is_empty() {
+                continue;
+            }
+            chart
+                .draw_series(quiet.iter().map(|&pt| Circle::new(pt, 7, c.filled())))?
+                .label(v.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
+            chart.draw_series(noisy.iter().map(|&(x, y)| {
+                EmptyElement::at((x, y)) + Rectangle::new([(-7, -7), (7, 7)], c.stroke_width(3))
+            }))?;
+        }
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            .label("filled circle: quiet")
+            .legend(|(x, y)| Circle::new((x + 7, y), 6, BLACK.filled()));
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            .label("open square: 19% noise on one core")
+            .legend(|(x, y)| {
+                Rectangle::new([(x + 1, y - 6), (x + 13, y + 6)], BLACK.stroke_width(2))
+            });
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.4))
+            .draw()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,177 @@
+//! `braid plot`: the paper's figures (landscape, time-to-solution boxes,
+//! the braid) as PNG and SVG, and Table 2 as Markdown and CSV, from the
+//! results files `braid experiment` writes. Drawn with plotters and an
+//! embedded DejaVu Sans, so no system font libraries are needed.
+
+mod braid;
+mod landscape;
+mod stats;
+mod table;
+mod tts;
+
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use thiserror::Error;
+
+use crate::experiment::ExperimentError;
+use crate::experiment::results::{self, Record, Status};
+use crate::experiment::suite::{Engine, Figure};
+
+#[derive(Debug, Error)]
+pub enum PlotError {
+    #[error(transparent)]
+    Results(#[from] ExperimentError),
+    #[error("nothing to plot: no finished samples in {0}")]
+    Empty(String),
+    #[error("cannot write {path}: {message}")]
+    Write { path: PathBuf, message: String },
+}
+
+impl PlotError {
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            PlotError::Results(e) => e.is_bad_input(),
+            PlotError::Empty(_) => true,
+            PlotError::Write { .. } => false,
+        }
+    }
+}
+
+type DrawResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// Something drawn the same way on any plotters backend.
+trait Draw {
+    fn size(&self) -> (u32, u32);
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static;
+}
+
+const FONT: &str = "sans-serif";
+static DEJAVU: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+
+fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for style in [FontStyle::Normal, FontStyle::Bold] {
+            plotters::style::register_font(FONT, style, DEJAVU)
+                .unwrap_or_else(|_| panic!("the embedded font parses"));
+        }
+    });
+}
+
+/// Writes `stem.png` and `stem.svg` into `dir`.
+fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
+    let png = dir.join(format!("{stem}.png"));
+    let svg = dir.join(format!("{stem}.svg"));
+    let fail = |path: &Path, e: &dyn std::fmt::Display| PlotError::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    {
+        let root = BitMapBackend::new(&png, fig.size()).into_drawing_area();
+        fig.draw(&root).map_err(|e| fail(&png, &e))?;
+        root.present().map_err(|e| fail(&png, &e))?;
+    }
+    {
+        let root = SVGBackend::new(&svg, fig.size()).into_drawing_area();
+        fig.draw(&root).map_err(|e| fail(&svg, &e))?;
+        root.present().map_err(|e| fail(&svg, &e))?;
+    }
+    Ok(vec![png, svg])
+}
+
+/// Reads every results file and writes every figure the records allow;
+/// returns the files written.
+pub fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let mut records = Vec::new();
+    for path in inputs {
+        records.extend(results::read(path)?);
+    }
+    let ok: Vec<Record> = records
+        .into_iter()
+        .filter(|r| r.status == Status::Ok && r.report.is_some())
+        .collect();
+    if ok.is_empty() {
+        let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        return Err(PlotError::Empty(names.join(", ")));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| PlotError::Write {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    register_font();
+    let of = |f: Figure| -> Vec<&Record> { ok.iter().filter(|r| r.figure == f).collect() };
+    let mut written = Vec::new();
+    let land = of(Figure::Landscape);
+    if !land.is_empty() {
+        written.extend(render(&landscape::Landscape::new(&land), dir, "landscape")?);
+    }
+    let tts = of(Figure::Tts);
+    if !tts.is_empty() {
+        let boxes = tts::TimeToSolution::new(&tts);
+        if !boxes.panels.is_empty() {
+            written.extend(render(&boxes, dir, "time-to-solution")?);
+        }
+        written.extend(table::write(&tts, dir)?);
+    }
+    for engine in [Engine::Run, Engine::Sim] {
+        if let Some(r) = of(Figure::Braid)
+            .into_iter()
+            .find(|r| r.engine == engine && braid::has_trace(r))
+        {
+            let stem = format!("braid-{}", engine.command());
+            written.extend(render(&braid::Braid::new(r), dir, &stem)?);
+        }
+    }
+    Ok(written)
+}
+
+/// A panel's title: the engine and the machine it ran (or simulated).
+fn panel_title(r: &Record) -> String {
+    let rep = r.report.as_ref().expect("plotted records have reports");
+    let threads = rep["threads"].as_u64().unwrap_or(0);
+    match r.engine {
+        Engine::Run => format!(
+            "braid run: {}, {threads} threads",
+            r.provenance
+                .cpu_model
+                .split_whitespace()
+                .take(4)
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        Engine::Sim => format!(
+            "braid sim: {} sockets, {threads} threads (virtual time)",
+            rep["sockets"].as_u64().unwrap_or(0)
+        ),
+    }
+}
+
+/// Distinct colours for up to a dozen series (Tableau-like, readable on
+/// white).
+fn colour(i: usize) -> RGBColor {
+    const C: [(u8, u8, u8); 12] = [
+        (31, 119, 180),
+        (255, 127, 14),
+        (44, 160, 44),
+        (214, 39, 40),
+        (148, 103, 189),
+        (140, 86, 75),
+        (227, 119, 194),
+        (127, 127, 127),
+        (188, 189, 34),
+        (23, 190, 207),
+        (0, 0, 0),
+        (255, 187, 120),
+    ];
+    let (r, g, b) = C[i % C.len()];
+    RGBColor(r, g, b)
+}
+
+/// The report's number at `key`, if present.
+fn num(r: &Record, key: &str) -> Option<f64> {
+    r.report.as_ref()?.get(key)?.as_f64()
+}

@@ -1,0 +1,181 @@
+//! Figures 4 and 5: time-to-solution box plots per variant, quiet and
+//! noisy side by side; one panel per engine. Boxes span the 25th-75th
+//! percentiles with the median marked; whiskers reach the extremes.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::landscape::variant_order;
+use super::stats::Five;
+use super::{Draw, DrawResult, FONT, colour, panel_title};
+use crate::experiment::results::Record;
+use crate::experiment::suite::Engine;
+
+pub struct Row {
+    pub variant: String,
+    pub quiet: Option<Five>,
+    pub noisy: Option<Five>,
+}
+
+pub struct Panel {
+    title: String,
+    virtual_time: bool,
+    pub rows: Vec<Row>,
+}
+
+pub struct TimeToSolution {
+    pub panels: Vec<Panel>,
+}
+
+/// Times to solution of one variant under one noise setting (converged
+/// samples only).
+pub fn times(records: &[&Record], variant: &str, noise: bool) -> Vec<f64> {
+    records
+        .iter()
+        .filter(|r| r.sample.variant == variant && r.sample.noise == noise)
+        .filter_map(|r| r.report.as_ref()?.get("time_to_solution_s")?.as_f64())
+        .collect()
+}
+
+impl TimeToSolution {
+    pub fn new(records: &[&Record]) -> TimeToSolution {
+        let variants = variant_order(records);
+        let mut panels = Vec::new();
+        for engine in [Engine::Run, Engine::Sim] {
+            let of: Vec<&Record> = records
+                .iter()
+                .copied()
+                .filter(|r| r.engine == engine)
+                .collect();
+            let Some(first) = of.first() else { continue };
+            let rows: Vec<Row> = variants
+                .iter()
+                .map(|v| Row {
+                    variant: v.clone(),
+                    quiet: Five::of(&times(&of, v, false)),
+                    noisy: Five::of(&times(&of, v, true)),
+                })
+                .filter(|r| r.quiet.is_some() || r.noisy.is_some())
+                .collect();
+            if !rows.is_empty() {
+                panels.push(Panel {
+                    title: panel_title(first),
+                    virtual_time: engine == Engine::Sim,
+                    rows,
+                });
+            }
+        }
+        TimeToSolution { panels }
+    }
+}
+
+impl Draw for TimeToSolution {
+    fn size(&self) -> (u32, u32) {
+        let rows = self.panels.iter().map(|p| p.rows.len()).max().unwrap_or(1) as u32;
+        (1000 * self.panels.len().max(1) as u32, 200 + 70 * rows)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let areas = root.split_evenly((1, self.panels.len().max(1)));
+        for (panel, area) in self.panels.iter().zip(&areas) {
+            draw_panel(panel, area)?;
+        }
+        Ok(())
+    }
+}
+
+fn draw_panel<DB: DrawingBackend>(p: &Panel, area: &DrawingArea<DB, Shift>) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let all = p
+        .rows
+        .iter()
+        .flat_map(|r| r.quiet.iter().chain(r.noisy.iter()));
+    let (x0, x1) = all.fold((f64::MAX, f64::MIN), |(a, b), f| {
+        (a.min(f.min), b.max(f.max))
+    });
+    let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.02).max(1e-9);
+    let n = p.rows.len() as f64;
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, (FONT, 22))
+        .margin(18)
+        .x_label_area_size(60)
+        .y_label_area_size(240)
+        .build_cartesian_2d((x0 - pad).max(0.0)..(x1 + pad), -0.6..(n - 0.4))?;
+    let unit = if p.virtual_time {
+        "virtual seconds"
+    } else {
+        "seconds"
+    };
+    chart
+        .configure_mesh()
+        .x_desc(format!(
+            "time to solution, relative residual 1e-4 ({unit}, lower is better)"
+        ))
+        .axis_desc_style((FONT, 17))
+        .label_style((FONT, 14))
+        .y_labels(0)
+        .disable_y_mesh()
+        .x_label_formatter(&|v| format!("{v:.3}"))
+        .draw()?;
+    let quiet = colour(0);
+    let noisy = colour(1);
+    for (i, row) in p.rows.iter().enumerate() {
+        // Rows run top to bottom in suite order.
+        let y = n - 1.0 - i as f64;
+        for (five, dy, c) in [(row.quiet, 0.17, quiet), (row.noisy, -0.17, noisy)] {
+            let Some(f) = five else { continue };
+            let (lo, hi) = (y + dy - 0.13, y + dy + 0.13);
+            chart.draw_series([
+                PathElement::new(vec![(f.min, y + dy), (f.q1, y + dy)], c.stroke_width(2)),
+                PathElement::new(vec![(f.q3, y + dy), (f.max, y + dy)], c.stroke_width(2)),
+                PathElement::new(
+                    vec![(f.min, lo + 0.06), (f.min, hi - 0.06)],
+                    c.stroke_width(2),
+                ),
+                PathElement::new(
+                    vec![(f.max, lo + 0.06), (f.max, hi - 0.06)],
+                    c.stroke_width(2),
+                ),
+                PathElement::new(vec![(f.median, lo), (f.median, hi)], BLACK.stroke_width(3)),
+            ])?;
+            chart.draw_series([Rectangle::new(
+                [(f.q1, lo), (f.q3, hi)],
+                c.mix(0.35).filled(),
+            )])?;
+            chart.draw_series([Rectangle::new([(f.q1, lo), (f.q3, hi)], c.stroke_width(2))])?;
+        }
+        // The variant's name, right-aligned left of the axis.
+        let (px, py) = chart.backend_coord(&((x0 - pad).max(0.0), y));
+        area.draw(&Text::new(
+            row.variant.clone(),
+            (
+                px - 12 - area.get_base_pixel().0,
+                py - area.get_base_pixel().1,
+            ),
+            TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Right, VPos::Center)),
+        ))?;
+    }
+    for (label, c) in [("quiet", quiet), ("19% noise on one core", noisy)] {
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            .label(label)
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.mix(0.6).filled())
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font((FONT, 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()?;
+    Ok(())
+}

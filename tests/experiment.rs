@@ -1,0 +1,281 @@
+//! `braid experiment` and `braid plot` through the command line: records,
+//! resuming (after kill -9 too), refusal to mix suites, failures recorded,
+//! bad input, and every figure drawn. Sim suites keep these fast and exact.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{braid, scratch};
+use serde_json::Value;
+
+/// A small sim suite: 2 variants x quiet/noisy x `reps`.
+fn suite(figure: &str, reps: u32, extra: &str) -> String {
+    format!(
+        r#"
+name = "t-{figure}"
+figure = "{figure}"
+engine = "sim"
+variants = ["async(4)", "async(4)+joint(0.001)"]
+noise = [false, true]
+repetitions = {reps}
+[set]
+sim_topology = "pack:2 core:3"
+{extra}
+[noise_set]
+noise = "thread"
+noise_cores = "auto:0.19"
+"#
+    )
+}
+
+fn write_suite(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("suite.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn keys(recs: &[Value]) -> Vec<String> {
+    recs.iter()
+        .map(|r| r["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn experiment(dir: &Path, args: &[&str]) -> common::Run {
+    let mut all = vec!["experiment"];
+    all.extend_from_slice(args);
+    braid(dir, &all)
+}
+
+#[test]
+fn a_suite_writes_one_record_per_sample_with_provenance_and_resumes_without_duplicates() {
+    let dir = scratch("exp_resume");
+    write_suite(&dir, &suite("landscape", 2, "max_iterations = 200"));
+    let out = dir.join("r.jsonl");
+    let out_s = out.to_str().unwrap();
+    let r = experiment(&dir, &["suite.toml", "--out", out_s]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    // Not a terminal: no progress bar, just the summary.
+    assert!(!r.stderr.contains("ETA"), "{}", r.stderr);
+    let recs = records(&out);
+    assert_eq!(recs.len(), 8);
+    assert_eq!(keys(&recs).iter().collect::<HashSet<_>>().len(), 8);
+    let first = &recs[0];
+    assert_eq!(first["status"], "ok");
+    assert_eq!(first["engine"], "sim");
+    assert_eq!(first["report"]["clock"], "virtual");
+    let p = &first["provenance"];
+    for k in ["braid_version", "git_revision", "cpu_model", "hostname"] {
+        assert!(!p[k].as_str().unwrap().is_empty(), "{k}");
+    }
+    assert_eq!(p["config"]["max_iterations"], 200);
+    assert_eq!(p["topology"]["source"], "synthetic");
+
+    // Again: nothing to do, the file is unchanged.
+    let before = std::fs::read(&out).unwrap();
+    let r = experiment(&dir, &["suite.toml", "--out", out_s]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("8 done before, 0 ok now"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+
+    // --repeat extends the same file with the new repetitions only.
+    let r = experiment(&dir, &["suite.toml", "--out", out_s, "--repeat", "3"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let recs = records(&out);
+    assert_eq!(recs.len(), 12);
+    assert_eq!(keys(&recs).iter().collect::<HashSet<_>>().len(), 12);
+}
+
+#[test]
+fn an_experiment_killed_with_sigkill_resumes_with_no_lost_or_duplicate_sample() {
+    let dir = scratch("exp_kill");
+    // Numerics make each sample take a while, so the kill lands mid-suite.
+    write_suite(
+        &dir,
+        &suite(
+            "tts",
+            3,
+            "numerics = true\ntolerance = 1e-4\ndomain_size = 24\nmax_iterations = 1000000",
+        ),
+    );
+    let out = dir.join("r.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(["experiment", "suite.toml", "--out", "r.jsonl"])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while records_if_any(&out) < 2 && start.elapsed() < common::HANG {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let at_kill = records_if_any(&out);
+    assert!((2..12).contains(&at_kill), "{at_kill} records at the kill");
+    // And a write torn in the middle, as if the kill had landed there.
+    let mut text = std::fs::read_to_string(&out).unwrap();
+    let torn = text.lines().last().unwrap()[..40].to_string();
+    text.push_str(&torn);
+    std::fs::write(&out, text).unwrap();
+
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let recs = records(&out);
+    assert_eq!(recs.len(), 12);
+    assert_eq!(keys(&recs).iter().collect::<HashSet<_>>().len(), 12);
+    assert!(recs.iter().all(|r| r["status"] == "ok"));
+}
+
+fn records_if_any(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.matches('\n').count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_results_file_of_another_suite_definition_is_refused() {
+    let dir = scratch("exp_other");
+    write_suite(&dir, &suite("landscape", 1, "max_iterations = 100"));
+    assert_eq!(
+        experiment(&dir, &["suite.toml", "--out", "r.jsonl"]).status,
+        Some(0)
+    );
+    let before = std::fs::read(dir.join("r.jsonl")).unwrap();
+    write_suite(&dir, &suite("landscape", 1, "max_iterations = 101"));
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("refusing"), "{}", r.stderr);
+    assert_eq!(std::fs::read(dir.join("r.jsonl")).unwrap(), before);
+}
+
+#[test]
+fn a_sample_that_hangs_is_killed_recorded_as_failed_and_the_suite_goes_on() {
+    let dir = scratch("exp_fail");
+    // Real engine, thread 0 stalls an hour in its 2nd update, no time
+    // limit: sync waits at its barrier, so only the suite's timeout ends it;
+    // async(4)'s other thread reaches the budget, which ends the stall.
+    let text = r#"
+name = "t-fail"
+figure = "landscape"
+engine = "run"
+variants = ["sync", "async(4)"]
+repetitions = 1
+timeout_s = 3
+[set]
+threads = 2
+oversubscribe = true
+max_iterations = 50
+stall = "0@2:3600"
+"#;
+    write_suite(&dir, text);
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(1), "{}", r.stderr);
+    let recs = records(&dir.join("r.jsonl"));
+    assert_eq!(recs.len(), 2);
+    assert_eq!(recs[0]["status"], "failed");
+    assert!(
+        recs[0]["error"].as_str().unwrap().contains("timed out"),
+        "{}",
+        recs[0]
+    );
+    assert_eq!(recs[0]["report"], Value::Null);
+    assert_eq!(recs[0]["provenance"]["config"]["mode"], "sync");
+    assert_eq!(recs[1]["status"], "ok", "{}", recs[1]);
+    assert!(r.stderr.contains("1 failed"), "{}", r.stderr);
+}
+
+#[test]
+fn bad_suites_and_arguments_exit_2_naming_the_problem() {
+    let dir = scratch("exp_bad");
+    let cases: [(&str, &str); 4] = [
+        (&suite("landscape", 1, "bogus_key = 1"), "bogus_key"),
+        (
+            &suite("landscape", 1, "").replace("\"async(4)\",", "\"async(x)\","),
+            "async(x)",
+        ),
+        (&suite("graph", 1, ""), "figure"),
+        (&suite("landscape", 1, "threads = 99"), "threads"),
+    ];
+    for (text, needle) in cases {
+        write_suite(&dir, text);
+        let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+        assert_eq!(r.status, Some(2), "{needle}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+        assert!(
+            !dir.join("r.jsonl").exists(),
+            "{needle}: nothing may be written"
+        );
+    }
+    let r = experiment(&dir, &["missing.toml"]);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("missing.toml"), "{}", r.stderr);
+    let r = braid(&dir, &["plot", "missing.jsonl", "--out", "p"]);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+}
+
+#[test]
+fn plot_draws_every_figure_and_table_2_from_results() {
+    let dir = scratch("exp_plot");
+    let runs = [
+        ("landscape", suite("landscape", 1, "max_iterations = 300")),
+        (
+            "tts",
+            suite(
+                "tts",
+                1,
+                "numerics = true\ntolerance = 1e-3\ndomain_size = 16\nmax_iterations = 1000000",
+            ),
+        ),
+        (
+            "braid",
+            suite("braid", 1, "max_iterations = 2000\ntrace_interval = 0.001"),
+        ),
+    ];
+    let mut files = Vec::new();
+    for (name, text) in runs {
+        write_suite(&dir, &text);
+        let out = format!("{name}.jsonl");
+        let r = experiment(&dir, &["suite.toml", "--out", &out]);
+        assert_eq!(r.status, Some(0), "{name}: {}", r.stderr);
+        files.push(out);
+    }
+    let mut args = vec!["plot"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--out", "plots"]);
+    let r = braid(&dir, &args);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let plots = dir.join("plots");
+    for stem in ["landscape", "time-to-solution", "braid-sim"] {
+        let png = std::fs::read(plots.join(format!("{stem}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{stem}");
+        let svg = std::fs::read_to_string(plots.join(format!("{stem}.svg"))).unwrap();
+        assert!(svg.contains("braid sim"), "{stem}: the title is there");
+        let label = if stem == "braid-sim" {
+            "subdomain 0"
+        } else {
+            "async(4)+joint(0.001)"
+        };
+        assert!(svg.contains(label), "{stem}: labels are there");
+    }
+    let md = std::fs::read_to_string(plots.join("table2.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| sim | async(4) |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains('%'), "{row}");
+    let csv = std::fs::read_to_string(plots.join("table2.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+}
