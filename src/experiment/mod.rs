@@ -43,6 +43,10 @@ pub enum ExperimentError {
     )]
     OtherSuite { path: PathBuf, theirs: String },
     #[error(
+        "{path} is being written by another braid experiment; wait for it or use another --out"
+    )]
+    Busy { path: PathBuf },
+    #[error(
         "{path}: line {line} is not a record, and it is not the last line; fix or move the file"
     )]
     Corrupt { path: PathBuf, line: usize },

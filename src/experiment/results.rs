@@ -70,6 +70,13 @@ impl ResultsFile {
             .truncate(false)
             .open(path)
             .map_err(io)?;
+        // One writer per file: two suites appending to one file would run
+        // the same samples twice. The lock dies with the process.
+        if file.try_lock().is_err() {
+            return Err(ExperimentError::Busy {
+                path: path.to_path_buf(),
+            });
+        }
         let mut text = String::new();
         file.read_to_string(&mut text).map_err(io)?;
         let mut done = HashSet::new();
@@ -228,6 +235,18 @@ mod tests {
             Err(ExperimentError::OtherSuite { .. })
         ));
         assert_eq!(std::fs::read(&p).unwrap(), before);
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_while_the_first_holds_the_file() {
+        let p = path("busy.jsonl");
+        let (first, _) = ResultsFile::open(&p, "d").unwrap();
+        assert!(matches!(
+            ResultsFile::open(&p, "d"),
+            Err(ExperimentError::Busy { .. })
+        ));
+        drop(first);
+        assert!(ResultsFile::open(&p, "d").is_ok());
     }
 
     #[test]
