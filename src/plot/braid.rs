@@ -1,6 +1,7 @@
 //! Figure 2, the braid: a few subdomains' update counts minus the mean
 //! count over time, from one traced run. Balancing keeps the strands
-//! together; a dot marks a move to another thread.
+//! together; a ring marks a sample where the subdomain had moved to
+//! another thread.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -9,7 +10,7 @@ use super::{Draw, DrawResult, FONT, colour, panel_title};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
-const STRANDS: usize = 6;
+const STRANDS: usize = 4;
 
 pub fn has_trace(r: &Record) -> bool {
     r.report
@@ -148,7 +149,11 @@ impl Draw for Braid {
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
                 });
-            chart.draw_series(s.moves.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+            chart.draw_series(
+                s.moves
+                    .iter()
+                    .map(|&p| Circle::new(p, 5, c.stroke_width(2))),
+            )?;
         }
         chart
             .configure_series_labels()
