@@ -266,25 +266,25 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
     }
     // Write both outputs even if one fails, so no result is lost needlessly.
     let mut errors = Vec::new();
-    if let Some(out) = json {
-        if let Err(e) = out.write("report", |w| {
+    if let Some(out) = json
+        && let Err(e) = out.write("report", |w| {
             serde_json::to_writer_pretty(&mut *w, &report)?;
             writeln!(w)?;
             Ok(())
-        }) {
-            errors.push(e);
-        }
+        })
+    {
+        errors.push(e);
     }
-    if let Some(out) = grid {
-        if let Err(e) = out.write("grid", |w| {
+    if let Some(out) = grid
+        && let Err(e) = out.write("grid", |w| {
             let grid = outcome.grid.as_ref().ok_or_else(|| {
                 anyhow::anyhow!("no grid: the simulation ran with numerics = false")
             })?;
             ndarray_npy::WriteNpyExt::write_npy(grid, w)?;
             Ok(())
-        }) {
-            errors.push(e);
-        }
+        })
+    {
+        errors.push(e);
     }
     match errors.into_iter().next() {
         None => Ok(()),

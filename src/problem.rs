@@ -81,7 +81,7 @@ pub fn squarest_split(n: usize) -> (usize, usize) {
     assert!(n > 0, "cannot split into zero pieces");
     let rows = (1..=n)
         .take_while(|r| r * r <= n)
-        .filter(|r| n % r == 0)
+        .filter(|r| n.is_multiple_of(*r))
         .last()
         .unwrap_or(1);
     (rows, n / rows)

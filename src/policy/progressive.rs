@@ -65,7 +65,7 @@ impl Policy for Progressive {
         }
         if let Scope::Hybrid { period } = self.scope
             && period > 0
-            && snap.call % period == 0
+            && snap.call.is_multiple_of(period)
         {
             self.cross_socket(&mut w);
         }
