@@ -24,7 +24,7 @@ use suite::{Engine, LoadedSuite, Sample};
 
 #[derive(Debug, Error)]
 pub enum ExperimentError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         path: PathBuf,
         source: std::io::Error,
@@ -56,12 +56,12 @@ pub enum ExperimentError {
         line: usize,
         message: String,
     },
-    #[error("results file {path}: {source}")]
+    #[error("results file {path}")]
     Results {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot start {exe}: {source}")]
+    #[error("cannot start {exe}")]
     Spawn {
         exe: PathBuf,
         source: std::io::Error,
