@@ -6,7 +6,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Draw, DrawResult, FONT, colour, panel_title};
+use super::{Draw, DrawResult, FONT, colour, legend, panel_title};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -155,13 +155,7 @@ impl Draw for Braid {
                     .map(|&p| Circle::new(p, 5, c.stroke_width(2))),
             )?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
         Ok(())
     }
 }

@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::stats::Five;
-use super::{Draw, DrawResult, FONT, colour, num, panel_title};
+use super::{Draw, DrawResult, FONT, by_engine, colour, legend, num, panel_title};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -43,13 +43,8 @@ impl Landscape {
     pub fn new(records: &[&Record]) -> Landscape {
         let variants = variant_order(records);
         let mut panels = Vec::new();
-        for engine in [Engine::Run, Engine::Sim] {
-            let of: Vec<&Record> = records
-                .iter()
-                .copied()
-                .filter(|r| r.engine == engine)
-                .collect();
-            let Some(first) = of.first() else { continue };
+        for (engine, of) in by_engine(records) {
+            let first = of[0];
             let mut points = Vec::new();
             for (vi, v) in variants.iter().enumerate() {
                 for noise in [false, true] {
@@ -177,13 +172,7 @@ impl Landscape {
             .legend(|(x, y)| {
                 Rectangle::new([(x + 1, y - 6), (x + 13, y + 6)], BLACK.stroke_width(2))
             });
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.4))
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
         Ok(())
     }
 }

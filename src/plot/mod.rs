@@ -129,6 +129,43 @@ pub fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotErro
     Ok(written)
 }
 
+/// Records split by engine, run first; engines without records are left out.
+fn by_engine<'a>(records: &[&'a Record]) -> Vec<(Engine, Vec<&'a Record>)> {
+    [Engine::Run, Engine::Sim]
+        .into_iter()
+        .map(|e| {
+            (
+                e,
+                records
+                    .iter()
+                    .copied()
+                    .filter(|r| r.engine == e)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .filter(|(_, of)| !of.is_empty())
+        .collect()
+}
+
+/// The legend box every figure uses.
+fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+    size: u32,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, size))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()?;
+    Ok(())
+}
+
 /// A panel's title: the engine and the machine it ran (or simulated).
 fn panel_title(r: &Record) -> String {
     let rep = r.report.as_ref().expect("plotted records have reports");

@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::PlotError;
 use super::landscape::variant_order;
 use super::stats::quantile;
 use super::tts::times;
+use super::{PlotError, by_engine};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -45,12 +45,7 @@ impl Line {
 pub fn lines(records: &[&Record]) -> Vec<Line> {
     let variants = variant_order(records);
     let mut out = Vec::new();
-    for engine in [Engine::Run, Engine::Sim] {
-        let of: Vec<&Record> = records
-            .iter()
-            .copied()
-            .filter(|r| r.engine == engine)
-            .collect();
+    for (engine, of) in by_engine(records) {
         for v in &variants {
             let (q, n) = (times(&of, v, false), times(&of, v, true));
             let total = of.iter().filter(|r| &r.sample.variant == v).count();

@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::landscape::variant_order;
 use super::stats::Five;
-use super::{Draw, DrawResult, FONT, colour, panel_title};
+use super::{Draw, DrawResult, FONT, by_engine, colour, legend, panel_title};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -42,13 +42,8 @@ impl TimeToSolution {
     pub fn new(records: &[&Record]) -> TimeToSolution {
         let variants = variant_order(records);
         let mut panels = Vec::new();
-        for engine in [Engine::Run, Engine::Sim] {
-            let of: Vec<&Record> = records
-                .iter()
-                .copied()
-                .filter(|r| r.engine == engine)
-                .collect();
-            let Some(first) = of.first() else { continue };
+        for (engine, of) in by_engine(records) {
+            let first = of[0];
             let rows: Vec<Row> = variants
                 .iter()
                 .map(|v| Row {
@@ -170,12 +165,6 @@ where
                 Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.mix(0.6).filled())
             });
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .label_font((FONT, 15))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .draw()?;
+    legend(&mut chart, SeriesLabelPosition::LowerRight, 15)?;
     Ok(())
 }
