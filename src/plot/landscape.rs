@@ -6,7 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::stats::Five;
-use super::{Draw, DrawResult, FONT, by_engine, colour, legend, num, panel_title};
+use super::{Draw, DrawResult, FONT, by_engine, colour, legend, num, panel_title, side_by_side};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -87,12 +87,7 @@ impl Draw for Landscape {
     where
         DB::ErrorType: 'static,
     {
-        root.fill(&WHITE)?;
-        let areas = root.split_evenly((1, self.panels.len().max(1)));
-        for (panel, area) in self.panels.iter().zip(&areas) {
-            self.draw_panel(panel, area)?;
-        }
-        Ok(())
+        side_by_side(root, &self.panels, |p, area| self.draw_panel(p, area))
     }
 }
 

@@ -147,6 +147,23 @@ fn by_engine<'a>(records: &[&'a Record]) -> Vec<(Engine, Vec<&'a Record>)> {
         .collect()
 }
 
+/// Clears `root` and draws one panel per item, side by side.
+fn side_by_side<DB: DrawingBackend, P>(
+    root: &DrawingArea<DB, Shift>,
+    panels: &[P],
+    draw: impl Fn(&P, &DrawingArea<DB, Shift>) -> DrawResult,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let areas = root.split_evenly((1, panels.len().max(1)));
+    for (panel, area) in panels.iter().zip(&areas) {
+        draw(panel, area)?;
+    }
+    Ok(())
+}
+
 /// The legend box every figure uses.
 fn legend<'a, DB: DrawingBackend + 'a, X: Ranged, Y: Ranged>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,

@@ -8,7 +8,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::landscape::variant_order;
 use super::stats::Five;
-use super::{Draw, DrawResult, FONT, by_engine, colour, legend, panel_title};
+use super::{Draw, DrawResult, FONT, by_engine, colour, legend, panel_title, side_by_side};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -75,12 +75,7 @@ impl Draw for TimeToSolution {
     where
         DB::ErrorType: 'static,
     {
-        root.fill(&WHITE)?;
-        let areas = root.split_evenly((1, self.panels.len().max(1)));
-        for (panel, area) in self.panels.iter().zip(&areas) {
-            draw_panel(panel, area)?;
-        }
-        Ok(())
+        side_by_side(root, &self.panels, draw_panel)
     }
 }
 
