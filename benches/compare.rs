@@ -4,9 +4,14 @@
 //! much less.
 //!
 //! `cargo bench --bench compare [-- SECTION...] [--reps N]`, sections:
-//! * `kernel`:   the stencil sweep vs a plain C loop (gcc -O3 -march=native),
-//!   one pinned core, on a 300x300 domain and a 150x150 subdomain;
+//! * `kernel`:   the stencil sweep, plain and with the residual, vs C loops
+//!   (gcc -O3 -march=native), one pinned core, on a 300x300 domain, a
+//!   150x150 subdomain and a 24x24 one (the simulator's);
 //! * `sync`:     braid sync, 2 threads, vs an OpenMP synchronous Jacobi loop;
+//! * `tts`:      time to solution (2 threads, 150x150 per thread, 1e-4):
+//!   braid sync, async(4) and async(4)+split(0.001) against a C/OpenMP
+//!   synchronous Jacobi with the residual fused into its sweep, and what a
+//!   tolerance costs braid (iteration rate with it / without it);
 //! * `subsplit`: async(4) vs async(1) iteration rate (the cost of splitting);
 //! * `lb`:       async(4)+split(0.001) vs async(4) iteration rate, no noise;
 //! * `policy`:   the pure balancer's cost per call (Algorithm 1, joint and
@@ -53,6 +58,9 @@ fn main() {
     }
     if want("sync") {
         sync_vs_openmp(reps);
+    }
+    if want("tts") {
+        time_to_solution(reps);
     }
     if want("subsplit") {
         subsplit_cost(reps);
@@ -103,57 +111,81 @@ fn last_core() -> usize {
 }
 
 fn kernel_vs_c(reps: usize) {
-    let c = compile("stencil.c", &[]);
+    let c = compile("stencil.c", &["-fopenmp-simd"]);
     let core = last_core();
     println!("kernel, single thread pinned to core {core}:\n");
-    println!("| block | braid Mcell/s | C Mcell/s | braid / C |");
-    println!("|---|---|---|---|");
-    for (h, w, sweeps) in [(300, 300, 3000), (150, 150, 12000)] {
+    println!(
+        "| block | sweep | braid Mcell/s | C Mcell/s | braid / C | braid residual / braid plain |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (h, w, sweeps) in [(300, 300, 3000), (150, 150, 12000), (24, 24, 400_000)] {
         let cells = (h * w * sweeps) as f64;
-        let mut ratios = Vec::new();
-        let (mut rust_rates, mut c_rates) = (Vec::new(), Vec::new());
+        // Per rep, interleaved: braid plain, C plain, braid residual, C residual.
+        let mut rates: [Vec<f64>; 4] = Default::default();
+        let (mut plain_ratio, mut res_ratio, mut res_cost) = (vec![], vec![], vec![]);
         for _ in 0..reps {
-            let rust = std::thread::scope(|s| {
-                s.spawn(|| {
-                    core_affinity::set_for_current(core_affinity::CoreId { id: core });
-                    time_rust_sweeps(h, w, sweeps)
-                })
-                .join()
-                .unwrap()
-            });
-            let out = Command::new("taskset")
-                .args(["-c", &core.to_string()])
-                .arg(&c)
-                .args([h, w, sweeps, 1].map(|n| n.to_string()))
-                .output()
-                .expect("run the C stencil");
-            let c_secs: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-            ratios.push(c_secs / rust);
-            rust_rates.push(cells / rust / 1e6);
-            c_rates.push(cells / c_secs / 1e6);
+            let mut secs = [0.0; 4];
+            for (k, residual) in [false, true].into_iter().enumerate() {
+                secs[2 * k] = on_core(core, || time_rust_sweeps(h, w, sweeps, residual));
+                let mode = if residual { "residual" } else { "plain" };
+                let out = Command::new("taskset")
+                    .args(["-c", &core.to_string()])
+                    .arg(&c)
+                    .args([h, w, sweeps, 1].map(|n| n.to_string()))
+                    .arg(mode)
+                    .output()
+                    .expect("run the C stencil");
+                secs[2 * k + 1] = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+            }
+            for (r, s) in rates.iter_mut().zip(secs) {
+                r.push(cells / s / 1e6);
+            }
+            plain_ratio.push(secs[1] / secs[0]);
+            res_ratio.push(secs[3] / secs[2]);
+            res_cost.push(secs[0] / secs[2]);
         }
+        let [rp, cp, rr, cr] = rates.map(median);
+        let cost = median(res_cost);
         println!(
-            "| {h}x{w} | {:.0} | {:.0} | {:.3} |",
-            median(rust_rates),
-            median(c_rates),
-            median(ratios)
+            "| {h}x{w} | plain | {rp:.0} | {cp:.0} | {:.3} | |",
+            median(plain_ratio)
+        );
+        println!(
+            "| {h}x{w} | with residual | {rr:.0} | {cr:.0} | {:.3} | {cost:.3} |",
+            median(res_ratio)
         );
     }
     println!();
 }
 
-fn time_rust_sweeps(h: usize, w: usize, sweeps: usize) -> f64 {
+fn on_core<T: Send>(core: usize, f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            core_affinity::set_for_current(core_affinity::CoreId { id: core });
+            f()
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+fn time_rust_sweeps(h: usize, w: usize, sweeps: usize, residual: bool) -> f64 {
     let n = (h + 2) * (w + 2);
     let mut a: Vec<f64> = (0..n).map(|k| ((k * 7919) % 101) as f64 / 13.0).collect();
     let mut b = a.clone();
     kernel::sweep(&a, &mut b, h, w); // warm up, as the C does
+    let mut total = 0.0;
     let t = Instant::now();
     for _ in 0..sweeps {
-        kernel::sweep(&a, &mut b, h, w);
+        if residual {
+            total += kernel::sweep_with_residual(&a, &mut b, h, w);
+        } else {
+            kernel::sweep(&a, &mut b, h, w);
+        }
         std::mem::swap(&mut a, &mut b);
     }
     let secs = t.elapsed().as_secs_f64();
-    std::hint::black_box(&a);
+    std::hint::black_box((&a, total));
     secs
 }
 
@@ -236,6 +268,86 @@ fn sync_vs_openmp(reps: usize) {
         median(theirs),
         median(ratios)
     );
+}
+
+/// The time-to-solution problem: 2 threads, 150 x 150 per thread, 1e-4.
+const TTS: [&str; 4] = [
+    "domain_size=150",
+    "tolerance=1e-4",
+    "max_iterations=1000000",
+    "time_limit=120",
+];
+
+fn time_to_solution(reps: usize) {
+    let omp = compile("jacobi_tts.c", &["-fopenmp", "-lm"]);
+    let problem = braid::problem::Problem::new(150, 2, 1).unwrap();
+    let grid = problem.initial_grid();
+    let grid_file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tts-grid.f64");
+    let bytes: Vec<u8> = grid.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    std::fs::write(&grid_file, bytes).expect("write the initial grid for the C reference");
+    println!("time to solution, 2 threads, 150x150 per thread (150x300 grid), tolerance 1e-4:\n");
+    println!("| variant | braid s | C/OpenMP sync s | braid iterations | C sweeps | C / braid |");
+    println!("|---|---|---|---|---|---|");
+    let variants = ["sync", "async(4)", "async(4)+split(0.001)"];
+    let mut rows: Vec<[Vec<f64>; 5]> = variants.iter().map(|_| Default::default()).collect();
+    for _ in 0..reps {
+        for (label, row) in variants.iter().zip(rows.iter_mut()) {
+            let r = braid_run_with(label, &TTS);
+            let braid_s = r.time_to_solution_s.expect("braid reaches 1e-4");
+            let iterations =
+                r.thread_updates.iter().sum::<u64>() as f64 / (r.threads * r.subdomains) as f64;
+            let out = Command::new(&omp)
+                .arg(&grid_file)
+                .args([r.grid.height, r.grid.width].map(|n| n.to_string()))
+                .args(["1e-4", "1000000"])
+                .env("OMP_NUM_THREADS", "2")
+                .env("OMP_PROC_BIND", "close")
+                .env("OMP_PLACES", "cores")
+                .output()
+                .expect("run the C/OpenMP time-to-solution reference");
+            let text = String::from_utf8_lossy(&out.stdout);
+            let f: Vec<f64> = text
+                .split_whitespace()
+                .map(|x| x.parse().unwrap())
+                .collect();
+            assert!(f[2] <= 1e-4, "the C reference did not converge: {text}");
+            for (v, x) in row
+                .iter_mut()
+                .zip([braid_s, f[0], iterations, f[1], f[0] / braid_s])
+            {
+                v.push(x);
+            }
+        }
+    }
+    for (label, row) in variants.iter().zip(rows) {
+        let [b, c, bi, ci, ratio] = row.map(median);
+        println!("| {label} | {b:.4} | {c:.4} | {bi:.0} | {ci:.0} | {ratio:.3} |");
+    }
+    println!();
+    println!(
+        "what a tolerance costs (iteration rate with tolerance=1e-4 / without, same sweeps):\n"
+    );
+    println!("| variant | with it/s | without it/s | with / without |");
+    println!("|---|---|---|---|");
+    for label in ["sync", "async(4)"] {
+        let (mut with, mut without, mut ratios) = (vec![], vec![], vec![]);
+        for _ in 0..reps {
+            let w = braid_run_with(label, &TTS);
+            let iterations = w.thread_updates.iter().max().unwrap() / w.subdomains as u64;
+            let budget = format!("max_iterations={iterations}");
+            let n = braid_run_with(label, &["domain_size=150", &budget]);
+            ratios.push(w.iteration_rate / n.iteration_rate);
+            with.push(w.iteration_rate);
+            without.push(n.iteration_rate);
+        }
+        println!(
+            "| {label} | {:.0} | {:.0} | {:.3} |",
+            median(with),
+            median(without),
+            median(ratios)
+        );
+    }
+    println!();
 }
 
 fn subsplit_cost(reps: usize) {

@@ -111,6 +111,10 @@ pub struct SimCosts {
     /// Per work iteration of a noise parasite.
     #[serde(rename = "sim_noise_iter_ns")]
     pub noise_iter_ns: f64,
+    /// Cost per cell of an update that also computes its local residual
+    /// (runs with a tolerance), as a multiple of `cell_ns`.
+    #[serde(rename = "sim_residual_factor")]
+    pub residual_factor: f64,
 }
 
 impl Default for SimCosts {
@@ -122,6 +126,7 @@ impl Default for SimCosts {
             remote_cell_ns: 0.60,
             barrier_ns: 4500.0,
             noise_iter_ns: 4.06,
+            residual_factor: 1.15,
         }
     }
 }
@@ -288,6 +293,7 @@ pub const KEYS: &[&str] = &[
     "sim_remote_cell_ns",
     "sim_barrier_ns",
     "sim_noise_iter_ns",
+    "sim_residual_factor",
 ];
 
 impl Config {
@@ -447,6 +453,10 @@ impl Config {
             "sim_remote_cell_ns" => self.sim_costs.remote_cell_ns = p.cost("sim_remote_cell_ns")?,
             "sim_barrier_ns" => self.sim_costs.barrier_ns = p.cost("sim_barrier_ns")?,
             "sim_noise_iter_ns" => self.sim_costs.noise_iter_ns = p.cost("sim_noise_iter_ns")?,
+            "sim_residual_factor" => {
+                self.sim_costs.residual_factor =
+                    p.seconds_like("sim_residual_factor", "a multiple of sim_cell_ns, >= 0")?;
+            }
             _ => {
                 return Err(ConfigError::UnknownKey {
                     origin: p.origin,

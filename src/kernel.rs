@@ -29,42 +29,106 @@ pub fn sweep(src: &[f64], dst: &mut [f64], h: usize, w: usize) {
     }
 }
 
+/// Lanes of the residual's partial sums: one 512-bit vector (or two 256-bit
+/// ones) of independent accumulators.
+const LANES: usize = 8;
+
 /// Like [`sweep`], and also returns the sum over the interior of the squared
 /// residual of `src`, `r = (N + S + W + E) - 4 u`, which the update gives
 /// almost for free.
-#[allow(clippy::needless_range_loop)] // indexing by lane is the point
+///
+/// The new values are computed exactly as in [`sweep`] (bit for bit). The
+/// residual is not summed in the naive order:
+/// * `r = 4 (u' - u)` exactly, since `u' = 0.25 * sum` and scaling by a
+///   power of two is exact (for values that are neither subnormal nor huge),
+///   so each term is taken as `(u' - u)^2` and the total multiplied by 16;
+/// * the squares go into [`LANES`] independent partial sums, cell `j` of a
+///   row into lane `j % LANES` (a row's last `w % LANES` cells into a
+///   second set of lanes), all added up at the end; with FMA available, each square is fused into
+///   its addition.
+///
+/// Both keep every single sum's rounding well-defined (no fast-math), so the
+/// result is reproducible, and it agrees with the naive sum to a few ulps
+/// times the number of cells. Measured (`cargo bench --bench compare --
+/// kernel`): the lanes loop compiles to AVX-512 (`vfmadd231pd zmm`) on this
+/// machine, and the sweep costs about 5-10% more per cell than [`sweep`];
+/// the earlier per-lane-indexed version did not vectorise and cost 3x.
 pub fn sweep_with_residual(src: &[f64], dst: &mut [f64], h: usize, w: usize) -> f64 {
-    const LANES: usize = 4;
     let s = w + 2;
     check_shape(src, dst, h, w);
-    // Independent lane sums let the reduction vectorise without reassociating
-    // any single sum (no fast-math needed).
     let mut acc = [0.0f64; LANES];
+    // The row's last `w % LANES` cells: swept as one more whole chunk that
+    // ends at the row's end and overlaps the body. The overlapped cells are
+    // written again with the same values and masked out of the sum, so the
+    // tail vectorises too (as scalar code it cost about 5% at w = 150).
+    let rest = w % LANES;
+    let counted: [bool; LANES] = std::array::from_fn(|l| l >= LANES - rest);
+    let mut tail = [0.0f64; LANES];
     for i in 1..=h {
         let (up, mid, down) = rows(src, i, s);
         let out = &mut dst[i * s + 1..i * s + 1 + w];
-        let centre = &mid[1..=w];
-        let west = &mid[..w];
-        let east = &mid[2..];
-        let (n, so) = (&up[1..=w], &down[1..=w]);
-        let body = w - w % LANES;
-        for k in (0..body).step_by(LANES) {
+        let (north, south) = (&up[1..=w], &down[1..=w]);
+        let (west, centre, east) = (&mid[..w], &mid[1..=w], &mid[2..]);
+        if w < LANES {
+            for j in 0..w {
+                let v = 0.25 * (((north[j] + south[j]) + west[j]) + east[j]);
+                out[j] = v;
+                tail[j] = add_square(tail[j], v - centre[j]);
+            }
+            continue;
+        }
+        // Fixed-size chunks of equal-length slices: no bounds checks, and
+        // LLVM keeps `acc` in vector registers.
+        let mut o = out.chunks_exact_mut(LANES);
+        let mut n = north.chunks_exact(LANES);
+        let mut so = south.chunks_exact(LANES);
+        let mut we = west.chunks_exact(LANES);
+        let mut c = centre.chunks_exact(LANES);
+        let mut ea = east.chunks_exact(LANES);
+        for o in o.by_ref() {
+            let o: &mut [f64; LANES] = o.try_into().expect("exact chunk");
+            let (n, so, we) = (lanes(n.next()), lanes(so.next()), lanes(we.next()));
+            let (c, ea) = (lanes(c.next()), lanes(ea.next()));
             for l in 0..LANES {
-                let j = k + l;
-                let sum = ((n[j] + so[j]) + west[j]) + east[j];
-                out[j] = 0.25 * sum;
-                let r = sum - 4.0 * centre[j];
-                acc[l] += r * r;
+                let v = 0.25 * (((n[l] + so[l]) + we[l]) + ea[l]);
+                o[l] = v;
+                acc[l] = add_square(acc[l], v - c[l]);
             }
         }
-        for j in body..w {
-            let sum = ((n[j] + so[j]) + west[j]) + east[j];
-            out[j] = 0.25 * sum;
-            let r = sum - 4.0 * centre[j];
-            acc[0] += r * r;
+        if rest > 0 {
+            let at = w - LANES;
+            let last = |x: &[f64]| -> [f64; LANES] { x[at..].try_into().expect("last chunk") };
+            let (n, so, we) = (last(north), last(south), last(west));
+            let (c, ea) = (last(centre), last(east));
+            let o: &mut [f64; LANES] = (&mut out[at..]).try_into().expect("last chunk");
+            for l in 0..LANES {
+                let v = 0.25 * (((n[l] + so[l]) + we[l]) + ea[l]);
+                o[l] = v;
+                let d = if counted[l] { v - c[l] } else { 0.0 };
+                tail[l] = add_square(tail[l], d);
+            }
         }
     }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
+    16.0 * (acc.iter().sum::<f64>() + tail.iter().sum::<f64>())
+}
+
+/// An exact chunk as an array, so that the lane loop has a known length.
+#[inline(always)]
+fn lanes(chunk: Option<&[f64]>) -> &[f64; LANES] {
+    chunk
+        .and_then(|c| c.try_into().ok())
+        .expect("chunks of equal-length slices run out together")
+}
+
+/// `acc + d * d`, fused where the target has FMA (the grid never sees it:
+/// only the residual's sum is fused).
+#[inline(always)]
+fn add_square(acc: f64, d: f64) -> f64 {
+    if cfg!(target_feature = "fma") {
+        d.mul_add(d, acc)
+    } else {
+        acc + d * d
+    }
 }
 
 fn check_shape(src: &[f64], dst: &[f64], h: usize, w: usize) {
@@ -111,7 +175,15 @@ mod tests {
 
     #[test]
     fn both_sweeps_equal_the_formula_bit_for_bit() {
-        for (h, w) in [(1, 1), (3, 5), (8, 7), (13, 16)] {
+        for (h, w) in [
+            (1, 1),
+            (3, 5),
+            (8, 7),
+            (13, 16),
+            (9, 24),
+            (150, 150),
+            (11, 151),
+        ] {
             let src = block(h, w);
             let (want, want_res) = naive(&src, h, w);
             let mut a = vec![0.0; src.len()];

@@ -206,8 +206,7 @@ pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Out
             .expect("an epoch ends only when stopped");
         let grid = subdomain::assemble(problem, &subs);
         let residual = residual_norm(&grid) / r0;
-        let refuted_estimate = stop == StopReason::Converged && residual > settings.tolerance;
-        if !refuted_estimate || shared.budget_spent() {
+        if let Some(stop) = epoch_end(stop, residual, settings.tolerance, shared.budget_spent()) {
             break (stop, grid, residual);
         }
         // Tighten the estimate's threshold by how far off it was.
@@ -236,6 +235,25 @@ pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Out
         refuted_estimates: refuted,
         lb: shared.balancer.as_ref().map(Balancer::stats),
         trace,
+    }
+}
+
+/// How an epoch that stopped for `stop` ends the run, given the residual
+/// recomputed from the grid: `None` when the convergence estimate was
+/// refuted and budget remains (run another epoch), else the reason to
+/// report. A refuted estimate with the budget spent is reported as the
+/// budget, never as convergence.
+fn epoch_end(
+    stop: StopReason,
+    residual: f64,
+    tolerance: f64,
+    budget_spent: bool,
+) -> Option<StopReason> {
+    let refuted = stop == StopReason::Converged && residual > tolerance;
+    match (refuted, budget_spent) {
+        (false, _) => Some(stop),
+        (true, true) => Some(StopReason::MaxIterations),
+        (true, false) => None,
     }
 }
 
@@ -373,6 +391,19 @@ mod tests {
         assert_eq!(by_sub, by_thread);
         // The final owners still partition the subdomains sensibly.
         assert!(out.owners.iter().all(|&t| t < 3));
+    }
+
+    #[test]
+    fn a_refuted_estimate_with_the_budget_spent_ends_as_max_iterations() {
+        use StopReason::*;
+        assert_eq!(epoch_end(Converged, 2e-4, 1e-4, true), Some(MaxIterations));
+        assert_eq!(epoch_end(Converged, 2e-4, 1e-4, false), None);
+        assert_eq!(epoch_end(Converged, 5e-5, 1e-4, true), Some(Converged));
+        assert_eq!(epoch_end(TimeLimit, 2e-4, 1e-4, false), Some(TimeLimit));
+        assert_eq!(
+            epoch_end(MaxIterations, 2e-4, 1e-4, true),
+            Some(MaxIterations)
+        );
     }
 
     #[test]

@@ -39,6 +39,26 @@ pub fn measure() -> Measured {
             })
             .collect(),
     );
+    // The same sweep with the residual fused in, relative to the plain one,
+    // interleaved so that both see the same machine.
+    let mut ratios = Vec::new();
+    for _ in 0..9 {
+        let mut time = |residual: bool| {
+            let t = Instant::now();
+            for _ in 0..200 {
+                if residual {
+                    std::hint::black_box(kernel::sweep_with_residual(&a, &mut b, h, w));
+                } else {
+                    kernel::sweep(&a, &mut b, h, w);
+                }
+                std::mem::swap(&mut a, &mut b);
+            }
+            t.elapsed().as_secs_f64()
+        };
+        let plain = time(false);
+        ratios.push(time(true) / plain);
+    }
+    costs.residual_factor = median(ratios);
     // A whole subdomain update minus its cells: halo, publication, counter.
     let p = Problem::new(300, 4, 4).expect("valid");
     let subs = subdomain::build(&p);
@@ -142,6 +162,11 @@ impl fmt::Display for Measured {
             f,
             "sim_noise_iter_ns = {:.3}   # a noise work iteration",
             c.noise_iter_ns
+        )?;
+        writeln!(
+            f,
+            "sim_residual_factor = {:.3}   # residual sweep / plain sweep per cell, 150 x 150",
+            c.residual_factor
         )
     }
 }

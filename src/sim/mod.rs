@@ -232,7 +232,12 @@ impl<'a> Engine<'a> {
         } else {
             0.0
         };
-        (c.update_ns + cells * c.cell_ns + remote) * 1e3
+        let cell_ns = if self.with_residual {
+            c.cell_ns * c.residual_factor
+        } else {
+            c.cell_ns
+        };
+        (c.update_ns + cells * cell_ns + remote) * 1e3
     }
 
     /// Locks subdomain `s` and computes its next values (numerics only).
