@@ -40,11 +40,24 @@ enum Command {
     Experiment(ExperimentArgs),
     /// Draw the paper's figures and Table 2 from results files.
     Plot(PlotArgs),
-    /// Print the sockets and cores braid detects, and how.
-    Topology,
+    /// Print the sockets, physical cores and logical CPUs braid detects (and
+    /// how), and where N threads would be pinned. BRAID_SYSFS_ROOT=DIR reads
+    /// a captured sysfs tree (DIR/devices/system/cpu) instead of /sys.
+    Topology(TopologyArgs),
     /// The process form of the noise parasite (what `noise = process` runs).
     #[command(name = "__parasite", hide = true)]
     Parasite(braid_noise::cli::NoiseArgs),
+}
+
+#[derive(Debug, Args)]
+struct TopologyArgs {
+    /// Threads to place (default: one per physical core)
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Print the topology and the placement as JSON (`cores`: the logical
+    /// CPU of each thread, as in the run report)
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -132,10 +145,7 @@ pub fn main() -> ExitCode {
         Some(Command::Sim(args)) => run(args.run, Engine::Sim),
         Some(Command::Experiment(args)) => experiment(args),
         Some(Command::Plot(args)) => plot(args),
-        Some(Command::Topology) => {
-            print!("{}", Topology::detect());
-            Ok(())
-        }
+        Some(Command::Topology(args)) => topology(&args),
         Some(Command::Parasite(args)) => return braid_noise::cli::main_with(args),
     };
     match result {
@@ -194,6 +204,58 @@ impl Output {
                 .with_context(|| format!("cannot write {what} to {}", path.display())),
         }
     }
+}
+
+/// `braid topology`: the machine, and where threads would go.
+fn topology(args: &TopologyArgs) -> Result<(), Failure> {
+    let topo = Topology::detect();
+    let threads = args.threads.unwrap_or_else(|| topo.physical_cores());
+    if threads == 0 {
+        return Err(bad_input(anyhow::anyhow!("--threads must be at least 1")));
+    }
+    let placement = topo.place(threads, false).map_err(bad_input)?;
+    if args.json {
+        #[derive(serde::Serialize)]
+        struct Shown<'a> {
+            topology: &'a Topology,
+            threads: usize,
+            cores: &'a [usize],
+            thread_sockets: &'a [usize],
+        }
+        let shown = Shown {
+            topology: &topo,
+            threads,
+            cores: &placement.cores,
+            thread_sockets: &placement.sockets,
+        };
+        let text = serde_json::to_string_pretty(&shown).map_err(|e| Failure {
+            status: 1,
+            error: e.into(),
+        })?;
+        println!("{text}");
+    } else {
+        print!("{topo}");
+        println!(
+            "{threads} thread(s) pinned to CPUs {}",
+            pinned_list(&placement)
+        );
+    }
+    Ok(())
+}
+
+/// `0-3 (socket 0), 4-7 (socket 1)`
+fn pinned_list(p: &crate::topology::Placement) -> String {
+    let mut runs: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (&cpu, &socket) in p.cores.iter().zip(&p.sockets) {
+        match runs.last_mut() {
+            Some((s, cpus)) if *s == socket => cpus.push(cpu),
+            _ => runs.push((socket, vec![cpu])),
+        }
+    }
+    runs.iter()
+        .map(|(s, cpus)| format!("{} (socket {s})", crate::topology::format_list(cpus)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Which engine runs the plan.

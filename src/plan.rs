@@ -40,7 +40,7 @@ impl Plan {
         config.validate()?;
         let topology = machine.select(&config.cores, &config.sockets)?;
         let threads = match config.threads {
-            AutoOr::Auto => topology.cores().len(),
+            AutoOr::Auto => topology.physical_cores(),
             AutoOr::Value(n) => n,
         };
         let placement = topology.place(threads, config.oversubscribe)?;

@@ -54,6 +54,10 @@ pub struct Report {
     pub residual: Option<f64>,
     pub converged: bool,
     pub refuted_estimates: u32,
+    /// Subdomains whose cells followed them to another socket (see
+    /// `Outcome::rehomes`).
+    #[serde(default)]
+    pub rehomes: u64,
     pub max_staleness_seen: u64,
     /// What the balancer did; null without one.
     pub lb: Option<LbStats>,
@@ -115,6 +119,7 @@ impl Report {
             residual: out.residual,
             converged: out.converged,
             refuted_estimates: out.refuted_estimates,
+            rehomes: out.rehomes,
             max_staleness_seen: out.max_staleness_seen,
             lb: out.lb.clone(),
             trace: plan.settings.trace_interval.map(|_| out.trace.clone()),

@@ -19,6 +19,14 @@
 //!     atomic, so the reader gets a mix of recent versions cell by cell, which
 //!     is exactly the asynchronous iteration's model (no torn `f64`, no race).
 //! * **Counter** and **residual** sit on their own cache line.
+//! * **Memory follows its thread.** The real runtime builds subdomains
+//!   [untouched](build_untouched) (edges published, cells not yet
+//!   allocated); each worker allocates and first writes its own subdomains'
+//!   cells after it is pinned ([`Subdomain::touch`]), so that Linux's
+//!   first-touch policy puts them on its socket's NUMA node. A subdomain
+//!   updated by a thread on another socket than the one that touched its
+//!   memory is first copied into memory the new thread touches
+//!   ([`Cells::rehome`], under the lock). `first_toucher` records who did it.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -48,6 +56,8 @@ struct Stats {
     count: AtomicU64,
     residual_sq: AtomicU64,
     owner: AtomicUsize,
+    /// The thread whose writes first touched the current cells.
+    toucher: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -67,22 +77,49 @@ pub enum EdgeVersion {
     Latest,
 }
 
+impl Cells {
+    /// Both buffers, halo included, from the initial global grid: the
+    /// boundary parts of the halo never change afterwards.
+    fn initial(problem: &Problem, geom: &SubdomainGeom) -> Cells {
+        let s = geom.width + 2;
+        let mut cur = vec![0.0; (geom.height + 2) * s];
+        for (i, row) in cur.chunks_exact_mut(s).enumerate() {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = problem.initial_value(geom.row0 - 1 + i, geom.col0 - 1 + j);
+            }
+        }
+        Cells {
+            next: cur.clone(),
+            cur,
+        }
+    }
+
+    /// Not allocated yet (see [`Subdomain::touch`]).
+    fn untouched() -> Cells {
+        Cells {
+            cur: Vec::new(),
+            next: Vec::new(),
+        }
+    }
+
+    /// Copies both buffers into memory this thread allocates and writes
+    /// first (fresh pages: first touch places them on this thread's NUMA
+    /// node), and frees the old ones.
+    pub fn rehome(&mut self) {
+        let copy = |v: &[f64]| {
+            let mut fresh = Vec::with_capacity(v.len());
+            fresh.extend_from_slice(v);
+            fresh
+        };
+        self.cur = copy(&self.cur);
+        self.next = copy(&self.next);
+    }
+}
+
 impl Subdomain {
     pub fn new(problem: &Problem, geom: &SubdomainGeom) -> Self {
         let (h, w) = (geom.height, geom.width);
-        let s = w + 2;
-        // Fill both buffers, halo included, from the initial global grid: the
-        // boundary parts of the halo never change afterwards.
-        let mut cur = vec![0.0; (h + 2) * s];
-        for i in 0..h + 2 {
-            for j in 0..s {
-                cur[i * s + j] = problem.initial_value(geom.row0 - 1 + i, geom.col0 - 1 + j);
-            }
-        }
-        let cells = Cells {
-            next: cur.clone(),
-            cur,
-        };
+        let cells = Cells::initial(problem, geom);
         let make_edges = || Edges {
             sides: Side::ALL.map(|side| {
                 let len = match side {
@@ -104,7 +141,36 @@ impl Subdomain {
             sub.publish(&cells.cur, 1);
         }
         sub.stats.owner.store(geom.domain, Ordering::Relaxed);
+        sub.stats.toucher.store(usize::MAX, Ordering::Relaxed);
         sub
+    }
+
+    /// Allocates and fills the cells on the calling thread (`thread`), if
+    /// they are not yet: a worker calls it for its subdomains after pinning.
+    pub fn touch(&self, problem: &Problem, thread: usize) {
+        self.ensure_touched(&mut self.cells.lock(), problem, thread);
+    }
+
+    /// [`Self::touch`] with the lock held (`cells` must be this
+    /// subdomain's): a subdomain handed over before its first owner got to
+    /// it is allocated by whoever updates it first.
+    pub fn ensure_touched(&self, cells: &mut Cells, problem: &Problem, thread: usize) {
+        if cells.cur.is_empty() {
+            *cells = Cells::initial(problem, &self.geom);
+            self.stats.toucher.store(thread, Ordering::Relaxed);
+        }
+    }
+
+    /// The thread that first wrote the current cells (`usize::MAX` when the
+    /// calling thread of [`build`] did).
+    pub fn first_toucher(&self) -> usize {
+        self.stats.toucher.load(Ordering::Relaxed)
+    }
+
+    /// Records that `thread` re-homed the cells ([`Cells::rehome`]); call
+    /// under the lock.
+    pub fn set_first_toucher(&self, thread: usize) {
+        self.stats.toucher.store(thread, Ordering::Relaxed);
     }
 
     /// Updates done so far.
@@ -135,9 +201,13 @@ impl Subdomain {
         self.cells.try_lock()
     }
 
-    /// Copies the interior into `out`, a padded global grid.
+    /// Copies the interior into `out`, a padded global grid (nothing for
+    /// cells never touched: `out` already holds the initial values).
     pub fn copy_into(&self, out: &mut ndarray::Array2<f64>) {
         let cells = self.cells.lock();
+        if cells.cur.is_empty() {
+            return;
+        }
         let g = &self.geom;
         let s = g.width + 2;
         for i in 0..g.height {
@@ -255,6 +325,16 @@ pub fn build(problem: &Problem) -> Vec<Subdomain> {
         .iter()
         .map(|g| Subdomain::new(problem, g))
         .collect()
+}
+
+/// All subdomains of a problem with their edges published but their cells
+/// not allocated: each owner [touches](Subdomain::touch) its own.
+pub fn build_untouched(problem: &Problem) -> Vec<Subdomain> {
+    let subs = build(problem);
+    for s in &subs {
+        *s.cells.lock() = Cells::untouched();
+    }
+    subs
 }
 
 /// The padded global grid assembled from the subdomains' current cells.

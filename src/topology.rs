@@ -1,11 +1,20 @@
 //! The machine as braid sees it: sockets and their cores, how that was
 //! learned, and the placement of worker threads on cores.
 //!
-//! Detection order: hwloc (with the `hwloc` feature), Linux sysfs, and a
-//! single-socket fallback. Only cores this process may run on (its affinity
-//! mask) are kept. `sockets = N` replaces the detected sockets by N virtual
-//! ones of consecutive cores, so split/hybrid balancing can be exercised on
-//! any machine.
+//! A socket holds physical cores, and a core holds the logical CPUs (PUs,
+//! hyperthreads) it runs. Threads are placed one per physical core, sockets
+//! in order, and only then on a core's further PUs: two threads never share
+//! a core while a core is free.
+//!
+//! Detection order: hwloc (with the `hwloc` feature), Linux sysfs (each
+//! CPU's `physical_package_id` and `core_id`), and a single-socket fallback.
+//! Only PUs this process may run on (its affinity mask) are kept, except
+//! when `BRAID_SYSFS_ROOT` names a captured sysfs tree (standing in for
+//! `/sys`, e.g. a copy of a node's `/sys/devices/system/cpu` under
+//! `ROOT/devices/system/cpu`): that tree is then the whole machine. `cores =
+//! LIST` picks logical CPUs by hand, each its own core. `sockets = N`
+//! replaces the detected sockets by N virtual ones of consecutive cores, so
+//! split/hybrid balancing can be exercised on any machine.
 
 use std::fmt;
 
@@ -29,8 +38,18 @@ pub enum Source {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Socket {
-    /// OS core (PU) ids.
-    pub cores: Vec<usize>,
+    /// Physical cores, each as the OS ids of its logical CPUs (PUs),
+    /// ascending. A CPU picked by hand (`cores = ...`) is a core of its own.
+    pub cores: Vec<Vec<usize>>,
+}
+
+impl Socket {
+    /// One PU per core, as on a machine without hyperthreads.
+    fn single(pus: impl IntoIterator<Item = usize>) -> Socket {
+        Socket {
+            cores: pus.into_iter().map(|p| vec![p]).collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,13 +60,13 @@ pub struct Topology {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TopologyError {
-    #[error("`cores`: core {core} is not available to this process (available: {available})")]
+    #[error("`cores`: CPU {core} is not available to this process (available: {available})")]
     UnknownCore { core: usize, available: String },
     #[error("`sockets`: cannot split {cores} core(s) into {sockets} virtual sockets")]
     TooManySockets { sockets: usize, cores: usize },
     #[error(
-        "`threads`: {threads} threads but only {cores} core(s) selected; \
-         set oversubscribe = true to pin several threads per core"
+        "`threads`: {threads} threads but only {cores} logical CPU(s) selected; \
+         set oversubscribe = true to pin several threads per CPU"
     )]
     Oversubscribed { threads: usize, cores: usize },
 }
@@ -55,7 +74,7 @@ pub enum TopologyError {
 /// Where each worker thread runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Placement {
-    /// Core id of each thread.
+    /// The logical CPU (PU) of each thread.
     pub cores: Vec<usize>,
     /// Socket index (into `Topology::sockets`) of each thread.
     pub sockets: Vec<usize>,
@@ -68,17 +87,25 @@ impl Placement {
 }
 
 impl Topology {
-    /// The machine this process runs on.
+    /// The machine this process runs on, or the captured sysfs tree named
+    /// by `BRAID_SYSFS_ROOT`.
     pub fn detect() -> Topology {
+        if let Some(root) = std::env::var_os(SYSFS_ROOT_VAR) {
+            let root = std::path::PathBuf::from(root);
+            return detect_sysfs(&root).unwrap_or(Topology {
+                source: Source::Fallback,
+                sockets: vec![Socket::single([0])],
+            });
+        }
         let allowed = allowed_cores();
-        let detected = detect_hwloc().or_else(detect_sysfs);
+        let detected = detect_hwloc().or_else(|| detect_sysfs(std::path::Path::new("/sys")));
         let topo = match detected {
             Some(t) => t.restricted_to(&allowed),
             None => None,
         };
         topo.unwrap_or_else(|| Topology {
             source: Source::Fallback,
-            sockets: vec![Socket { cores: allowed }],
+            sockets: vec![Socket::single(allowed)],
         })
     }
 
@@ -88,9 +115,7 @@ impl Topology {
         Topology {
             source: Source::Virtual,
             sockets: (0..sockets)
-                .map(|s| Socket {
-                    cores: (s * cores_per_socket..(s + 1) * cores_per_socket).collect(),
-                })
+                .map(|s| Socket::single(s * cores_per_socket..(s + 1) * cores_per_socket))
                 .collect(),
         }
     }
@@ -103,11 +128,21 @@ impl Topology {
         }
     }
 
+    /// Every logical CPU (PU), socket by socket, core by core.
     pub fn cores(&self) -> Vec<usize> {
-        self.sockets.iter().flat_map(|s| s.cores.clone()).collect()
+        self.sockets
+            .iter()
+            .flat_map(|s| s.cores.iter().flatten().copied())
+            .collect()
     }
 
-    /// Keeps only `allowed` cores, dropping empty sockets; `None` if none is left.
+    /// How many physical cores: the default thread count.
+    pub fn physical_cores(&self) -> usize {
+        self.sockets.iter().map(|s| s.cores.len()).sum()
+    }
+
+    /// Keeps only `allowed` PUs, dropping empty cores and sockets; `None` if
+    /// none is left.
     fn restricted_to(self, allowed: &[usize]) -> Option<Topology> {
         let sockets: Vec<Socket> = self
             .sockets
@@ -116,7 +151,8 @@ impl Topology {
                 cores: s
                     .cores
                     .into_iter()
-                    .filter(|c| allowed.contains(c))
+                    .map(|pus| pus.into_iter().filter(|p| allowed.contains(p)).collect())
+                    .filter(|pus: &Vec<usize>| !pus.is_empty())
                     .collect(),
             })
             .filter(|s| !s.cores.is_empty())
@@ -142,22 +178,20 @@ impl Topology {
                     available: format_list(&available),
                 });
             }
-            // Keep the order the user gave, grouped by detected socket.
+            // Keep the order the user gave, grouped by detected socket; each
+            // named CPU is a core of its own.
             topo.sockets = self
                 .sockets
                 .iter()
-                .map(|s| Socket {
-                    cores: list
-                        .iter()
-                        .copied()
-                        .filter(|c| s.cores.contains(c))
-                        .collect(),
+                .map(|s| {
+                    let on_socket = |c: &usize| s.cores.iter().flatten().any(|p| p == c);
+                    Socket::single(list.iter().copied().filter(on_socket))
                 })
                 .filter(|s| !s.cores.is_empty())
                 .collect();
         }
         if let AutoOr::Value(n) = *sockets {
-            let all = topo.cores();
+            let all: Vec<Vec<usize>> = topo.sockets.iter().flat_map(|s| s.cores.clone()).collect();
             if n > all.len() {
                 return Err(TopologyError::TooManySockets {
                     sockets: n,
@@ -176,31 +210,51 @@ impl Topology {
         Ok(topo)
     }
 
-    /// Pins `threads` threads: socket by socket, one per core; oversubscribed,
-    /// consecutive threads share a core so that they share its socket too.
+    /// Pins `threads` threads: one per physical core, socket by socket; then,
+    /// if there are more threads than cores, on the cores' further PUs
+    /// (hyperthreads), again socket by socket. Oversubscribed (more threads
+    /// than PUs), consecutive threads share a PU, so that they share its
+    /// socket too.
     pub fn place(&self, threads: usize, oversubscribe: bool) -> Result<Placement, TopologyError> {
-        let cores: Vec<(usize, usize)> = self
+        let depth = self
             .sockets
             .iter()
-            .enumerate()
-            .flat_map(|(s, sock)| sock.cores.iter().map(move |&c| (c, s)))
+            .flat_map(|s| s.cores.iter().map(Vec::len))
+            .max()
+            .unwrap_or(0);
+        // (PU, socket) in the order threads take them.
+        let by_level: Vec<(usize, usize)> = (0..depth)
+            .flat_map(|level| {
+                self.sockets.iter().enumerate().flat_map(move |(s, sock)| {
+                    sock.cores
+                        .iter()
+                        .filter_map(move |pus| pus.get(level).map(|&p| (p, s)))
+                })
+            })
             .collect();
-        if threads > cores.len() && !oversubscribe {
+        let pus = by_level.len();
+        if threads > pus && !oversubscribe {
             return Err(TopologyError::Oversubscribed {
                 threads,
-                cores: cores.len(),
+                cores: pus,
             });
         }
-        let slot = |t: usize| {
-            if threads <= cores.len() {
-                cores[t]
-            } else {
-                cores[t * cores.len() / threads]
-            }
+        let slots: Vec<(usize, usize)> = if threads <= pus {
+            by_level[..threads].to_vec()
+        } else {
+            let socket_major: Vec<(usize, usize)> = self
+                .sockets
+                .iter()
+                .enumerate()
+                .flat_map(|(s, sock)| sock.cores.iter().flatten().map(move |&p| (p, s)))
+                .collect();
+            (0..threads)
+                .map(|t| socket_major[t * pus / threads])
+                .collect()
         };
         Ok(Placement {
-            cores: (0..threads).map(|t| slot(t).0).collect(),
-            sockets: (0..threads).map(|t| slot(t).1).collect(),
+            cores: slots.iter().map(|s| s.0).collect(),
+            sockets: slots.iter().map(|s| s.1).collect(),
         })
     }
 }
@@ -210,21 +264,35 @@ impl fmt::Display for Topology {
         let how = match self.source {
             Source::Hwloc => "detected by hwloc",
             Source::Sysfs => "read from Linux sysfs",
-            Source::Fallback => "not detectable: all cores on one socket",
-            Source::Virtual => "virtual split (sockets = N)",
+            Source::Fallback => "not detectable: all CPUs on one socket, one per core",
+            Source::Virtual => "virtual split (sockets = N) or CPUs picked by hand",
             Source::Synthetic => "synthetic (sim_topology)",
         };
         writeln!(
             f,
-            "{} socket(s), {} core(s), {how}",
+            "{} socket(s), {} core(s), {} logical CPU(s), {how}",
             self.sockets.len(),
+            self.physical_cores(),
             self.cores().len()
         )?;
         for (i, s) in self.sockets.iter().enumerate() {
-            writeln!(f, "  socket {i}: cores {}", format_list(&s.cores))?;
+            writeln!(f, "  socket {i}: {}", format_cores(&s.cores))?;
         }
         Ok(())
     }
+}
+
+/// `cores 0-3` without hyperthreads, `4 cores (CPUs): 0+4 1+5 2+6 3+7` with.
+fn format_cores(cores: &[Vec<usize>]) -> String {
+    if cores.iter().all(|c| c.len() == 1) {
+        let pus: Vec<usize> = cores.iter().flatten().copied().collect();
+        return format!("cores {}", format_list(&pus));
+    }
+    let each: Vec<String> = cores
+        .iter()
+        .map(|c| c.iter().map(usize::to_string).collect::<Vec<_>>().join("+"))
+        .collect();
+    format!("{} cores (CPUs): {}", cores.len(), each.join(" "))
 }
 
 /// `0-3,6,8-9`
@@ -260,9 +328,19 @@ fn allowed_cores() -> Vec<usize> {
     ids
 }
 
-fn detect_sysfs() -> Option<Topology> {
-    let mut by_package: std::collections::BTreeMap<i64, Vec<usize>> = Default::default();
-    for entry in std::fs::read_dir("/sys/devices/system/cpu").ok()? {
+/// The environment variable naming a sysfs root to read instead of `/sys`.
+pub const SYSFS_ROOT_VAR: &str = "BRAID_SYSFS_ROOT";
+
+/// Sockets and physical cores from `ROOT/devices/system/cpu/cpu*/topology`:
+/// PUs with the same `physical_package_id` and `core_id` are one core.
+/// Offline CPUs (an `online` file reading 0, or no topology directory) are
+/// left out.
+fn detect_sysfs(root: &std::path::Path) -> Option<Topology> {
+    use std::collections::BTreeMap;
+    let dir = root.join("devices/system/cpu");
+    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
+    let mut packages: BTreeMap<i64, BTreeMap<i64, Vec<usize>>> = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).ok()? {
         let name = entry.ok()?.file_name().into_string().ok()?;
         let Some(id) = name
             .strip_prefix("cpu")
@@ -270,25 +348,47 @@ fn detect_sysfs() -> Option<Topology> {
         else {
             continue;
         };
-        let path = format!("/sys/devices/system/cpu/{name}/topology/physical_package_id");
-        let Ok(text) = std::fs::read_to_string(path) else {
-            continue; // offline cores have no topology directory
+        let cpu = dir.join(&name);
+        if read(cpu.join("online")).is_some_and(|t| t.trim() == "0") {
+            continue;
+        }
+        let Some(package) = read(cpu.join("topology/physical_package_id")) else {
+            continue; // offline CPUs have no topology directory
         };
-        let package = text.trim().parse().ok()?;
-        by_package.entry(package).or_default().push(id);
+        let package = package.trim().parse().ok()?;
+        // Without core_id (very old kernels) every CPU is its own core.
+        let core = match read(cpu.join("topology/core_id")) {
+            Some(c) => c.trim().parse().ok()?,
+            None => -1 - id as i64,
+        };
+        packages
+            .entry(package)
+            .or_default()
+            .entry(core)
+            .or_default()
+            .push(id);
     }
-    if by_package.is_empty() {
+    if packages.is_empty() {
         return None;
     }
+    let sockets = packages
+        .into_values()
+        .map(|cores| {
+            let mut cores: Vec<Vec<usize>> = cores
+                .into_values()
+                .map(|mut pus| {
+                    pus.sort_unstable();
+                    pus
+                })
+                .collect();
+            // Cores in the order of their first PU, as the OS numbers them.
+            cores.sort_unstable_by_key(|pus| pus[0]);
+            Socket { cores }
+        })
+        .collect();
     Some(Topology {
         source: Source::Sysfs,
-        sockets: by_package
-            .into_values()
-            .map(|mut cores| {
-                cores.sort_unstable();
-                Socket { cores }
-            })
-            .collect(),
+        sockets,
     })
 }
 
@@ -300,7 +400,19 @@ fn detect_hwloc() -> Option<Topology> {
         .objects_with_type(ObjectType::Package)
         .filter_map(|p| {
             let set = p.cpuset()?;
-            let cores: Vec<usize> = set.iter_set().map(usize::from).collect();
+            let cores: Vec<Vec<usize>> = topo
+                .objects_inside_cpuset_with_type(set, ObjectType::Core)
+                .filter_map(|c| {
+                    let pus: Vec<usize> = c.cpuset()?.iter_set().map(usize::from).collect();
+                    (!pus.is_empty()).then_some(pus)
+                })
+                .collect();
+            // A package without Core objects: each PU is a core.
+            let cores = if cores.is_empty() {
+                set.iter_set().map(|p| vec![usize::from(p)]).collect()
+            } else {
+                cores
+            };
             (!cores.is_empty()).then_some(Socket { cores })
         })
         .collect();
@@ -318,6 +430,7 @@ fn detect_hwloc() -> Option<Topology> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn detection_finds_at_least_one_core() {
@@ -331,8 +444,8 @@ mod tests {
         let t = Topology::uniform(1, 6);
         let v = t.select(&AutoOr::Auto, &AutoOr::Value(2)).unwrap();
         assert_eq!(v.source, Source::Virtual);
-        assert_eq!(v.sockets[0].cores, vec![0, 1, 2]);
-        assert_eq!(v.sockets[1].cores, vec![3, 4, 5]);
+        assert_eq!(v.sockets[0].cores, vec![vec![0], vec![1], vec![2]]);
+        assert_eq!(v.sockets[1].cores, vec![vec![3], vec![4], vec![5]]);
         assert!(t.select(&AutoOr::Auto, &AutoOr::Value(7)).is_err());
     }
 
@@ -344,7 +457,7 @@ mod tests {
         let e = t
             .select(&AutoOr::Value(vec![9]), &AutoOr::Auto)
             .unwrap_err();
-        assert!(e.to_string().contains("core 9"));
+        assert!(e.to_string().contains("CPU 9"), "{e}");
     }
 
     #[test]
@@ -359,6 +472,113 @@ mod tests {
         assert_eq!(p.sockets, vec![0, 0, 1, 1]);
         let p = t.place(2, false).unwrap();
         assert_eq!(p.sockets, vec![0, 1]);
+    }
+
+    /// A fake `ROOT/devices/system/cpu` tree: `(cpu, package, core)` for
+    /// each online CPU, plus offline CPUs with no topology directory.
+    fn fake_sysfs(name: &str, cpus: &[(usize, i64, i64)], offline: &[usize]) -> PathBuf {
+        // Tests run in parallel: a tree of its own for each call.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pid = std::process::id();
+        let root = std::env::temp_dir().join(format!("braid-sysfs-{pid}-{name}-{n}"));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = root.join("devices/system/cpu");
+        for &(cpu, package, core) in cpus {
+            let t = dir.join(format!("cpu{cpu}/topology"));
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("physical_package_id"), format!("{package}\n")).unwrap();
+            std::fs::write(t.join("core_id"), format!("{core}\n")).unwrap();
+            std::fs::write(dir.join(format!("cpu{cpu}/online")), "1\n").unwrap();
+        }
+        for &cpu in offline {
+            std::fs::create_dir_all(dir.join(format!("cpu{cpu}"))).unwrap();
+            std::fs::write(dir.join(format!("cpu{cpu}/online")), "0\n").unwrap();
+        }
+        std::fs::create_dir_all(dir.join("cpufreq")).unwrap(); // not a CPU
+        root
+    }
+
+    /// 2 sockets x 4 cores x 2 hyperthreads, numbered the Linux way: socket
+    /// 0 is CPUs 0-3 with siblings 8-11, socket 1 is 4-7 with 12-15.
+    fn two_by_four_ht() -> Topology {
+        let cpus: Vec<(usize, i64, i64)> = (0..16)
+            .map(|cpu| (cpu, ((cpu % 8) / 4) as i64, (cpu % 4) as i64))
+            .collect();
+        let root = fake_sysfs("2x4ht", &cpus, &[]);
+        let t = detect_sysfs(&root).unwrap();
+        std::fs::remove_dir_all(root).unwrap();
+        t
+    }
+
+    #[test]
+    fn sysfs_groups_hyperthreads_into_physical_cores() {
+        let t = two_by_four_ht();
+        assert_eq!(t.source, Source::Sysfs);
+        assert_eq!(t.physical_cores(), 8);
+        assert_eq!(t.cores().len(), 16);
+        assert_eq!(
+            t.sockets[0].cores,
+            vec![vec![0, 8], vec![1, 9], vec![2, 10], vec![3, 11]]
+        );
+        assert_eq!(t.sockets[1].cores[0], vec![4, 12]);
+    }
+
+    #[test]
+    fn no_two_threads_share_a_core_until_every_core_has_one() {
+        let t = two_by_four_ht();
+        let core_of = |pu: usize| pu % 8; // physical core index on this machine
+        for threads in 1..=16 {
+            let p = t.place(threads, false).unwrap();
+            let mut used: Vec<usize> = p.cores.iter().map(|&c| core_of(c)).collect();
+            used.sort_unstable();
+            used.dedup();
+            assert_eq!(
+                used.len(),
+                threads.min(8),
+                "{threads} threads: {:?}",
+                p.cores
+            );
+            // Sockets fill in order: socket 0's cores before socket 1's.
+            let firsts = &p.sockets[..threads.min(8)];
+            assert!(firsts.windows(2).all(|w| w[0] <= w[1]), "{:?}", p.sockets);
+        }
+        let p = t.place(8, false).unwrap();
+        assert_eq!(p.cores, vec![0, 1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(p.sockets, vec![0, 0, 0, 0, 1, 1, 1, 1]);
+        let p = t.place(10, false).unwrap();
+        assert_eq!(&p.cores[8..], &[8, 9]);
+        assert!(t.place(17, false).is_err());
+        // Oversubscribed, consecutive threads share a CPU and its socket.
+        let p = t.place(32, true).unwrap();
+        assert_eq!(p.cores[0], p.cores[1]);
+        assert!(p.sockets.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn sysfs_without_hyperthreads_and_with_an_offline_cpu() {
+        let root = fake_sysfs("1x2", &[(0, 0, 0), (1, 0, 1)], &[]);
+        let t = detect_sysfs(&root).unwrap();
+        assert_eq!(t.sockets, vec![Socket::single([0, 1])]);
+        std::fs::remove_dir_all(root).unwrap();
+        let cpus = [(0, 0, 0), (1, 0, 1), (3, 0, 3)];
+        let root = fake_sysfs("offline", &cpus, &[2]);
+        let t = detect_sysfs(&root).unwrap();
+        assert_eq!(t.cores(), vec![0, 1, 3]);
+        assert_eq!(t.place(3, false).unwrap().cores, vec![0, 1, 3]);
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn cpus_picked_by_hand_are_cores_of_their_own() {
+        let t = two_by_four_ht();
+        let sel = t
+            .select(&AutoOr::Value(vec![0, 8, 4]), &AutoOr::Auto)
+            .unwrap();
+        assert_eq!(sel.physical_cores(), 3);
+        let p = sel.place(3, false).unwrap();
+        assert_eq!(p.cores, vec![0, 8, 4]);
+        assert_eq!(p.sockets, vec![0, 0, 1]);
     }
 
     #[test]

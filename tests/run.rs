@@ -189,7 +189,7 @@ fn bad_input_exits_2_with_a_message_naming_the_key() {
         (&["run", "--variant", "async(four)"], "async(four)"),
         (&["run", "--config", "bad.txt"], "bad.txt:3"),
         (&["run", "--config", "missing.txt"], "missing.txt"),
-        (&["run", "cores=999"], "core 999"),
+        (&["run", "cores=999"], "`cores`: CPU 999"),
         (&["run", "--json", "no/such/dir/r.json"], "no/such/dir"),
     ];
     for (args, needle) in cases {

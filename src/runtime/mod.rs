@@ -118,6 +118,13 @@ pub struct Outcome {
     pub pinned: bool,
     /// Epochs whose convergence estimate the recomputed residual refuted.
     pub refuted_estimates: u32,
+    /// Updates that first moved a subdomain's cells to its new owner's
+    /// socket (runtime: copied into memory the new owner touched first;
+    /// simulator: charged `sim_remote_cell_ns` per cell).
+    pub rehomes: u64,
+    /// The thread that first wrote each subdomain's current cells (runtime
+    /// only; empty in the simulator): a check that memory follows its thread.
+    pub first_touchers: Vec<usize>,
     /// What the balancer did, if there was one.
     pub lb: Option<LbStats>,
     /// Samples of every subdomain's count and owner, if asked for.
@@ -134,6 +141,7 @@ pub struct TraceSample {
 
 /// State shared by the workers and the monitor.
 struct Shared<'a> {
+    problem: &'a Problem,
     subs: &'a [Subdomain],
     settings: &'a Settings,
     placement: &'a Placement,
@@ -148,6 +156,8 @@ struct Shared<'a> {
     stop_line_sq: AtomicU64,
     finished: AtomicUsize,
     pinned: AtomicUsize,
+    /// Subdomains copied into a new owner's memory after a cross-socket move.
+    rehomes: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -172,9 +182,11 @@ impl Shared<'_> {
 pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Outcome {
     let threads = placement.threads();
     assert_eq!(threads, problem.threads, "one thread per domain");
-    let subs = subdomain::build(problem);
+    // Cells are allocated by their owners, after pinning (first touch).
+    let subs = subdomain::build_untouched(problem);
     let r0 = residual_norm(&problem.initial_grid()).max(f64::MIN_POSITIVE);
     let shared = Shared {
+        problem,
         subs: &subs,
         settings,
         placement,
@@ -191,6 +203,7 @@ pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Out
         stop_line_sq: AtomicU64::new((r0 * settings.tolerance).powi(2).to_bits()),
         finished: AtomicUsize::new(0),
         pinned: AtomicUsize::new(0),
+        rehomes: AtomicU64::new(0),
     };
     let start = shared.start;
     let mut trace = Vec::new();
@@ -233,6 +246,8 @@ pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Out
         max_staleness_seen: load_all(&shared.max_lag).into_iter().max().unwrap_or(0),
         pinned: shared.pinned.load(Ordering::Relaxed) == threads,
         refuted_estimates: refuted,
+        rehomes: shared.rehomes.load(Ordering::Relaxed),
+        first_touchers: subs.iter().map(Subdomain::first_toucher).collect(),
         lb: shared.balancer.as_ref().map(Balancer::stats),
         trace,
     }
@@ -391,6 +406,59 @@ mod tests {
         assert_eq!(by_sub, by_thread);
         // The final owners still partition the subdomains sensibly.
         assert!(out.owners.iter().all(|&t| t < 3));
+    }
+
+    #[test]
+    fn each_subdomain_is_first_touched_by_its_owner_thread() {
+        for mode in [Mode::Sync, Mode::Async] {
+            let s = settings(mode, 0, 20, 4);
+            let (p, out) = run_small(3, 4, &s);
+            let owners: Vec<usize> = p.subs.iter().map(|g| g.domain).collect();
+            assert_eq!(out.first_touchers, owners, "{mode:?}");
+            assert_eq!(out.rehomes, 0);
+        }
+    }
+
+    #[test]
+    fn cells_follow_a_subdomain_across_sockets_but_not_within_one() {
+        use crate::policy::{Progressive, Scope};
+        // 4 threads on 2 virtual sockets (oversubscribed on purpose), thread
+        // 0 slowed so that the balancer moves subdomains.
+        let p = Problem::new(12, 4, 4).unwrap();
+        let placement = Topology::uniform(2, 2).place(4, true).unwrap();
+        for (scope, crosses) in [(Scope::Joint, true), (Scope::Split, false)] {
+            let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
+            s.time_limit = Some(Duration::from_millis(300));
+            s.policy = Some(Arc::new(Progressive {
+                scope,
+                pairs: 6,
+                low_threshold: 1,
+                high_threshold: 8,
+                seed: 0,
+            }));
+            s.lb_interval = Duration::from_micros(100);
+            s.slow = Some(Slow {
+                thread: 0,
+                factor: 1.0,
+            });
+            let out = run(&p, &placement, &s);
+            let lb = out.lb.clone().unwrap();
+            if crosses {
+                assert!(lb.cross_socket_moves > 0, "{lb:?}");
+                assert!(
+                    out.rehomes > 0 && out.rehomes <= lb.cross_socket_moves,
+                    "{out:?}"
+                );
+            } else {
+                assert!(lb.moves > 0, "{lb:?}");
+                assert_eq!(out.rehomes, 0);
+            }
+            // Every subdomain's cells were written first by a worker, never
+            // by the thread that built the run.
+            for (s, &toucher) in out.first_touchers.iter().enumerate() {
+                assert!(toucher < 4, "subdomain {s} never touched by a worker");
+            }
+        }
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub(super) fn run(sh: &Shared<'_>, t: usize) {
     if core_affinity::set_for_current(core) {
         sh.pinned.fetch_add(1, Ordering::Relaxed);
     }
+    let socket_of = |thread: usize| sh.placement.sockets.get(thread).copied();
+    let my_socket = socket_of(t);
     let settings = sh.settings;
     let mode = settings.mode;
     let version = match mode {
@@ -46,6 +48,10 @@ pub(super) fn run(sh: &Shared<'_>, t: usize) {
     let mut max_lag = sh.max_lag[t].load(Ordering::Relaxed);
     let mut idler = Idler::default();
     let mut set = sh.assignment.current(t);
+    // First touch, now that this thread is pinned: its cells go on its node.
+    for &s in &set {
+        sh.subs[s].touch(sh.problem, t);
+    }
     // The slow hook spins a multiple of the fastest update seen: wall time of
     // a single update includes time preempted by an oversubscribed neighbour,
     // and spinning for that would feed on itself.
@@ -73,6 +79,15 @@ pub(super) fn run(sh: &Shared<'_>, t: usize) {
             };
             if sub.owner() != t {
                 continue; // moved away; the new set arrives next sweep
+            }
+            // Memory follows its thread: cells last written first by a thread
+            // on another socket are copied into this thread's memory.
+            sub.ensure_touched(&mut cells, sh.problem, t);
+            let toucher = sub.first_toucher();
+            if toucher != t && socket_of(toucher) != my_socket {
+                cells.rehome();
+                sub.set_first_toucher(t);
+                sh.rehomes.fetch_add(1, Ordering::Relaxed);
             }
             // Under the lock the own count cannot move, and neighbours only
             // advance, so the lag can only shrink during the update.

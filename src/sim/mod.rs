@@ -111,6 +111,8 @@ struct Engine<'a> {
     owners: Vec<usize>,
     busy: Vec<bool>,
     remote: Vec<bool>,
+    /// Updates that paid `remote_cell_ns` (the runtime's re-homing copies).
+    rehomes: u64,
     sets: Vec<Vec<usize>>,
     threads: Vec<Thread>,
     now: u64,
@@ -193,6 +195,7 @@ impl<'a> Engine<'a> {
             owners: p.subs.iter().map(|g| g.domain).collect(),
             busy: vec![false; n],
             remote: vec![false; n],
+            rehomes: 0,
             threads: (0..threads)
                 .map(|t| Thread {
                     timeline: timeline(t),
@@ -348,6 +351,7 @@ impl<'a> Engine<'a> {
         }
         self.counts[s] += 1;
         self.busy[s] = false;
+        self.rehomes += u64::from(self.remote[s]);
         self.remote[s] = false;
         self.threads[t].updates += 1;
     }
@@ -555,6 +559,8 @@ impl<'a> Engine<'a> {
             max_staleness_seen: self.threads.iter().map(|t| t.max_lag).max().unwrap_or(0),
             pinned: false,
             refuted_estimates: self.refuted,
+            rehomes: self.rehomes,
+            first_touchers: Vec::new(),
             lb: self.policy.map(|_| self.lb.clone()),
             trace: std::mem::take(&mut self.trace),
         };
