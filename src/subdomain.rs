@@ -287,18 +287,24 @@ impl Subdomain {
         }
     }
 
+    /// Publishes the sides that a neighbouring subdomain reads (a side on
+    /// the boundary ring has no reader).
     fn publish(&self, cur: &[f64], copy: usize) {
         let (h, w) = (self.geom.height, self.geom.width);
         let s = w + 2;
         let e = &self.edges[copy].sides;
         let store = |a: &AtomicU64, v: f64| a.store(v.to_bits(), Ordering::Relaxed);
-        for j in 0..w {
-            store(&e[Side::North.index()][j], cur[s + 1 + j]);
-            store(&e[Side::South.index()][j], cur[h * s + 1 + j]);
-        }
-        for i in 0..h {
-            store(&e[Side::West.index()][i], cur[(i + 1) * s + 1]);
-            store(&e[Side::East.index()][i], cur[(i + 1) * s + w]);
+        for side in Side::ALL {
+            if self.geom.neighbour(side) == Neighbour::Boundary {
+                continue;
+            }
+            let edge = &e[side.index()];
+            match side {
+                Side::North => (0..w).for_each(|j| store(&edge[j], cur[s + 1 + j])),
+                Side::South => (0..w).for_each(|j| store(&edge[j], cur[h * s + 1 + j])),
+                Side::West => (0..h).for_each(|i| store(&edge[i], cur[(i + 1) * s + 1])),
+                Side::East => (0..h).for_each(|i| store(&edge[i], cur[(i + 1) * s + w])),
+            }
         }
     }
 

@@ -58,7 +58,9 @@ impl Assignment {
 
     /// Copies thread `t`'s set into `set` if it changed since the last look.
     pub(super) fn refresh(&self, t: usize, set: &mut Vec<usize>) {
-        if self.dirty[t].swap(false, Ordering::Acquire) {
+        // A plain load first: the flag is almost never set, and a swap is a
+        // locked read-modify-write on every sweep.
+        if self.dirty[t].load(Ordering::Relaxed) && self.dirty[t].swap(false, Ordering::Acquire) {
             set.clone_from(&self.sets[t].lock());
         }
     }
