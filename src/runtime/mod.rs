@@ -334,6 +334,27 @@ mod tests {
         }
     }
 
+    /// Async(4) with a busy balancer and thread 0 at half speed, so that
+    /// subdomains move. Bounded by time, not a budget, so the balancer gets
+    /// its turns however fast the machine runs the tiny subdomains.
+    fn balanced(scope: crate::policy::Scope) -> Settings {
+        let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
+        s.time_limit = Some(Duration::from_millis(300));
+        s.policy = Some(Arc::new(crate::policy::Progressive {
+            scope,
+            pairs: 6,
+            low_threshold: 1,
+            high_threshold: 8,
+            seed: 0,
+        }));
+        s.lb_interval = Duration::from_micros(100);
+        s.slow = Some(Slow {
+            thread: 0,
+            factor: 1.0,
+        });
+        s
+    }
+
     fn run_small(threads: usize, subdomains: usize, s: &Settings) -> (Problem, Outcome) {
         let p = Problem::new(12, threads, subdomains).unwrap();
         let placement = Topology::uniform(1, 2).place(threads, true).unwrap();
@@ -379,23 +400,7 @@ mod tests {
 
     #[test]
     fn moved_subdomains_lose_and_double_no_update() {
-        use crate::policy::{Progressive, Scope};
-        // Bounded by time, not a budget, so the balancer gets its turns
-        // however fast the machine runs the tiny subdomains.
-        let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
-        s.time_limit = Some(Duration::from_millis(300));
-        s.policy = Some(Arc::new(Progressive {
-            scope: Scope::Joint,
-            pairs: 6,
-            low_threshold: 1,
-            high_threshold: 8,
-            seed: 0,
-        }));
-        s.lb_interval = Duration::from_micros(100);
-        s.slow = Some(Slow {
-            thread: 0,
-            factor: 1.0,
-        });
+        let s = balanced(crate::policy::Scope::Joint);
         let (_, out) = run_small(3, 4, &s);
         let lb = out.lb.clone().unwrap();
         assert!(lb.moves > 0, "{lb:?}");
@@ -421,27 +426,12 @@ mod tests {
 
     #[test]
     fn cells_follow_a_subdomain_across_sockets_but_not_within_one() {
-        use crate::policy::{Progressive, Scope};
-        // 4 threads on 2 virtual sockets (oversubscribed on purpose), thread
-        // 0 slowed so that the balancer moves subdomains.
+        use crate::policy::Scope;
+        // 4 threads on 2 virtual sockets (oversubscribed on purpose).
         let p = Problem::new(12, 4, 4).unwrap();
         let placement = Topology::uniform(2, 2).place(4, true).unwrap();
         for (scope, crosses) in [(Scope::Joint, true), (Scope::Split, false)] {
-            let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
-            s.time_limit = Some(Duration::from_millis(300));
-            s.policy = Some(Arc::new(Progressive {
-                scope,
-                pairs: 6,
-                low_threshold: 1,
-                high_threshold: 8,
-                seed: 0,
-            }));
-            s.lb_interval = Duration::from_micros(100);
-            s.slow = Some(Slow {
-                thread: 0,
-                factor: 1.0,
-            });
-            let out = run(&p, &placement, &s);
+            let out = run(&p, &placement, &balanced(scope));
             let lb = out.lb.clone().unwrap();
             if crosses {
                 assert!(lb.cross_socket_moves > 0, "{lb:?}");
