@@ -1,8 +1,7 @@
 //! The command line: parses arguments, runs the command, and maps failures
 //! to exit statuses (2 for bad input, 1 for anything else).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,7 +9,8 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Config;
-use crate::plan::Plan;
+use crate::files::AtomicFile;
+use crate::plan::{Numbers, Plan};
 use crate::report::Report;
 use crate::runtime;
 use crate::topology::Topology;
@@ -151,7 +151,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("braid: error: {:#}", f.error);
+            eprintln!("braid: error: {}", sentence(&f.error));
             ExitCode::from(f.status)
         }
     }
@@ -168,17 +168,19 @@ fn load_config(args: &RunArgs) -> Result<Config, Failure> {
     if let Some(label) = &args.variant {
         cfg.apply_variant(label).map_err(bad_input)?;
     }
-    for o in &args.overrides {
-        cfg.apply_override(o).map_err(bad_input)?;
-    }
+    cfg.apply_overrides(&args.overrides).map_err(bad_input)?;
     Ok(cfg)
 }
 
 /// An output chosen on the command line, opened before the run so that a
-/// bad path fails in a second, not after a long run.
+/// bad path fails in a second, not after a long run. A file is written to a
+/// temporary sibling and renamed into place when complete
+/// ([`crate::files::AtomicFile`]), so a failure leaves no partial file.
+/// Nothing is left on disk during the run: the probe's temporary is removed
+/// at once, so a run killed mid-way leaves no file behind.
 enum Output {
     Stdout,
-    File(PathBuf, BufWriter<File>),
+    File(PathBuf),
 }
 
 impl Output {
@@ -186,10 +188,10 @@ impl Output {
         if path == Path::new("-") {
             return Ok(Output::Stdout);
         }
-        let file = File::create(path)
-            .with_context(|| format!("cannot create {what} file {}", path.display()))
+        AtomicFile::create(path)
+            .with_context(|| format!("cannot create the {what} file {}", path.display()))
             .map_err(bad_input)?;
-        Ok(Output::File(path.to_path_buf(), BufWriter::new(file)))
+        Ok(Output::File(path.to_path_buf()))
     }
 
     fn write(
@@ -199,11 +201,32 @@ impl Output {
     ) -> anyhow::Result<()> {
         match self {
             Output::Stdout => f(&mut std::io::stdout().lock()),
-            Output::File(path, mut w) => f(&mut w)
-                .and_then(|()| w.flush().map_err(Into::into))
-                .with_context(|| format!("cannot write {what} to {}", path.display())),
+            Output::File(path) => AtomicFile::create(&path)
+                .map_err(anyhow::Error::from)
+                .and_then(|mut file| {
+                    f(&mut file)?;
+                    file.commit()?;
+                    Ok(())
+                })
+                .with_context(|| format!("cannot write the {what} to {}", path.display())),
         }
     }
+}
+
+/// The message of an error and its causes, each cause once: a cause whose
+/// text its parent already includes is not repeated.
+fn sentence(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// `braid topology`: the machine, and where threads would go.
@@ -272,6 +295,11 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
         Engine::Sim => Topology::synthetic(cfg.sim_topology),
     };
     let plan = Plan::new(&cfg, &machine).map_err(bad_input)?;
+    let numbers = match engine {
+        Engine::Sim if !plan.config.numerics => Numbers::Counted,
+        _ => Numbers::Held,
+    };
+    plan.check_memory(numbers).map_err(bad_input)?;
     if engine == Engine::Sim {
         crate::sim::check(&plan).map_err(bad_input)?;
         if args.grid.is_some() && !plan.config.numerics {
@@ -284,6 +312,14 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
     if args.grid.as_deref() == Some(Path::new("-")) {
         return Err(bad_input(anyhow::anyhow!(
             "--grid needs a file name, not `-`"
+        )));
+    }
+    if let (Some(j), Some(g)) = (&args.json, &args.grid)
+        && same_file(j, g)
+    {
+        return Err(bad_input(anyhow::anyhow!(
+            "--json and --grid name the same file ({}); give each its own",
+            g.display()
         )));
     }
     let json = args
@@ -352,6 +388,16 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
         None => Ok(()),
         Some(e) => Err(e.into()),
     }
+}
+
+/// Whether two paths name one file (the same text, or the same existing
+/// file by another name).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
 }
 
 fn experiment(args: ExperimentArgs) -> Result<(), Failure> {

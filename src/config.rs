@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Serialize, Serializer};
 
+use crate::limits::*;
 use crate::variant::{BalancerKind, Mode, Variant, VariantError};
 
 /// `auto`, or a value.
@@ -146,6 +147,8 @@ pub struct Config {
     pub cores: AutoOr<Vec<usize>>,
     pub oversubscribe: bool,
     pub seed: u64,
+    /// GiB a run may take; `auto` = the machine's available memory.
+    pub memory_limit: AutoOr<f64>,
     pub balancer: BalancerKind,
     pub lb_interval: f64,
     pub hybrid_period: u64,
@@ -184,6 +187,7 @@ impl Default for Config {
             cores: AutoOr::Auto,
             oversubscribe: false,
             seed: 0,
+            memory_limit: AutoOr::Auto,
             balancer: BalancerKind::None,
             lb_interval: 0.001,
             hybrid_period: 500,
@@ -229,7 +233,7 @@ impl fmt::Display for Origin {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config file {path}: {source}")]
+    #[error("cannot read config file {path}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -244,12 +248,18 @@ pub enum ConfigError {
         key: String,
         first: usize,
     },
+    #[error("override `{key}` is given twice (overrides {first} and {second})")]
+    DuplicateOverride {
+        key: String,
+        first: usize,
+        second: usize,
+    },
     #[error("{origin}: `{key}`: {expected}, got `{value}`")]
     BadValue {
         origin: Origin,
         key: &'static str,
         value: String,
-        expected: &'static str,
+        expected: String,
     },
     #[error("`{key}`: {message}")]
     Invalid { key: &'static str, message: String },
@@ -271,6 +281,7 @@ pub const KEYS: &[&str] = &[
     "cores",
     "oversubscribe",
     "seed",
+    "memory_limit",
     "balancer",
     "lb_interval",
     "hybrid_period",
@@ -299,9 +310,11 @@ pub const KEYS: &[&str] = &[
 impl Config {
     /// Reads a config file over the defaults.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            path: path.to_path_buf(),
-            source,
+        let text = crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|source| {
+            ConfigError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
         let mut cfg = Config::default();
         cfg.apply_text(&text, path)?;
@@ -333,6 +346,26 @@ impl Config {
             }
             seen.push((key.to_string(), i + 1));
             self.set(key, value, origin)?;
+        }
+        Ok(())
+    }
+
+    /// Applies `KEY=VALUE` overrides from the command line, in order; a key
+    /// given twice is refused, as in a file.
+    pub fn apply_overrides<S: AsRef<str>>(&mut self, texts: &[S]) -> Result<(), ConfigError> {
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let text = text.as_ref();
+            self.apply_override(text)?;
+            let key = split_pair(text).map_or("", |(k, _)| k);
+            if let Some(&(_, first)) = seen.iter().find(|(k, _)| *k == key) {
+                return Err(ConfigError::DuplicateOverride {
+                    key: key.to_string(),
+                    first: first + 1,
+                    second: i + 1,
+                });
+            }
+            seen.push((key, i));
         }
         Ok(())
     }
@@ -378,9 +411,9 @@ impl Config {
     fn set(&mut self, key: &str, value: &str, origin: Origin) -> Result<(), ConfigError> {
         let p = Parser { value, origin };
         match key {
-            "domain_size" => self.domain_size = p.positive("domain_size")?,
-            "subdomains" => self.subdomains = p.positive("subdomains")?,
-            "threads" => self.threads = p.auto_or(|p| p.positive("threads"))?,
+            "domain_size" => self.domain_size = p.count("domain_size", MAX_DOMAIN_SIZE)?,
+            "subdomains" => self.subdomains = p.count("subdomains", MAX_SUBDOMAINS)?,
+            "threads" => self.threads = p.auto_or(|p| p.count("threads", MAX_THREADS))?,
             "mode" => {
                 self.mode = match value {
                     "sync" => Mode::Sync,
@@ -390,12 +423,12 @@ impl Config {
                 }
             }
             "staleness" => self.staleness = p.whole("staleness")?,
-            "max_iterations" => self.max_iterations = p.positive("max_iterations")? as u64,
-            "tolerance" => self.tolerance = p.seconds_like("tolerance", "a number >= 0")?,
-            "time_limit" => {
-                self.time_limit = p.seconds_like("time_limit", "seconds >= 0 (0 = none)")?
+            "max_iterations" => {
+                self.max_iterations = p.within("max_iterations", 1, MAX_ITERATIONS)?
             }
-            "sockets" => self.sockets = p.auto_or(|p| p.positive("sockets"))?,
+            "tolerance" => self.tolerance = p.number("tolerance", "a number", 1.0)?,
+            "time_limit" => self.time_limit = p.seconds("time_limit", " (0 = none)")?,
+            "sockets" => self.sockets = p.auto_or(|p| p.count("sockets", MAX_CPUS))?,
             "cores" => self.cores = p.auto_or(|p| p.core_list())?,
             "oversubscribe" => {
                 self.oversubscribe = match value {
@@ -405,6 +438,9 @@ impl Config {
                 }
             }
             "seed" => self.seed = p.whole("seed")?,
+            "memory_limit" => {
+                self.memory_limit = p.auto_or(|p| p.number("memory_limit", "GiB", 1e9))?
+            }
             "balancer" => {
                 self.balancer = match value {
                     "none" => BalancerKind::None,
@@ -414,16 +450,15 @@ impl Config {
                     _ => return Err(p.bad("balancer", "one of none, split, joint, hybrid")),
                 }
             }
-            "lb_interval" => {
-                self.lb_interval = p.seconds_like("lb_interval", "seconds >= 0")?;
-            }
+            "lb_interval" => self.lb_interval = p.seconds("lb_interval", "")?,
             "hybrid_period" => self.hybrid_period = p.positive("hybrid_period")? as u64,
             "pairs" => self.pairs = p.positive("pairs")?,
-            "low_threshold" => self.low_threshold = p.whole("low_threshold")? as usize,
+            "low_threshold" => {
+                self.low_threshold = p.within("low_threshold", 0, MAX_SUBDOMAINS as u64)? as usize
+            }
             "high_threshold" => self.high_threshold = p.positive("high_threshold")?,
             "trace_interval" => {
-                self.trace_interval =
-                    p.seconds_like("trace_interval", "seconds >= 0 (0 = no trace)")?
+                self.trace_interval = p.seconds("trace_interval", " (0 = no trace)")?
             }
             "stall" => self.stall = p.stall()?,
             "slow" => self.slow = p.slow()?,
@@ -436,8 +471,12 @@ impl Config {
                 }
             }
             "noise_cores" => self.noise_cores = p.noise_cores()?,
-            "noise_sleep_us" => self.noise_sleep_us = p.whole("noise_sleep_us")?,
-            "noise_work_iters" => self.noise_work_iters = p.whole("noise_work_iters")?,
+            "noise_sleep_us" => {
+                self.noise_sleep_us = p.within("noise_sleep_us", 0, MAX_NOISE_SLEEP_US)?
+            }
+            "noise_work_iters" => {
+                self.noise_work_iters = p.within("noise_work_iters", 0, MAX_NOISE_WORK_ITERS)?
+            }
             "numerics" => {
                 self.numerics = match value {
                     "true" => true,
@@ -455,7 +494,7 @@ impl Config {
             "sim_noise_iter_ns" => self.sim_costs.noise_iter_ns = p.cost("sim_noise_iter_ns")?,
             "sim_residual_factor" => {
                 self.sim_costs.residual_factor =
-                    p.seconds_like("sim_residual_factor", "a multiple of sim_cell_ns, >= 0")?;
+                    p.number("sim_residual_factor", "a multiple of sim_cell_ns", 1e3)?;
             }
             _ => {
                 return Err(ConfigError::UnknownKey {
@@ -525,12 +564,17 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    fn bad(&self, key: &'static str, expected: &'static str) -> ConfigError {
+    fn bad(&self, key: &'static str, expected: impl Into<String>) -> ConfigError {
+        // Long values (a pasted file, say) are cut in the message.
+        let mut value: String = self.value.chars().take(80).collect();
+        if value.len() < self.value.len() {
+            value.push_str("...");
+        }
         ConfigError::BadValue {
             origin: self.origin.clone(),
             key,
-            value: self.value.to_string(),
-            expected,
+            value,
+            expected: expected.into(),
         }
     }
 
@@ -538,6 +582,15 @@ impl Parser<'_> {
         self.value
             .parse()
             .map_err(|_| self.bad(key, "a whole number >= 0"))
+    }
+
+    /// A whole number in `lo..=hi`.
+    fn within(&self, key: &'static str, lo: u64, hi: u64) -> Result<u64, ConfigError> {
+        self.value
+            .parse()
+            .ok()
+            .filter(|n: &u64| (lo..=hi).contains(n))
+            .ok_or_else(|| self.bad(key, format!("a whole number from {lo} to {hi}")))
     }
 
     fn positive(&self, key: &'static str) -> Result<usize, ConfigError> {
@@ -548,12 +601,26 @@ impl Parser<'_> {
             .ok_or_else(|| self.bad(key, "a whole number >= 1"))
     }
 
-    fn seconds_like(&self, key: &'static str, expected: &'static str) -> Result<f64, ConfigError> {
+    /// A count of things braid allocates: `1..=max`.
+    fn count(&self, key: &'static str, max: usize) -> Result<usize, ConfigError> {
+        self.within(key, 1, max as u64).map(|n| n as usize)
+    }
+
+    /// A finite number in `0..=max`; `unit` names what it counts.
+    fn number(&self, key: &'static str, unit: &str, max: f64) -> Result<f64, ConfigError> {
         self.value
             .parse()
             .ok()
-            .filter(|f: &f64| f.is_finite() && *f >= 0.0)
-            .ok_or_else(|| self.bad(key, expected))
+            .filter(|f: &f64| f.is_finite() && (0.0..=max).contains(f))
+            .ok_or_else(|| self.bad(key, format!("{unit} from 0 to {max:e}")))
+    }
+
+    fn seconds(&self, key: &'static str, what: &str) -> Result<f64, ConfigError> {
+        self.value
+            .parse()
+            .ok()
+            .filter(|f: &f64| (0.0..=MAX_SECONDS).contains(f))
+            .ok_or_else(|| self.bad(key, format!("seconds from 0 to {MAX_SECONDS:e}{what}")))
     }
 
     fn auto_or<T>(
@@ -569,22 +636,33 @@ impl Parser<'_> {
 
     /// `0,2,4-7`
     fn core_list(&self) -> Result<Vec<usize>, ConfigError> {
-        let bad = || self.bad("cores", "auto or a list of core ids like 0,2,4-7");
+        let bad = || {
+            self.bad(
+                "cores",
+                format!("auto or a list of CPU ids below {MAX_CPUS} like 0,2,4-7"),
+            )
+        };
+        let id = |s: &str| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&c| c < MAX_CPUS)
+                .ok_or_else(bad)
+        };
         let mut cores = Vec::new();
         for part in self.value.split(',') {
-            let part = part.trim();
             match part.split_once('-') {
                 Some((a, b)) => {
-                    let (a, b): (usize, usize) = (
-                        a.trim().parse().map_err(|_| bad())?,
-                        b.trim().parse().map_err(|_| bad())?,
-                    );
-                    if a > b {
+                    let (a, b) = (id(a)?, id(b)?);
+                    if a > b || cores.len() + (b - a) >= MAX_CPUS {
                         return Err(bad());
                     }
                     cores.extend(a..=b);
                 }
-                None => cores.push(part.parse().map_err(|_| bad())?),
+                None => cores.push(id(part)?),
+            }
+            if cores.len() > MAX_CPUS {
+                return Err(bad());
             }
         }
         let mut sorted = cores.clone();
@@ -601,11 +679,16 @@ impl Parser<'_> {
         if self.value == "none" {
             return Ok(None);
         }
-        let bad = || self.bad("stall", "none or THREAD@UPDATES:SECONDS, e.g. 0@100:2.5");
+        let bad = || {
+            self.bad(
+                "stall",
+                format!("none or THREAD@UPDATES:SECONDS (SECONDS up to {MAX_SECONDS:e}), e.g. 0@100:2.5"),
+            )
+        };
         let (thread, rest) = self.value.split_once('@').ok_or_else(bad)?;
         let (after, seconds) = rest.split_once(':').ok_or_else(bad)?;
         let seconds: f64 = seconds.parse().map_err(|_| bad())?;
-        if !(seconds.is_finite() && seconds >= 0.0) {
+        if !(seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&seconds)) {
             return Err(bad());
         }
         Ok(Some(Stall {
@@ -618,7 +701,7 @@ impl Parser<'_> {
 
 impl Parser<'_> {
     fn cost(&self, key: &'static str) -> Result<f64, ConfigError> {
-        self.seconds_like(key, "nanoseconds >= 0")
+        self.number(key, "nanoseconds", MAX_COST_NS)
     }
 
     /// `pack:2 core:18` (hwloc's synthetic syntax)
@@ -626,7 +709,7 @@ impl Parser<'_> {
         let bad = || {
             self.bad(
                 "sim_topology",
-                "levels like `pack:2 core:18` with counts >= 1",
+                format!("levels like `pack:2 core:18` with counts >= 1, at most {MAX_CPUS} cores in all"),
             )
         };
         let (mut sockets, mut cores) = (1usize, 1usize);
@@ -646,7 +729,7 @@ impl Parser<'_> {
             }
             levels += 1;
         }
-        if levels == 0 || sockets * cores > 1 << 16 {
+        if levels == 0 || sockets.checked_mul(cores).is_none_or(|n| n > MAX_CPUS) {
             return Err(bad());
         }
         Ok(SyntheticTopology {
@@ -663,7 +746,9 @@ impl Parser<'_> {
         let bad = || {
             self.bad(
                 "sim_speed",
-                "uniform, or CORE:FACTOR with FACTOR > 0, e.g. 3:0.95, 7:1.05",
+                format!(
+                    "uniform, or CORE:FACTOR with CORE below {MAX_CPUS} and FACTOR in (0, {MAX_FACTOR:e}], e.g. 3:0.95, 7:1.05"
+                ),
             )
         };
         self.value
@@ -671,10 +756,14 @@ impl Parser<'_> {
             .map(|part| {
                 let (c, f) = part.trim().split_once(':').ok_or_else(bad)?;
                 let f: f64 = f.trim().parse().map_err(|_| bad())?;
-                if !(f.is_finite() && f > 0.0) {
+                if !(f > 0.0 && f <= MAX_FACTOR) {
                     return Err(bad());
                 }
-                Ok((c.trim().parse().map_err(|_| bad())?, f))
+                let c: usize = c.trim().parse().map_err(|_| bad())?;
+                if c >= MAX_CPUS {
+                    return Err(bad());
+                }
+                Ok((c, f))
             })
             .collect()
     }
@@ -701,7 +790,12 @@ impl Parser<'_> {
             };
             let core = match core.trim() {
                 "auto" => AutoOr::Auto,
-                c => AutoOr::Value(c.parse().map_err(|_| bad())?),
+                c => AutoOr::Value(
+                    c.parse()
+                        .ok()
+                        .filter(|&c: &usize| c < MAX_CPUS)
+                        .ok_or_else(bad)?,
+                ),
             };
             if cores.iter().any(|c| c.core == core) {
                 return Err(self.bad("noise_cores", "each core at most once"));
@@ -716,10 +810,15 @@ impl Parser<'_> {
         if self.value == "none" {
             return Ok(None);
         }
-        let bad = || self.bad("slow", "none or THREAD:FACTOR with FACTOR >= 0, e.g. 0:1.0");
+        let bad = || {
+            self.bad(
+                "slow",
+                format!("none or THREAD:FACTOR with FACTOR from 0 to {MAX_FACTOR:e}, e.g. 0:1.0"),
+            )
+        };
         let (thread, factor) = self.value.split_once(':').ok_or_else(bad)?;
         let factor: f64 = factor.parse().map_err(|_| bad())?;
-        if !(factor.is_finite() && factor >= 0.0) {
+        if !(factor.is_finite() && (0.0..=MAX_FACTOR).contains(&factor)) {
             return Err(bad());
         }
         Ok(Some(Slow {

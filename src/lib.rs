@@ -8,7 +8,9 @@
 pub mod cli;
 pub mod config;
 pub mod experiment;
+pub mod files;
 pub mod kernel;
+pub mod limits;
 pub mod noise;
 pub mod plan;
 pub mod plot;

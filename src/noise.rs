@@ -232,6 +232,9 @@ fn finish(parasite: Parasite) -> NoiseStats {
     match parasite {
         Parasite::Thread { stop, mut handle } => {
             stop.store(true, Ordering::Relaxed);
+            if let Some(h) = &handle {
+                h.thread().unpark(); // cut its sleep short
+            }
             handle
                 .take()
                 .and_then(|h| h.join().ok())
@@ -257,7 +260,12 @@ impl Drop for Running {
     fn drop(&mut self) {
         for (_, _, p) in self.parasites.drain(..) {
             match p {
-                Parasite::Thread { stop, .. } => stop.store(true, Ordering::Relaxed),
+                Parasite::Thread { stop, handle } => {
+                    stop.store(true, Ordering::Relaxed);
+                    if let Some(h) = handle {
+                        h.thread().unpark();
+                    }
+                }
                 Parasite::Process { mut child, .. } => {
                     let _ = child.kill();
                     let _ = child.wait();

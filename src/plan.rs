@@ -21,6 +21,48 @@ pub enum PlanError {
          auto is the core of the thread next to the source)"
     )]
     NoiseCore { core: usize, available: String },
+    #[error(
+        "`threads` x `subdomains` = {total} subdomains, more than braid handles ({max}); \
+         use fewer threads or subdomains"
+    )]
+    TooManySubdomains { total: u128, max: usize },
+    #[error(
+        "`memory_limit`: this run needs about {needed} (grids, subdomains and trace), more than \
+         the {limit} {which}; use a smaller domain_size, or set memory_limit = GIB to allow it"
+    )]
+    Memory {
+        needed: Bytes,
+        limit: Bytes,
+        which: &'static str,
+    },
+}
+
+/// A number of bytes, printed in MiB or GiB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+impl std::fmt::Display for Bytes {
+    /// ```
+    /// use braid::plan::Bytes;
+    /// assert_eq!(Bytes(3 << 29).to_string(), "1.5 GiB");
+    /// assert_eq!(Bytes(5 << 20).to_string(), "5.0 MiB");
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = self.0 as f64;
+        if b >= (1u64 << 30) as f64 {
+            write!(f, "{:.1} GiB", b / (1u64 << 30) as f64)
+        } else {
+            write!(f, "{:.1} MiB", b / (1u64 << 20) as f64)
+        }
+    }
+}
+
+/// Whether an engine holds the grid's numbers (the runtime always does; the
+/// simulator only with `numerics = true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numbers {
+    Held,
+    Counted,
 }
 
 #[derive(Debug, Clone)]
@@ -47,6 +89,13 @@ impl Plan {
         let mut config = config.clone();
         config.threads = AutoOr::Value(threads);
         config.validate()?;
+        let total = threads as u128 * config.subdomains as u128;
+        if total > MAX_TOTAL_SUBDOMAINS as u128 {
+            return Err(PlanError::TooManySubdomains {
+                total,
+                max: MAX_TOTAL_SUBDOMAINS,
+            });
+        }
         let problem = Problem::new(config.domain_size, threads, config.subdomains)?;
         let settings = Settings::from_config(&config, &problem);
         let noise = noise_plan(&config, &problem, &placement, machine)?;
@@ -59,6 +108,74 @@ impl Plan {
             noise,
         })
     }
+}
+
+/// Subdomains of a whole run: their geometry is built before the memory
+/// check, so this bounds it (about 100 bytes each).
+pub const MAX_TOTAL_SUBDOMAINS: usize = 1 << 22;
+
+impl Plan {
+    /// Bytes a run of this plan allocates, roughly, from above: per
+    /// subdomain its two padded buffers, published edges and bookkeeping;
+    /// the initial, assembled and residual grids; and the trace, when a time
+    /// limit bounds it.
+    pub fn memory_needed(&self, numbers: Numbers) -> Bytes {
+        let p = &self.problem;
+        let subs = p.subs.len() as u128;
+        let mut bytes = subs * 1024; // locks, counters, geometry, trace rows
+        if numbers == Numbers::Held {
+            let cells: u128 = p
+                .subs
+                .iter()
+                .map(|g| (g.height as u128 + 2) * (g.width as u128 + 2))
+                .sum();
+            let edges: u128 = p
+                .subs
+                .iter()
+                .map(|g| 2 * (g.height + g.width) as u128)
+                .sum();
+            let grid = (p.height as u128 + 2) * (p.width as u128 + 2);
+            bytes += 8 * (2 * cells + 2 * edges + 3 * grid);
+        }
+        let (limit, every) = (self.config.time_limit, self.config.trace_interval);
+        if limit > 0.0 && every > 0.0 {
+            let samples = (limit / every).ceil().min(1e30) as u128 + 1;
+            bytes += samples * subs * 16;
+        }
+        Bytes(bytes.min(u64::MAX as u128) as u64)
+    }
+
+    /// Refuses a run that would need more memory than `memory_limit` (or,
+    /// for `auto`, than the machine has available now).
+    pub fn check_memory(&self, numbers: Numbers) -> Result<(), PlanError> {
+        let needed = self.memory_needed(numbers);
+        let (limit, which) = match self.config.memory_limit {
+            AutoOr::Value(gib) => (
+                Bytes((gib * (1u64 << 30) as f64).min(u64::MAX as f64) as u64),
+                "set by memory_limit",
+            ),
+            AutoOr::Auto => match available_memory() {
+                Some(b) => (b, "this machine has available"),
+                None => return Ok(()), // cannot tell: do not guess
+            },
+        };
+        if needed > limit {
+            return Err(PlanError::Memory {
+                needed,
+                limit,
+                which,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// `MemAvailable` from /proc/meminfo (Linux); `None` elsewhere.
+fn available_memory() -> Option<Bytes> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(Bytes(kib.saturating_mul(1024)))
 }
 
 /// Where the parasites go. `auto` is the paper's placement: the core of the
@@ -152,6 +269,45 @@ mod tests {
         cfg.apply_override("noise_cores=1:0.19, 7").unwrap();
         let e = Plan::new(&cfg, &Topology::uniform(1, 2)).unwrap_err();
         assert!(e.to_string().contains("core 7"), "{e}");
+    }
+
+    #[test]
+    fn a_run_bigger_than_the_memory_limit_is_refused_before_it_allocates() {
+        let mut cfg = Config {
+            threads: AutoOr::Value(1),
+            ..Config::default()
+        };
+        let plan = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap();
+        // 300 x 300 in 4 pieces: 2 buffers of ~151^2 cells each, 3 grids.
+        let needed = plan.memory_needed(Numbers::Held).0;
+        assert!((3_500_000..4_500_000).contains(&needed), "{needed}");
+        assert!(plan.memory_needed(Numbers::Counted).0 < 10_000);
+        cfg.memory_limit = AutoOr::Value(0.001); // 1 MiB
+        let plan = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap();
+        let e = plan.check_memory(Numbers::Held).unwrap_err().to_string();
+        assert!(e.contains("memory_limit") && e.contains("MiB"), "{e}");
+        assert!(plan.check_memory(Numbers::Counted).is_ok());
+        // Two million cells a side: about 100 TB, whatever the machine has.
+        cfg.domain_size = 2_000_000;
+        cfg.memory_limit = AutoOr::Auto;
+        let plan = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap();
+        if available_memory().is_some() {
+            let e = plan.check_memory(Numbers::Held).unwrap_err().to_string();
+            assert!(e.contains("available"), "{e}");
+        }
+    }
+
+    #[test]
+    fn too_many_subdomains_are_refused_before_the_geometry_is_built() {
+        let cfg = Config {
+            threads: AutoOr::Value(64),
+            subdomains: 1 << 17,
+            domain_size: 1 << 10,
+            oversubscribe: true,
+            ..Config::default()
+        };
+        let e = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap_err();
+        assert!(matches!(e, PlanError::TooManySubdomains { .. }), "{e}");
     }
 
     #[test]

@@ -79,7 +79,7 @@ impl Variant {
             v.staleness = one_arg(args).ok_or_else(|| fail("ssync takes a whole number"))?;
         } else if let Some(args) = call(base, "async") {
             v.subdomains = one_arg(args)
-                .filter(|&n| n > 0)
+                .filter(|&n| n > 0 && n <= crate::limits::MAX_SUBDOMAINS)
                 .ok_or_else(|| fail("async takes a positive whole number of subdomains"))?;
         } else {
             return Err(fail("no such scheme"));
@@ -91,8 +91,13 @@ impl Variant {
             let interval = |args: &str| -> Result<f64, VariantError> {
                 args.parse::<f64>()
                     .ok()
-                    .filter(|f| f.is_finite() && *f >= 0.0)
-                    .ok_or_else(|| fail("the balancing interval is a number of seconds >= 0"))
+                    .filter(|f| (0.0..=crate::limits::MAX_SECONDS).contains(f))
+                    .ok_or_else(|| {
+                        fail(&format!(
+                            "the balancing interval is a number of seconds from 0 to {:e}",
+                            crate::limits::MAX_SECONDS
+                        ))
+                    })
             };
             if let Some(args) = call(lb, "split") {
                 v.balancer = BalancerKind::Split;

@@ -1,7 +1,7 @@
 //! The command line of a parasite, shared by the `braid-noise` binary and
 //! `braid __parasite` (the process form that `braid run` starts).
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,6 +51,11 @@ pub fn main_with(args: NoiseArgs) -> ExitCode {
 }
 
 fn run_args(args: NoiseArgs) -> Result<(), NoiseError> {
+    let duration = match args.duration {
+        None => None,
+        Some(d) if (0.0..=1e6).contains(&d) => Some(Duration::from_secs_f64(d)),
+        Some(d) => return Err(NoiseError::Duration(d)),
+    };
     if let Some(core) = args.core {
         pin(core)?;
     }
@@ -61,7 +66,7 @@ fn run_args(args: NoiseArgs) -> Result<(), NoiseError> {
             work_iters: args.work_iters,
         };
         if args.json {
-            println!("{}", serde_json::to_string(&cal).expect("serialisable"));
+            say(&serde_json::to_string(&cal).expect("serialisable"));
         } else {
             println!(
                 "{} iterations of sum = sum * a + b take {:.1} us ({:.2} ns each)",
@@ -95,35 +100,36 @@ fn run_args(args: NoiseArgs) -> Result<(), NoiseError> {
     let stop = Arc::new(AtomicBool::new(false));
     if args.until_stdin_closes && args.json {
         // Tell the parent the parasite is calibrated and about to start.
-        println!(
-            "{}",
-            serde_json::json!({ "ready": { "work_iters": work_iters } })
-        );
+        say(&serde_json::json!({ "ready": { "work_iters": work_iters } }).to_string());
     }
     if args.until_stdin_closes {
         let stop = Arc::clone(&stop);
+        let parasite = std::thread::current();
         std::thread::spawn(move || {
             let mut sink = [0u8; 64];
             let mut stdin = std::io::stdin();
             while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
             stop.store(true, Ordering::Relaxed);
+            parasite.unpark(); // cut the current sleep short
         });
     }
-    let duration = args
-        .duration
-        .filter(|d| d.is_finite() && *d >= 0.0)
-        .map(Duration::from_secs_f64);
     let stats = run(rhythm, &stop, duration);
     if args.json {
-        println!("{}", serde_json::to_string(&stats).expect("serialisable"));
+        say(&serde_json::to_string(&stats).expect("serialisable"));
     } else {
-        println!(
+        say(&format!(
             "{} bursts of {} iterations in {:.3} s: measured duty cycle {:.1}%",
             stats.bursts,
             rhythm.work_iters,
             stats.elapsed_s,
             100.0 * stats.duty
-        );
+        ));
     }
     Ok(())
+}
+
+/// Prints a line, ignoring a closed stdout: a parasite whose parent died
+/// has no one to tell, and must not panic onto the shared stderr.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
 }

@@ -43,6 +43,8 @@ pub enum NoiseError {
     Empty,
     #[error("core {core} is not available to this process (available: {available:?})")]
     Core { core: usize, available: Vec<usize> },
+    #[error("--duration must be a number of seconds from 0 to 1e6, got {0}")]
+    Duration(f64),
 }
 
 impl Rhythm {
@@ -78,20 +80,48 @@ pub fn work(iters: u64) -> f64 {
     sum
 }
 
+/// Work iterations between two looks at the stop flag and the clock inside
+/// a burst: about 16 us here, so a burst of any length ends that soon after
+/// the parasite is told to stop, or its duration is up.
+const CHECK_EVERY: u64 = 4096;
+
 /// Runs the parasite on this thread until `stop` is set or `duration` has
-/// passed. Checks `stop` between bursts and sleeps, so it ends within one
-/// burst (tens of microseconds) of being told to.
+/// passed, whichever comes first, however long its sleep or burst: it sleeps
+/// parked (whoever sets `stop` should `unpark` this thread to cut a sleep
+/// short; otherwise the sleep ends at its time) and looks at `stop` and the
+/// clock every [`CHECK_EVERY`] work iterations.
 pub fn run(rhythm: Rhythm, stop: &AtomicBool, duration: Option<Duration>) -> NoiseStats {
     let start = Instant::now();
+    let deadline = duration.and_then(|d| start.checked_add(d));
     let sleep = Duration::from_micros(rhythm.sleep_us);
+    let over = |now: Instant| stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| now >= d);
     let mut stats = NoiseStats::default();
     let mut sink = 0.0;
-    while !stop.load(Ordering::Relaxed) && duration.is_none_or(|d| start.elapsed() < d) {
+    while !over(Instant::now()) {
         if !sleep.is_zero() {
-            std::thread::sleep(sleep);
+            let wake = Instant::now() + sleep;
+            let wake = deadline.map_or(wake, |d| wake.min(d));
+            loop {
+                let now = Instant::now();
+                if now >= wake || stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::park_timeout(wake - now);
+            }
+            if over(Instant::now()) {
+                break;
+            }
         }
         let t = Instant::now();
-        sink += work(rhythm.work_iters);
+        let mut left = rhythm.work_iters;
+        while left > 0 {
+            let n = left.min(CHECK_EVERY);
+            sink += work(n);
+            left -= n;
+            if left > 0 && over(Instant::now()) {
+                break;
+            }
+        }
         stats.work_s += t.elapsed().as_secs_f64();
         stats.bursts += 1;
     }
@@ -250,6 +280,45 @@ mod tests {
         let stop = AtomicBool::new(false);
         let stats = run(Rhythm::default(), &stop, Some(Duration::from_millis(20)));
         assert!(stats.elapsed_s >= 0.02);
+    }
+
+    #[test]
+    fn a_long_sleep_or_burst_ends_soon_after_stop() {
+        for rhythm in [
+            Rhythm {
+                sleep_us: 3_000_000,
+                work_iters: 1,
+            },
+            Rhythm {
+                sleep_us: 0,
+                work_iters: 1 << 40,
+            },
+        ] {
+            let stop = AtomicBool::new(false);
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                let h = s.spawn(|| run(rhythm, &stop, None));
+                std::thread::sleep(Duration::from_millis(20));
+                stop.store(true, Ordering::Relaxed);
+                h.thread().unpark();
+                h.join().unwrap()
+            });
+            // Either would take seconds to hours if waited out.
+            assert!(t.elapsed() < Duration::from_secs(2), "{rhythm:?}");
+        }
+    }
+
+    #[test]
+    fn a_duration_cuts_a_burst_that_is_longer_than_it() {
+        let stop = AtomicBool::new(false);
+        let rhythm = Rhythm {
+            sleep_us: 200,
+            work_iters: 1 << 40,
+        };
+        let t = Instant::now();
+        let stats = run(rhythm, &stop, Some(Duration::from_millis(30)));
+        assert!(t.elapsed() < Duration::from_secs(2));
+        assert!(stats.duty > 0.5, "{stats:?}");
     }
 
     #[test]

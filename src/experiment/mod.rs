@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use thiserror::Error;
 
 use crate::config::Config;
-use crate::plan::Plan;
+use crate::plan::{Numbers, Plan};
 use crate::topology::Topology;
 use provenance::Provenance;
 use results::{Record, ResultsFile, Status};
@@ -185,6 +185,12 @@ fn effective_config(
         Engine::Sim => Topology::synthetic(cfg.sim_topology),
     };
     let plan = Plan::new(&cfg, &topology).map_err(|e| bad(e.to_string()))?;
+    let numbers = match suite.suite.engine {
+        Engine::Sim if !plan.config.numerics => Numbers::Counted,
+        _ => Numbers::Held,
+    };
+    plan.check_memory(numbers)
+        .map_err(|e| bad(e.to_string()))?;
     if suite.suite.engine == Engine::Sim {
         crate::sim::check(&plan).map_err(|e| bad(e.to_string()))?;
     }

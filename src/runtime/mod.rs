@@ -73,7 +73,10 @@ impl Settings {
         Settings {
             mode: cfg.mode,
             staleness: cfg.staleness,
-            update_budget: cfg.max_iterations * problem.subdomains_per_domain() as u64,
+            // Both factors are bounded (crate::limits), so this cannot wrap.
+            update_budget: cfg
+                .max_iterations
+                .saturating_mul(problem.subdomains_per_domain() as u64),
             tolerance: cfg.tolerance,
             time_limit: (cfg.time_limit > 0.0).then(|| Duration::from_secs_f64(cfg.time_limit)),
             policy: policy::from_config(cfg).map(Arc::from),

@@ -1,0 +1,193 @@
+//! Reading the files braid is given and writing the files it makes, safely:
+//! a read refuses what is not a regular file of bounded size (so `/dev/zero`
+//! or a FIFO cannot be slurped forever), and a write goes to a temporary
+//! sibling that is synced and renamed into place, so a failure (a full disk,
+//! an error, a signal) leaves either the old file or none, never a torn one.
+//!
+//! A special file that already exists (`/dev/null`, `/dev/stdout`, a FIFO) is
+//! written directly: renaming over it would replace the device.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Reads a regular text file of at most `limit` bytes.
+pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
+    let file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    if meta.len() > limit {
+        return Err(too_big(limit));
+    }
+    let mut text = String::new();
+    // `take` also bounds a file that grows while it is read.
+    file.take(limit + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(too_big(limit));
+    }
+    Ok(text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text))
+}
+
+fn too_big(limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("larger than {} MiB", limit >> 20),
+    )
+}
+
+/// True when `path` names an existing file that is not a regular file (a
+/// device, a FIFO): those are written in place.
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file())
+}
+
+/// The temporary sibling a write goes to first. Its name starts with a dot
+/// and ends in `.braid-tmp`, so a leftover (only after SIGKILL in the few
+/// milliseconds of a write) is recognisable.
+pub fn temp_sibling(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!(".{name}.{}.braid-tmp", std::process::id()))
+}
+
+/// A file being written: a temporary sibling until [`AtomicFile::commit`].
+/// Dropped without a commit, it removes the temporary and leaves `path` as
+/// it was.
+pub struct AtomicFile {
+    path: PathBuf,
+    temp: Option<PathBuf>,
+    out: BufWriter<File>,
+}
+
+impl AtomicFile {
+    /// Creates the temporary sibling of `path` (or opens a special file).
+    /// Fails at once when the directory is missing or not writable, so a bad
+    /// output path is found before a long run rather than after it.
+    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        let (file, temp) = if is_special(path) {
+            (OpenOptions::new().write(true).open(path)?, None)
+        } else {
+            let temp = temp_sibling(path);
+            (File::create(&temp)?, Some(temp))
+        };
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            temp,
+            out: BufWriter::new(file),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes, syncs (so a full disk shows here, not later) and renames the
+    /// temporary into place.
+    pub fn commit(mut self) -> io::Result<()> {
+        self.out.flush()?;
+        let Some(temp) = self.temp.take() else {
+            return Ok(());
+        };
+        let result = self
+            .out
+            .get_ref()
+            .sync_all()
+            .and_then(|()| std::fs::rename(&temp, &self.path));
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        result
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.out.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp.take() {
+            let _ = std::fs::remove_file(temp);
+        }
+    }
+}
+
+/// Writes `path` whole or not at all.
+pub fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut file = AtomicFile::create(path)?;
+    fill(&mut file)?;
+    file.commit()
+}
+
+/// Renames a file written elsewhere (e.g. by a plotting library that takes
+/// a path) into place, removing it on failure.
+pub fn rename_into_place(temp: &Path, path: &Path) -> io::Result<()> {
+    let result = File::open(temp)
+        .and_then(|f| f.sync_all())
+        .and_then(|()| std::fs::rename(temp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(temp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("braid-files-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary() {
+        let d = dir("fail");
+        let p = d.join("out.json");
+        std::fs::write(&p, "old").unwrap();
+        let e = write_atomic(&p, |w| {
+            w.write_all(b"half")?;
+            Err(io::Error::other("boom"))
+        });
+        assert!(e.is_err());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "old");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+        write_atomic(&p, |w| w.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn special_files_are_written_in_place_and_never_replaced() {
+        write_atomic(Path::new("/dev/null"), |w| w.write_all(b"x")).unwrap();
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+        let full = write_atomic(Path::new("/dev/full"), |w| w.write_all(&[0; 1 << 16]));
+        assert!(full.is_err());
+    }
+
+    #[test]
+    fn reads_refuse_devices_and_oversized_files_and_drop_a_bom() {
+        let e = read_text(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let d = dir("read");
+        let p = d.join("big.txt");
+        std::fs::write(&p, vec![b'a'; 2 << 20]).unwrap();
+        assert!(read_text(&p, 1 << 20).is_err());
+        std::fs::write(&p, "\u{feff}threads = 2\n").unwrap();
+        assert_eq!(read_text(&p, 1 << 20).unwrap(), "threads = 2\n");
+    }
+}
