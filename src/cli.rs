@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::config::Config;
 use crate::files::AtomicFile;
+use crate::interrupt::Interrupt;
 use crate::plan::{Numbers, Plan};
 use crate::report::Report;
 use crate::runtime;
@@ -294,7 +295,7 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
         Engine::Real => Topology::detect(),
         Engine::Sim => Topology::synthetic(cfg.sim_topology),
     };
-    let plan = Plan::new(&cfg, &machine).map_err(bad_input)?;
+    let mut plan = Plan::new(&cfg, &machine).map_err(bad_input)?;
     let numbers = match engine {
         Engine::Sim if !plan.config.numerics => Numbers::Counted,
         _ => Numbers::Held,
@@ -333,6 +334,11 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
         .map(|p| Output::open(p, "grid"))
         .transpose()?;
 
+    // From here on, Ctrl-C or SIGTERM ends the run cleanly: it stops, the
+    // parasites are reaped, and the report and grid are still written.
+    plan.settings.interrupt = Interrupt::install()
+        .context("cannot install the SIGINT/SIGTERM handlers")
+        .map_err(Failure::from)?;
     eprintln!(
         "braid: {} {} on {} thread(s), {} x {} grid...",
         match engine {
@@ -384,9 +390,20 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
     {
         errors.push(e);
     }
-    match errors.into_iter().next() {
-        None => Ok(()),
-        Some(e) => Err(e.into()),
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e.into());
+    }
+    match (plan.settings.interrupt.signal(), outcome.stop) {
+        (Some(signal), _) => Err(Failure {
+            status: Interrupt::exit_status(signal),
+            error: anyhow::anyhow!("interrupted by signal {signal}; the report says how far it got"),
+        }),
+        (None, stop) if stop.is_failure() => Err(anyhow::anyhow!(
+            "the run ended with {}; see the report",
+            serde_json::to_value(stop).map_or_else(|_| format!("{stop:?}"), |v| v.to_string())
+        )
+        .into()),
+        (None, _) => Ok(()),
     }
 }
 
@@ -414,16 +431,35 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
         let stem = args.suite.file_stem().unwrap_or_default();
         Path::new("results").join(stem).with_extension("jsonl")
     });
-    let s = experiment::run(&suite, &out).map_err(classify)?;
+    // Ctrl-C or SIGTERM kills the sample in flight (its whole process
+    // group) and ends the suite; what finished stays in the results file.
+    let interrupt = Interrupt::install()
+        .context("cannot install the SIGINT/SIGTERM handlers")
+        .map_err(Failure::from)?;
+    let s = experiment::run(&suite, &out, &interrupt).map_err(classify)?;
     eprintln!(
-        "braid: suite `{}`: {} sample(s): {} done before, {} ok now, {} failed; results in {}",
+        "braid: suite `{}`: {} sample(s): {} done before, {} ok now, {} failed{}; results in {}",
         suite.suite.name,
         s.total,
         s.skipped,
         s.ok,
         s.failed,
+        if s.retried > 0 {
+            format!(" ({} run again after failing before)", s.retried)
+        } else {
+            String::new()
+        },
         out.display()
     );
+    if let Some(signal) = s.interrupted {
+        return Err(Failure {
+            status: Interrupt::exit_status(signal),
+            error: anyhow::anyhow!(
+                "interrupted by signal {signal}; the sample in flight was killed and is not \
+                 recorded; run the same command to resume"
+            ),
+        });
+    }
     if s.failed > 0 {
         return Err(anyhow::anyhow!(
             "{} sample(s) failed (recorded with their errors in {})",

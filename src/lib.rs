@@ -5,10 +5,12 @@
 //! Data flows one way: [`config`] -> [`problem`] + [`topology`] -> [`plan`]
 //! -> [`runtime`] -> [`report`] -> [`cli`].
 
+pub mod child;
 pub mod cli;
 pub mod config;
 pub mod experiment;
 pub mod files;
+pub mod interrupt;
 pub mod kernel;
 pub mod limits;
 pub mod noise;

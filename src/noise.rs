@@ -141,7 +141,10 @@ fn start_thread(p: &ParasitePlan) -> Result<(u64, Parasite), StartError> {
         })?;
     let iters = ready_rx
         .recv()
-        .expect("the parasite thread answers")
+        .map_err(|_| StartError::Process {
+            core: p.core,
+            reason: "the parasite thread ended before it started".into(),
+        })?
         .map_err(|source| StartError::Parasite {
             core: p.core,
             source,
@@ -162,6 +165,10 @@ fn start_process(p: &ParasitePlan) -> Result<(u64, Parasite), StartError> {
     };
     let exe = std::env::current_exe().map_err(|e| fail(e.to_string()))?;
     let mut cmd = Command::new(exe);
+    // Besides the stdin pipe (which stops it within a burst), the kernel
+    // kills it if braid dies; it stays in braid's process group, so a
+    // timed-out sample's group kill takes it too.
+    crate::child::die_with_parent(&mut cmd, false);
     cmd.arg("__parasite")
         .args(["--core", &p.core.to_string()])
         .args(["--sleep-us", &p.sleep_us.to_string()]);

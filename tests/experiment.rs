@@ -195,6 +195,16 @@ stall = "0@2:3600"
     assert_eq!(recs[0]["provenance"]["config"]["mode"], "sync");
     assert_eq!(recs[1]["status"], "ok", "{}", recs[1]);
     assert!(r.stderr.contains("1 failed"), "{}", r.stderr);
+
+    // A rerun runs the failed sample again (and only it), says so, and
+    // still exits 1 when it fails again.
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("1 sample(s) failed before"), "{}", r.stderr);
+    let recs = records(&dir.join("r.jsonl"));
+    assert_eq!(recs.len(), 3);
+    assert_eq!(recs[2]["key"], recs[0]["key"]);
+    assert_eq!(recs[2]["status"], "failed");
 }
 
 #[test]

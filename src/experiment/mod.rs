@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use thiserror::Error;
 
 use crate::config::Config;
+use crate::interrupt::Interrupt;
 use crate::plan::{Numbers, Plan};
 use crate::topology::Topology;
 use provenance::Provenance;
@@ -56,7 +57,12 @@ pub enum ExperimentError {
         line: usize,
         message: String,
     },
-    #[error("results file {path}")]
+    #[error("cannot open the results file {path}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the results file {path}")]
     Results {
         path: PathBuf,
         source: std::io::Error,
@@ -82,13 +88,24 @@ impl ExperimentError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Summary {
     pub total: usize,
+    /// Samples the results file already held as done.
     pub skipped: usize,
+    /// Of the samples run now, those that had failed before (retried).
+    pub retried: usize,
     pub ok: usize,
     pub failed: usize,
+    /// The signal that stopped the suite early, if one did; the sample in
+    /// flight was killed with everything it started, and not recorded.
+    pub interrupted: Option<i32>,
 }
 
-/// Runs every sample of `suite` not yet in the results file at `out`.
-pub fn run(suite: &LoadedSuite, out: &Path) -> Result<Summary, ExperimentError> {
+/// Runs every sample of `suite` not yet done in the results file at `out`
+/// (samples recorded as failed run again), until done or `interrupt`.
+pub fn run(
+    suite: &LoadedSuite,
+    out: &Path,
+    interrupt: &Interrupt,
+) -> Result<Summary, ExperimentError> {
     let samples = suite.samples();
     let machine = Topology::detect();
     // Every sample's configuration is checked before anything runs, so a
@@ -97,7 +114,11 @@ pub fn run(suite: &LoadedSuite, out: &Path) -> Result<Summary, ExperimentError> 
         .iter()
         .map(|s| effective_config(suite, s, &machine))
         .collect::<Result<Vec<_>, _>>()?;
-    let (mut file, done) = ResultsFile::open(out, &suite.digest())?;
+    let results::Opened {
+        mut file,
+        done,
+        failed: failed_before,
+    } = ResultsFile::open(out, &suite.digest())?;
     let calibration = (suite.suite.engine == Engine::Run && suite.suite.noise.contains(&true))
         .then(braid_noise::Calibration::measure);
     let exe = std::env::current_exe().map_err(|source| ExperimentError::Spawn {
@@ -108,22 +129,34 @@ pub fn run(suite: &LoadedSuite, out: &Path) -> Result<Summary, ExperimentError> 
     let todo: Vec<usize> = (0..samples.len())
         .filter(|&i| !done.contains(&samples[i].key()))
         .collect();
+    let retried = todo
+        .iter()
+        .filter(|&&i| failed_before.contains(&samples[i].key()))
+        .count();
     let mut summary = Summary {
         total: samples.len(),
         skipped: samples.len() - todo.len(),
+        retried,
         ok: 0,
         failed: 0,
+        interrupted: None,
     };
+    if retried > 0 {
+        eprintln!("braid: {retried} sample(s) failed before and run again");
+    }
     let bar = progress_bar(samples.len() as u64, summary.skipped as u64);
     for i in todo {
         let sample = &samples[i];
         bar.set_message(sample.key());
         let (cfg, topology) = &configs[i];
         let started = Instant::now();
-        let outcome = run_sample(&exe, suite, sample)?;
-        let (status, error, report) = match outcome {
-            Ok(report) => (Status::Ok, None, Some(report)),
-            Err(e) => (Status::Failed, Some(e), None),
+        let (status, error, report) = match run_sample(&exe, suite, sample, interrupt)? {
+            SampleEnd::Report(report) => (Status::Ok, None, Some(report)),
+            SampleEnd::Failed(e) => (Status::Failed, Some(e), None),
+            SampleEnd::Interrupted(signal) => {
+                summary.interrupted = Some(signal);
+                break;
+            }
         };
         match status {
             Status::Ok => summary.ok += 1,
@@ -197,13 +230,28 @@ fn effective_config(
     Ok((cfg, topology))
 }
 
-/// Runs one sample's process; the report, or why there is none.
+/// How one sample's process ended.
+enum SampleEnd {
+    Report(serde_json::Value),
+    /// Why there is no report: the exit status and the end of its stderr,
+    /// or the timeout.
+    Failed(String),
+    /// braid itself got this signal; the sample was killed.
+    Interrupted(i32),
+}
+
+/// Runs one sample's process in a process group of its own that dies with
+/// braid (see [`crate::child`]): a timeout or an interrupt kills the group,
+/// parasites included, and a killed braid takes it down too.
 fn run_sample(
     exe: &Path,
     suite: &LoadedSuite,
     sample: &Sample,
-) -> Result<Result<serde_json::Value, String>, ExperimentError> {
-    let mut child = Command::new(exe)
+    interrupt: &Interrupt,
+) -> Result<SampleEnd, ExperimentError> {
+    let mut cmd = Command::new(exe);
+    crate::child::die_with_parent(&mut cmd, true);
+    let mut child = cmd
         .arg(suite.suite.engine.command())
         .args(["--variant", &sample.variant, "--json", "-"])
         .args(suite.overrides(sample))
@@ -228,33 +276,51 @@ fn run_sample(
     let stdout = drain(Box::new(child.stdout.take().expect("piped")));
     let stderr = drain(Box::new(child.stderr.take().expect("piped")));
     let timeout = Duration::from_secs_f64(suite.suite.timeout_s);
-    let finished = wait_until(&mut child, timeout);
+    let waited = wait_until(&mut child, timeout, interrupt);
     let (stdout, stderr) = (
         stdout.join().unwrap_or_default(),
         stderr.join().unwrap_or_default(),
     );
-    Ok(match finished {
-        None => Err(format!(
+    Ok(match waited {
+        Waited::Interrupted(signal) => SampleEnd::Interrupted(signal),
+        Waited::TimedOut => SampleEnd::Failed(format!(
             "timed out after {} s and was killed",
             suite.suite.timeout_s
         )),
-        Some(status) if !status.success() => Err(format!("{status}: {}", last_lines(&stderr, 3))),
-        Some(_) => serde_json::from_str(&stdout)
-            .map_err(|e| format!("its report is not JSON ({e}): {}", last_lines(&stderr, 3))),
+        Waited::Exited(status) if !status.success() => {
+            SampleEnd::Failed(format!("{status}: {}", last_lines(&stderr, 3)))
+        }
+        Waited::Exited(_) => match serde_json::from_str(&stdout) {
+            Ok(report) => SampleEnd::Report(report),
+            Err(e) => SampleEnd::Failed(format!(
+                "its report is not JSON ({e}): {}",
+                last_lines(&stderr, 3)
+            )),
+        },
     })
 }
 
-/// Waits for the child; kills it at the timeout (None then).
-fn wait_until(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+enum Waited {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Interrupted(i32),
+}
+
+/// Waits for the child, watching the timeout and `interrupt`; at either it
+/// kills the child's process group (and reaps the child).
+fn wait_until(child: &mut Child, timeout: Duration, interrupt: &Interrupt) -> Waited {
     let start = Instant::now();
     loop {
+        if let Some(signal) = interrupt.signal() {
+            crate::child::kill_group(child);
+            return Waited::Interrupted(signal);
+        }
         match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
+            Ok(Some(status)) => return Waited::Exited(status),
             Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(20)),
             _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
+                crate::child::kill_group(child);
+                return Waited::TimedOut;
             }
         }
     }

@@ -41,6 +41,15 @@ pub struct Record {
     pub report: Option<serde_json::Value>,
 }
 
+/// A results file opened for appending, and what it already holds.
+pub struct Opened {
+    pub file: ResultsFile,
+    /// Keys of the samples recorded as done.
+    pub done: HashSet<String>,
+    /// Keys of the samples recorded only as failed.
+    pub failed: HashSet<String>,
+}
+
 /// An open results file, positioned at its end.
 pub struct ResultsFile {
     file: File,
@@ -49,19 +58,36 @@ pub struct ResultsFile {
 
 impl ResultsFile {
     /// Opens (or creates) `path` for the suite with `digest`, and returns the
-    /// keys of the samples it already holds. A torn last line (a write cut
-    /// short by a kill) is cut off; a record of another suite, or a broken
-    /// line before the last, is an error, and nothing is written.
-    pub fn open(
-        path: &Path,
-        digest: &str,
-    ) -> Result<(ResultsFile, HashSet<String>), ExperimentError> {
-        let io = |source| ExperimentError::Results {
+    /// keys of the samples it holds as done, and of those it holds only as
+    /// failed (to run again). A torn last line (a write cut short by a kill)
+    /// is cut off; a record of another suite, or a broken line before the
+    /// last, is an error, and nothing is written. Blank lines are skipped.
+    ///
+    /// Only the file's own directory is created, and only when its parent
+    /// exists (`results/` in a fresh clone); a path that is not a regular
+    /// file (`/dev/full`, a FIFO) is refused before it is read.
+    pub fn open(path: &Path, digest: &str) -> Result<Opened, ExperimentError> {
+        let io = |source| ExperimentError::Open {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && !dir.exists()
+        {
+            let grand = dir.parent().filter(|d| !d.as_os_str().is_empty());
+            if grand.is_some_and(|g| !g.is_dir()) {
+                return Err(io(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("its directory's parent {} does not exist", grand.unwrap_or(dir).display()),
+                )));
+            }
+            std::fs::create_dir(dir).map_err(io)?;
+        }
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )));
         }
         let mut file = OpenOptions::new()
             .read(true)
@@ -78,12 +104,20 @@ impl ResultsFile {
             });
         }
         let mut text = String::new();
-        file.read_to_string(&mut text).map_err(io)?;
+        (&mut file)
+            .take(crate::limits::MAX_RESULTS_BYTES)
+            .read_to_string(&mut text)
+            .map_err(io)?;
         let mut done = HashSet::new();
+        let mut failed = HashSet::new();
         let mut good_end = 0;
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
         for (i, line) in lines.iter().enumerate() {
             let last = i + 1 == lines.len();
+            if line.trim().is_empty() && line.ends_with('\n') {
+                good_end += line.len();
+                continue;
+            }
             let parsed = line
                 .strip_suffix('\n')
                 .ok_or(())
@@ -96,7 +130,10 @@ impl ResultsFile {
                     });
                 }
                 Ok(r) => {
-                    done.insert(r.key);
+                    match r.status {
+                        Status::Ok => done.insert(r.key),
+                        Status::Failed => failed.insert(r.key),
+                    };
                     good_end += line.len();
                 }
                 Err(()) if last => break,
@@ -112,13 +149,15 @@ impl ResultsFile {
             file.set_len(good_end as u64).map_err(io)?;
         }
         file.seek(SeekFrom::End(0)).map_err(io)?;
-        Ok((
-            ResultsFile {
+        failed.retain(|k| !done.contains(k));
+        Ok(Opened {
+            file: ResultsFile {
                 file,
                 path: path.to_path_buf(),
             },
             done,
-        ))
+            failed,
+        })
     }
 
     /// Appends one record as one line and waits until it is on disk.
@@ -138,13 +177,18 @@ impl ResultsFile {
 /// Reads every record of a results file (for plotting). A torn last line is
 /// skipped, as resuming would cut it.
 pub fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::files::read_text(path, crate::limits::MAX_RESULTS_BYTES).map_err(
+        |source| ExperimentError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
+    )?;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
         match serde_json::from_str::<Record>(line.trim_end()) {
             Ok(r) => out.push(r),
             Err(_) if i + 1 == lines.len() && !line.ends_with('\n') => {}
@@ -195,12 +239,12 @@ mod tests {
     #[test]
     fn reopening_returns_what_was_appended() {
         let p = path("reopen.jsonl");
-        let (mut f, done) = ResultsFile::open(&p, "d").unwrap();
+        let Opened { file: mut f, done, .. } = ResultsFile::open(&p, "d").unwrap();
         assert!(done.is_empty());
         f.append(&record("d", "a")).unwrap();
         f.append(&record("d", "b")).unwrap();
         drop(f);
-        let (_, done) = ResultsFile::open(&p, "d").unwrap();
+        let done = ResultsFile::open(&p, "d").unwrap().done;
         assert_eq!(done, HashSet::from(["a".to_string(), "b".to_string()]));
         assert_eq!(read(&p).unwrap().len(), 2);
     }
@@ -208,7 +252,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_cut_and_the_next_append_is_clean() {
         let p = path("torn.jsonl");
-        let (mut f, _) = ResultsFile::open(&p, "d").unwrap();
+        let mut f = ResultsFile::open(&p, "d").unwrap().file;
         f.append(&record("d", "a")).unwrap();
         drop(f);
         let whole = serde_json::to_string(&record("d", "b")).unwrap();
@@ -216,7 +260,7 @@ mod tests {
         raw.write_all(&whole.as_bytes()[..whole.len() / 2]).unwrap();
         drop(raw);
         assert_eq!(read(&p).unwrap().len(), 1);
-        let (mut f, done) = ResultsFile::open(&p, "d").unwrap();
+        let Opened { file: mut f, done, .. } = ResultsFile::open(&p, "d").unwrap();
         assert_eq!(done.len(), 1);
         f.append(&record("d", "b")).unwrap();
         let keys: Vec<String> = read(&p).unwrap().into_iter().map(|r| r.key).collect();
@@ -226,7 +270,7 @@ mod tests {
     #[test]
     fn another_suites_file_is_refused_untouched() {
         let p = path("other.jsonl");
-        let (mut f, _) = ResultsFile::open(&p, "d").unwrap();
+        let mut f = ResultsFile::open(&p, "d").unwrap().file;
         f.append(&record("d", "a")).unwrap();
         drop(f);
         let before = std::fs::read(&p).unwrap();
@@ -240,13 +284,52 @@ mod tests {
     #[test]
     fn a_second_writer_is_refused_while_the_first_holds_the_file() {
         let p = path("busy.jsonl");
-        let (first, _) = ResultsFile::open(&p, "d").unwrap();
+        let first = ResultsFile::open(&p, "d").unwrap();
         assert!(matches!(
             ResultsFile::open(&p, "d"),
             Err(ExperimentError::Busy { .. })
         ));
         drop(first);
         assert!(ResultsFile::open(&p, "d").is_ok());
+    }
+
+    #[test]
+    fn failed_samples_are_not_done_until_a_later_record_succeeds() {
+        let p = path("failed.jsonl");
+        let mut f = ResultsFile::open(&p, "d").unwrap().file;
+        let mut bad = record("d", "a");
+        bad.status = Status::Failed;
+        f.append(&bad).unwrap();
+        bad.key = "b".into();
+        f.append(&bad).unwrap();
+        f.append(&record("d", "b")).unwrap();
+        drop(f);
+        let o = ResultsFile::open(&p, "d").unwrap();
+        assert_eq!(o.done, HashSet::from(["b".to_string()]));
+        assert_eq!(o.failed, HashSet::from(["a".to_string()]));
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_special_files_refused() {
+        let p = path("blank.jsonl");
+        let good = serde_json::to_string(&record("d", "a")).unwrap();
+        std::fs::write(&p, format!("\n{good}\n\n")).unwrap();
+        assert_eq!(read(&p).unwrap().len(), 1);
+        assert_eq!(ResultsFile::open(&p, "d").unwrap().done.len(), 1);
+        for special in ["/dev/full", "/dev/zero"] {
+            let e = ResultsFile::open(Path::new(special), "d").err().unwrap();
+            assert!(e.to_string().contains(special), "{e}");
+            assert!(read(Path::new(special)).is_err());
+        }
+    }
+
+    #[test]
+    fn only_the_results_directory_itself_is_created() {
+        let p = path("x");
+        let nested = p.join("a/b/c.jsonl");
+        assert!(ResultsFile::open(&nested, "d").is_err());
+        assert!(!p.join("a").exists());
+        assert!(ResultsFile::open(&p.join("a/c.jsonl"), "d").is_ok());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
+use crate::limits::{MAX_SAMPLES, MAX_SECONDS, MAX_TEXT_BYTES};
 
 /// Which braid command runs a sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -107,16 +108,31 @@ pub struct LoadedSuite {
 
 impl LoadedSuite {
     pub fn load(path: &Path, repeat: Option<u32>) -> Result<LoadedSuite, ExperimentError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ExperimentError::Read {
-            path: path.to_path_buf(),
-            source: e,
+        let text = crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|e| {
+            ExperimentError::Read {
+                path: path.to_path_buf(),
+                source: e,
+            }
         })?;
-        let mut suite = parse(&text).map_err(|message| ExperimentError::BadSuite {
+        let bad = |message| ExperimentError::BadSuite {
             path: path.to_path_buf(),
             message,
-        })?;
+        };
+        let mut suite = parse(&text).map_err(bad)?;
         if let Some(n) = repeat {
             suite.repetitions = n;
+        }
+        // Checked before the samples are expanded into memory.
+        let samples = suite.variants.len() as u64 * suite.noise.len() as u64
+            * u64::from(suite.repetitions);
+        if samples > MAX_SAMPLES {
+            return Err(bad(format!(
+                "{} variant(s) x {} noise setting(s) x {} repetition(s) = {samples} samples, \
+                 more than {MAX_SAMPLES}; use fewer repetitions",
+                suite.variants.len(),
+                suite.noise.len(),
+                suite.repetitions
+            )));
         }
         Ok(LoadedSuite {
             suite,
@@ -186,8 +202,11 @@ fn parse(text: &str) -> Result<Suite, String> {
     if suite.repetitions == 0 {
         return Err("`repetitions` must be at least 1".into());
     }
-    if !(suite.timeout_s.is_finite() && suite.timeout_s > 0.0) {
-        return Err("`timeout_s` must be a positive number of seconds".into());
+    if !(suite.timeout_s > 0.0 && suite.timeout_s <= MAX_SECONDS) {
+        return Err(format!(
+            "`timeout_s` must be a number of seconds above 0 and at most {MAX_SECONDS:e}, got {}",
+            suite.timeout_s
+        ));
     }
     for (k, v) in suite.set.iter().chain(&suite.noise_set) {
         if matches!(
@@ -272,6 +291,21 @@ mod tests {
     }
 
     #[test]
+    fn a_suite_of_billions_of_samples_is_refused_before_expansion() {
+        let dir = std::env::temp_dir().join(format!("braid-suite-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.toml");
+        std::fs::write(&path, SUITE.replace("repetitions = 2", "repetitions = 4000000000"))
+            .unwrap();
+        let e = LoadedSuite::load(&path, None).unwrap_err().to_string();
+        assert!(e.contains("16000000000 samples"), "{e}");
+        std::fs::write(&path, SUITE).unwrap();
+        let e = LoadedSuite::load(&path, Some(1 << 20)).unwrap_err().to_string();
+        assert!(e.contains("samples"), "{e}");
+        assert!(LoadedSuite::load(&path, Some(3)).is_ok());
+    }
+
+    #[test]
     fn the_digest_ignores_repetitions_but_not_the_definition() {
         let a = loaded(SUITE);
         let more = loaded(&SUITE.replace("repetitions = 2", "repetitions = 9"));
@@ -299,6 +333,14 @@ mod tests {
             (
                 SUITE.replace("max_iterations = 100", "max_iterations = [1]"),
                 "max_iterations",
+            ),
+            (
+                SUITE.replace("repetitions = 2", "repetitions = 2\ntimeout_s = 1e300"),
+                "timeout_s",
+            ),
+            (
+                SUITE.replace("repetitions = 2", "repetitions = 2\ntimeout_s = nan"),
+                "timeout_s",
             ),
         ] {
             let e = parse(&text).unwrap_err();

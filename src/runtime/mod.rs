@@ -39,6 +39,7 @@ pub use barrier::{Crossing, StopBarrier};
 pub use stop::{Idler, StopFlag, StopReason};
 
 use crate::config::{Config, Slow, Stall};
+use crate::interrupt::Interrupt;
 use crate::policy::{self, Policy};
 use crate::problem::{Problem, residual_norm};
 use crate::subdomain::{self, Subdomain};
@@ -66,6 +67,8 @@ pub struct Settings {
     pub trace_interval: Option<Duration>,
     pub stall: Option<Stall>,
     pub slow: Option<Slow>,
+    /// Set by SIGINT/SIGTERM (when the CLI installed it): stops the run.
+    pub interrupt: Interrupt,
 }
 
 impl Settings {
@@ -85,6 +88,7 @@ impl Settings {
                 .then(|| Duration::from_secs_f64(cfg.trace_interval)),
             stall: cfg.stall,
             slow: cfg.slow,
+            interrupt: Interrupt::none(),
         }
     }
 }
@@ -293,6 +297,9 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>) {
         }
         while shared.finished.load(Ordering::Acquire) < threads {
             std::thread::sleep(MONITOR_PERIOD);
+            if shared.settings.interrupt.signal().is_some() {
+                shared.stop.request(StopReason::Interrupted);
+            }
             if let Some(limit) = shared.settings.time_limit
                 && start.elapsed() >= limit
             {
@@ -334,6 +341,7 @@ mod tests {
             trace_interval: None,
             stall: None,
             slow: None,
+            interrupt: Interrupt::none(),
         }
     }
 

@@ -19,8 +19,20 @@ pub enum StopReason {
     MaxIterations,
     /// `time_limit` seconds passed.
     TimeLimit,
-    /// A worker thread panicked.
+    /// A worker thread panicked (its message went to stderr).
     WorkerPanic,
+    /// SIGINT or SIGTERM arrived.
+    Interrupted,
+    /// Simulator only: every thread waits on another, which the schedules
+    /// rule out; reported rather than hidden, should a change break that.
+    Deadlock,
+}
+
+impl StopReason {
+    /// Whether the run failed (the CLI exits non-zero after reporting).
+    pub fn is_failure(self) -> bool {
+        matches!(self, StopReason::WorkerPanic | StopReason::Deadlock)
+    }
 }
 
 const RUNNING: u8 = 0;
@@ -36,6 +48,8 @@ impl StopReason {
             StopReason::MaxIterations,
             StopReason::TimeLimit,
             StopReason::WorkerPanic,
+            StopReason::Interrupted,
+            StopReason::Deadlock,
         ]
         .get(code.checked_sub(1)? as usize)
         .copied()
@@ -126,6 +140,22 @@ mod tests {
         assert_eq!(f.reason(), Some(StopReason::TimeLimit));
         f.reset();
         assert!(!f.is_set());
+    }
+
+    #[test]
+    fn every_reason_survives_the_flag() {
+        for r in [
+            StopReason::Converged,
+            StopReason::MaxIterations,
+            StopReason::TimeLimit,
+            StopReason::WorkerPanic,
+            StopReason::Interrupted,
+            StopReason::Deadlock,
+        ] {
+            let f = StopFlag::default();
+            f.request(r);
+            assert_eq!(f.reason(), Some(r));
+        }
     }
 
     #[test]

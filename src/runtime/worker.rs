@@ -12,21 +12,22 @@ use super::{Crossing, Idler, Shared, StopReason};
 use crate::subdomain::EdgeVersion;
 use crate::variant::Mode;
 
-/// Marks the worker finished even if it panics, and then stops the run so
-/// that no other thread waits for it.
-struct FinishGuard<'a, 'b>(&'a Shared<'b>);
-
-impl Drop for FinishGuard<'_, '_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.stop.request(StopReason::WorkerPanic);
-        }
-        self.0.finished.fetch_add(1, Ordering::Release);
+/// Runs worker `t` to the end. A panic inside it is caught here: the run
+/// stops with `WorkerPanic` (so no other thread waits for this one, and the
+/// report says why), and the worker counts as finished either way. The
+/// panic's message has gone to stderr through the panic hook.
+pub(super) fn run(sh: &Shared<'_>, t: usize) {
+    // Unwind safety: what a panicking update leaves behind is one
+    // subdomain's half-written `next` buffer, which is never published (the
+    // swap comes after the sweep), and counters that only ever grow.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(sh, t)));
+    if result.is_err() {
+        sh.stop.request(StopReason::WorkerPanic);
     }
+    sh.finished.fetch_add(1, Ordering::Release);
 }
 
-pub(super) fn run(sh: &Shared<'_>, t: usize) {
-    let _guard = FinishGuard(sh);
+fn work(sh: &Shared<'_>, t: usize) {
     let core = core_affinity::CoreId {
         id: sh.placement.cores[t],
     };

@@ -333,8 +333,9 @@ impl<'a> Engine<'a> {
             }
             if self.heap.is_empty() {
                 // Everyone waits on everyone: cannot happen with ssync (the
-                // least updated subdomain can always go), kept as a guard.
-                self.stop = Some(StopReason::TimeLimit);
+                // least updated subdomain can always go); reported as what
+                // it is should a change ever break that.
+                self.stop = Some(StopReason::Deadlock);
                 return;
             }
         }
@@ -358,7 +359,9 @@ impl<'a> Engine<'a> {
 
     fn check_stop(&mut self) -> bool {
         let budget = self.plan.settings.update_budget;
-        if self.threads.iter().any(|t| t.updates >= budget) {
+        if self.plan.settings.interrupt.signal().is_some() {
+            self.stop = Some(StopReason::Interrupted);
+        } else if self.threads.iter().any(|t| t.updates >= budget) {
             self.stop = Some(StopReason::MaxIterations);
         } else if self.time_up() {
             self.stop = Some(StopReason::TimeLimit);
