@@ -326,6 +326,8 @@ mod tests {
     #[test]
     fn only_the_results_directory_itself_is_created() {
         let p = path("x");
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir(&p).unwrap();
         let nested = p.join("a/b/c.jsonl");
         assert!(ResultsFile::open(&nested, "d").is_err());
         assert!(!p.join("a").exists());
