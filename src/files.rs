@@ -131,18 +131,6 @@ pub fn write_atomic(
     file.commit()
 }
 
-/// Renames a file written elsewhere (e.g. by a plotting library that takes
-/// a path) into place, removing it on failure.
-pub fn rename_into_place(temp: &Path, path: &Path) -> io::Result<()> {
-    let result = File::open(temp)
-        .and_then(|f| f.sync_all())
-        .and_then(|()| std::fs::rename(temp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(temp);
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

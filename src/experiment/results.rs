@@ -177,6 +177,11 @@ impl ResultsFile {
 /// Reads every record of a results file (for plotting). A torn last line is
 /// skipped, as resuming would cut it.
 pub fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
+    Ok(read_numbered(path)?.into_iter().map(|(_, r)| r).collect())
+}
+
+/// [`read`], with each record's line number (from 1).
+pub fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, ExperimentError> {
     let text = crate::files::read_text(path, crate::limits::MAX_RESULTS_BYTES).map_err(
         |source| ExperimentError::Read {
             path: path.to_path_buf(),
@@ -190,7 +195,7 @@ pub fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
             continue;
         }
         match serde_json::from_str::<Record>(line.trim_end()) {
-            Ok(r) => out.push(r),
+            Ok(r) => out.push((i + 1, r)),
             Err(_) if i + 1 == lines.len() && !line.ends_with('\n') => {}
             Err(e) => {
                 return Err(ExperimentError::BadRecord {

@@ -4,6 +4,7 @@
 //! embedded DejaVu Sans, so no system font libraries are needed.
 
 mod braid;
+mod check;
 mod landscape;
 mod stats;
 mod table;
@@ -16,6 +17,7 @@ use plotters::prelude::*;
 use thiserror::Error;
 
 use crate::experiment::ExperimentError;
+use crate::files::write_atomic;
 use crate::experiment::results::{self, Record, Status};
 use crate::experiment::suite::{Engine, Figure};
 
@@ -25,6 +27,20 @@ pub enum PlotError {
     Results(#[from] ExperimentError),
     #[error("nothing to plot: no finished samples in {0}")]
     Empty(String),
+    #[error("{path}: line {line}: report field `{field}`: {problem}")]
+    BadField {
+        path: PathBuf,
+        line: usize,
+        field: String,
+        problem: String,
+    },
+    #[error(
+        "nothing to draw: the braid records in {0} have no trace of 2 samples or more \
+         (run them with trace_interval > 0)"
+    )]
+    NoTrace(String),
+    #[error("cannot write to the output directory {path}: {message}")]
+    OutputDir { path: PathBuf, message: String },
     #[error("cannot write {path}: {message}")]
     Write { path: PathBuf, message: String },
 }
@@ -33,7 +49,10 @@ impl PlotError {
     pub fn is_bad_input(&self) -> bool {
         match self {
             PlotError::Results(e) => e.is_bad_input(),
-            PlotError::Empty(_) => true,
+            PlotError::Empty(_)
+            | PlotError::BadField { .. }
+            | PlotError::NoTrace(_)
+            | PlotError::OutputDir { .. } => true,
             PlotError::Write { .. } => false,
         }
     }
@@ -62,7 +81,9 @@ fn register_font() {
     });
 }
 
-/// Writes `stem.png` and `stem.svg` into `dir`.
+/// Writes `stem.png` and `stem.svg` into `dir`. Both are drawn in memory
+/// and then written whole ([`crate::files::write_atomic`]), so a failure
+/// (a full disk) leaves no partial image and reads as a sentence.
 fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
     let png = dir.join(format!("{stem}.png"));
     let svg = dir.join(format!("{stem}.svg"));
@@ -70,38 +91,69 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
         path: path.to_path_buf(),
         message: e.to_string(),
     };
+    let (w, h) = fig.size();
+    let mut pixels = vec![0u8; w as usize * h as usize * 3];
     {
-        let root = BitMapBackend::new(&png, fig.size()).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
         fig.draw(&root).map_err(|e| fail(&png, &e))?;
         root.present().map_err(|e| fail(&png, &e))?;
     }
+    let mut encoded = Vec::new();
+    image::ImageEncoder::write_image(
+        image::codecs::png::PngEncoder::new(&mut encoded),
+        &pixels,
+        w,
+        h,
+        image::ColorType::Rgb8,
+    )
+    .map_err(|e| fail(&png, &e))?;
+    write_atomic(&png, |out| out.write_all(&encoded)).map_err(|e| fail(&png, &e))?;
+    let mut text = String::new();
     {
-        let root = SVGBackend::new(&svg, fig.size()).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, (w, h)).into_drawing_area();
         fig.draw(&root).map_err(|e| fail(&svg, &e))?;
         root.present().map_err(|e| fail(&svg, &e))?;
     }
+    write_atomic(&svg, |out| out.write_all(text.as_bytes())).map_err(|e| fail(&svg, &e))?;
     Ok(vec![png, svg])
 }
 
 /// Reads every results file and writes every figure the records allow;
 /// returns the files written.
 pub fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    let mut records = Vec::new();
+    let mut ok: Vec<Record> = Vec::new();
     for path in inputs {
-        records.extend(results::read(path)?);
+        for (line, r) in results::read_numbered(path)? {
+            if r.status == Status::Ok {
+                check::record(path, line, &r)?;
+                ok.push(r);
+            }
+        }
     }
-    let ok: Vec<Record> = records
-        .into_iter()
-        .filter(|r| r.status == Status::Ok && r.report.is_some())
-        .collect();
+    let names = || {
+        inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     if ok.is_empty() {
-        let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
-        return Err(PlotError::Empty(names.join(", ")));
+        return Err(PlotError::Empty(names()));
     }
-    std::fs::create_dir_all(dir).map_err(|e| PlotError::Write {
+    let braids = ok.iter().filter(|r| r.figure == Figure::Braid).count();
+    if braids == ok.len() && !ok.iter().any(braid::has_trace) {
+        return Err(PlotError::NoTrace(names()));
+    }
+    // The directory (and only it) is made, and proved writable, before
+    // anything is drawn.
+    let out_dir = |e: std::io::Error| PlotError::OutputDir {
         path: dir.to_path_buf(),
         message: e.to_string(),
-    })?;
+    };
+    if !dir.is_dir() {
+        std::fs::create_dir(dir).map_err(out_dir)?;
+    }
+    crate::files::AtomicFile::create(&dir.join(".braid-probe")).map_err(out_dir)?;
     register_font();
     let of = |f: Figure| -> Vec<&Record> { ok.iter().filter(|r| r.figure == f).collect() };
     let mut written = Vec::new();

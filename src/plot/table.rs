@@ -110,7 +110,7 @@ pub fn write(records: &[&Record], dir: &Path) -> Result<Vec<PathBuf>, PlotError>
     let mut written = Vec::new();
     for (name, text) in [("table2.md", md), ("table2.csv", csv)] {
         let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| PlotError::Write {
+        crate::files::write_atomic(&path, |w| w.write_all(text.as_bytes())).map_err(|e| PlotError::Write {
             path: path.clone(),
             message: e.to_string(),
         })?;
