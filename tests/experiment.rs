@@ -289,3 +289,45 @@ fn plot_draws_every_figure_and_table_2_from_results() {
     let csv = std::fs::read_to_string(plots.join("table2.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
 }
+
+#[test]
+fn plot_names_the_file_line_and_field_of_a_bad_record_and_never_loops() {
+    let dir = scratch("exp_plot_bad");
+    write_suite(&dir, &suite("landscape", 1, "max_iterations = 200"));
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let good = std::fs::read_to_string(dir.join("r.jsonl")).unwrap();
+    for (field, value) in [
+        ("iteration_rate", Value::Null),
+        ("spread", Value::from("many")),
+        ("iteration_rate", Value::from(-1.0)),
+        ("threads", Value::from(0)),
+    ] {
+        let mut lines: Vec<Value> = good.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        lines[1]["report"][field] = value.clone();
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(dir.join("bad.jsonl"), text).unwrap();
+        let r = braid(&dir, &["plot", "bad.jsonl", "--out", "p"]);
+        assert_eq!(r.status, Some(2), "{field}={value}: {}", r.stderr);
+        for needle in ["bad.jsonl: line 2", field] {
+            assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+        }
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        assert!(!dir.join("p").exists(), "nothing is drawn from bad records");
+    }
+    // An output directory that cannot be made is bad input, as for `run`.
+    let r = braid(&dir, &["plot", "r.jsonl", "--out", "/proc/braid-plots"]);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("/proc/braid-plots"), "{}", r.stderr);
+}
+
+#[test]
+fn plot_of_braid_records_without_a_trace_says_so() {
+    let dir = scratch("exp_plot_notrace");
+    write_suite(&dir, &suite("braid", 1, "max_iterations = 200"));
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let r = braid(&dir, &["plot", "r.jsonl", "--out", "p"]);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("trace_interval"), "{}", r.stderr);
+}
