@@ -5,7 +5,9 @@
 mod common;
 
 use braid::problem::{Problem, residual_norm, sequential_jacobi};
-use common::{braid, report, scratch};
+use std::time::Duration;
+
+use common::{braid, braid_within, report, scratch};
 use ndarray::Array2;
 use ndarray_npy::read_npy;
 
@@ -105,9 +107,13 @@ fn no_mode_hangs_when_a_thread_stalls_inside_an_update() {
     // end the run: every wait (barrier, staleness gate, the stall itself)
     // must watch the stop flag.
     for variant in ["sync", "ssync(2)", "async(4)", "async(1)"] {
-        let r = report(
+        // Fails in 30 s, not an hour, if a wait ignores the flag.
+        let run = braid_within(
             &dir,
             &[
+                "run",
+                "--json",
+                "-",
                 "--variant",
                 variant,
                 "threads=3",
@@ -117,7 +123,11 @@ fn no_mode_hangs_when_a_thread_stalls_inside_an_update() {
                 "stall=0@5:3600",
                 "time_limit=1",
             ],
+            Duration::from_secs(30),
+            None,
         );
+        assert_eq!(run.status, Some(0), "{variant}: {}", run.stderr);
+        let r: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
         let threads: Vec<u64> = serde_json::from_value(r["thread_updates"].clone()).unwrap();
         assert_eq!(
             threads[0], 6,
@@ -198,6 +208,49 @@ fn bad_input_exits_2_with_a_message_naming_the_key() {
         assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
         assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
     }
+}
+
+#[test]
+fn out_of_range_input_is_refused_in_bounded_time_and_memory() {
+    let dir = scratch("bounds");
+    std::fs::write(dir.join("bom.txt"), "\u{feff}threads = 1\nmax_iterations = 5\n").unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        // Durations a Duration cannot hold.
+        (&["run", "time_limit=1e300"], "`time_limit`"),
+        (&["run", "lb_interval=1e300"], "`lb_interval`"),
+        (&["run", "trace_interval=1e300"], "`trace_interval`"),
+        (&["run", "stall=0@1:1e300"], "`stall`"),
+        (&["run", "slow=0:1e300"], "`slow`"),
+        (&["run", "--variant", "async(4)+split(1e300)"], "interval"),
+        // Lists, ranges and counts that would be expanded in memory.
+        (&["run", "cores=0-18446744073709551615"], "`cores`"),
+        (&["run", "cores=0-1000000000"], "`cores`"),
+        (&["sim", "sim_topology=pack:100000 core:100000"], "`sim_topology`"),
+        (&["sim", "sim_topology=pack:4294967296 core:4294967296"], "`sim_topology`"),
+        // Products that would wrap.
+        (&["run", "max_iterations=4611686018427387904"], "`max_iterations`"),
+        (&["run", "noise_sleep_us=18446744073709551615"], "`noise_sleep_us`"),
+        // Memory the machine does not have, estimated before allocating.
+        (&["run", "domain_size=1000000"], "memory_limit"),
+        (&["run", "domain_size=3000", "memory_limit=0.01"], "memory_limit"),
+        (&["sim", "numerics=true", "domain_size=1000000"], "memory_limit"),
+        // The smaller ones.
+        (&["run", "threads=1", "threads=2"], "`threads` is given twice"),
+        (&["run", "--json", "x.out", "--grid", "x.out"], "same file"),
+        (&["run", "--config", "/dev/zero"], "not a regular file"),
+    ];
+    for (args, needle) in cases {
+        let r = braid_within(&dir, args, Duration::from_secs(20), Some(2 << 30));
+        assert_eq!(r.status, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    }
+    // A missing file's cause is said once.
+    let r = braid(&dir, &["run", "--config", "missing.txt"]);
+    assert_eq!(r.stderr.matches("No such file").count(), 1, "{}", r.stderr);
+    // A byte-order mark is not part of the first key.
+    let r = braid(&dir, &["run", "--config", "bom.txt"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
 }
 
 #[test]

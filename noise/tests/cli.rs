@@ -52,9 +52,26 @@ fn bad_values_exit_2_with_a_message() {
             "zero",
         ),
         (&["--sleep-us", "5"], "--core"),
+        (&["--core", "0", "--duration", "nan"], "--duration"),
+        (&["--core", "0", "--duration", "1e300"], "--duration"),
+        (&["--core", "0", "--duration=-1"], "--duration"),
     ] {
         let (code, _, err) = noise(args);
         assert_eq!(code, Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn duration_is_honoured_whatever_the_duty_or_the_sleep() {
+    for args in [
+        &["--core", "0", "--duty", "0.999999", "--duration", "0.3"][..],
+        &["--core", "0", "--sleep-us", "100000000", "--duration", "0.3"],
+    ] {
+        let t = std::time::Instant::now();
+        let (code, _, err) = noise(args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        // Without the cut, a burst takes minutes, a sleep 100 s.
+        assert!(t.elapsed().as_secs_f64() < 10.0, "{args:?}");
     }
 }

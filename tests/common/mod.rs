@@ -19,7 +19,32 @@ pub struct Run {
 /// Runs `braid ARGS` in `dir`, killing it if it hangs. The output is read
 /// while the child runs, so a large report cannot fill the pipe and block it.
 pub fn braid(dir: &Path, args: &[&str]) -> Run {
-    let child = Command::new(env!("CARGO_BIN_EXE_braid"))
+    braid_within(dir, args, HANG, None)
+}
+
+/// [`braid`], failing once `limit` has passed, and with its address space
+/// capped at `memory` bytes when given (so a runaway allocation aborts
+/// instead of succeeding on a big machine).
+pub fn braid_within(dir: &Path, args: &[&str], limit: Duration, memory: Option<u64>) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_braid"));
+    if let Some(bytes) = memory {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe and the closure only reads
+        // a copied integer.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let child = cmd
         .args(args)
         .current_dir(dir)
         .stdout(Stdio::piped())
@@ -33,11 +58,11 @@ pub fn braid(dir: &Path, args: &[&str]) -> Run {
         status,
         stdout,
         stderr,
-    } = match rx.recv_timeout(HANG) {
+    } = match rx.recv_timeout(limit) {
         Ok(out) => out.expect("wait for braid"),
         Err(_) => {
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("braid {args:?} hung for {HANG:?}");
+            panic!("braid {args:?} did not end within {limit:?}");
         }
     };
     Run {
