@@ -396,7 +396,9 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
     match (plan.settings.interrupt.signal(), outcome.stop) {
         (Some(signal), _) => Err(Failure {
             status: Interrupt::exit_status(signal),
-            error: anyhow::anyhow!("interrupted by signal {signal}; the report says how far it got"),
+            error: anyhow::anyhow!(
+                "interrupted by signal {signal}; the report says how far it got"
+            ),
         }),
         (None, stop) if stop.is_failure() => Err(anyhow::anyhow!(
             "the run ended with {}; see the report",

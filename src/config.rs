@@ -310,12 +310,11 @@ pub const KEYS: &[&str] = &[
 impl Config {
     /// Reads a config file over the defaults.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
-        let text = crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|source| {
-            ConfigError::Io {
+        let text =
+            crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|source| ConfigError::Io {
                 path: path.to_path_buf(),
                 source,
-            }
-        })?;
+            })?;
         let mut cfg = Config::default();
         cfg.apply_text(&text, path)?;
         Ok(cfg)
@@ -682,7 +681,9 @@ impl Parser<'_> {
         let bad = || {
             self.bad(
                 "stall",
-                format!("none or THREAD@UPDATES:SECONDS (SECONDS up to {MAX_SECONDS:e}), e.g. 0@100:2.5"),
+                format!(
+                    "none or THREAD@UPDATES:SECONDS (SECONDS up to {MAX_SECONDS:e}), e.g. 0@100:2.5"
+                ),
             )
         };
         let (thread, rest) = self.value.split_once('@').ok_or_else(bad)?;
@@ -709,7 +710,9 @@ impl Parser<'_> {
         let bad = || {
             self.bad(
                 "sim_topology",
-                format!("levels like `pack:2 core:18` with counts >= 1, at most {MAX_CPUS} cores in all"),
+                format!(
+                    "levels like `pack:2 core:18` with counts >= 1, at most {MAX_CPUS} cores in all"
+                ),
             )
         };
         let (mut sockets, mut cores) = (1usize, 1usize);

@@ -30,7 +30,10 @@ pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
     if text.len() as u64 > limit {
         return Err(too_big(limit));
     }
-    Ok(text.strip_prefix('\u{feff}').map(str::to_string).unwrap_or(text))
+    Ok(text
+        .strip_prefix('\u{feff}')
+        .map(str::to_string)
+        .unwrap_or(text))
 }
 
 fn too_big(limit: u64) -> io::Error {

@@ -200,7 +200,11 @@ stall = "0@2:3600"
     // still exits 1 when it fails again.
     let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
     assert_eq!(r.status, Some(1), "{}", r.stderr);
-    assert!(r.stderr.contains("1 sample(s) failed before"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("1 sample(s) failed before"),
+        "{}",
+        r.stderr
+    );
     let recs = records(&dir.join("r.jsonl"));
     assert_eq!(recs.len(), 3);
     assert_eq!(recs[2]["key"], recs[0]["key"]);
@@ -303,7 +307,10 @@ fn plot_names_the_file_line_and_field_of_a_bad_record_and_never_loops() {
         ("iteration_rate", Value::from(-1.0)),
         ("threads", Value::from(0)),
     ] {
-        let mut lines: Vec<Value> = good.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let mut lines: Vec<Value> = good
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         lines[1]["report"][field] = value.clone();
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(dir.join("bad.jsonl"), text).unwrap();

@@ -76,11 +76,23 @@ fn a_full_disk_leaves_no_partial_report_or_grid() {
     let (json, grid) = (path(&t, "r.json"), path(&t, "g.npy"));
     let r = braid(
         Path::new("."),
-        &["run", "--json", &json, "--grid", &grid, "threads=1", "max_iterations=20"],
+        &[
+            "run",
+            "--json",
+            &json,
+            "--grid",
+            &grid,
+            "threads=1",
+            "max_iterations=20",
+        ],
     );
     assert_eq!(r.status, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("No space left"), "{}", r.stderr);
-    assert!(!r.stderr.contains("Custom {"), "a sentence, not a dump: {}", r.stderr);
+    assert!(
+        !r.stderr.contains("Custom {"),
+        "a sentence, not a dump: {}",
+        r.stderr
+    );
     // The grid (~700 KiB) did not fit and is absent, not truncated; the
     // report may fit or not, but is whole either way.
     assert!(!t.names().contains(&"g.npy".to_string()), "{:?}", t.names());
@@ -89,7 +101,11 @@ fn a_full_disk_leaves_no_partial_report_or_grid() {
         report == "old report" || serde_json::from_str::<serde_json::Value>(&report).is_ok(),
         "{report}"
     );
-    assert!(t.names().iter().all(|n| !n.contains("tmp")), "{:?}", t.names());
+    assert!(
+        t.names().iter().all(|n| !n.contains("tmp")),
+        "{:?}",
+        t.names()
+    );
 }
 
 #[test]
@@ -106,7 +122,11 @@ fn a_full_disk_leaves_no_partial_plot() {
     );
     assert_eq!(r.status, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("No space left"), "{}", r.stderr);
-    assert!(!r.stderr.contains("IoError("), "a sentence, not a dump: {}", r.stderr);
+    assert!(
+        !r.stderr.contains("IoError("),
+        "a sentence, not a dump: {}",
+        r.stderr
+    );
     let left: Vec<_> = std::fs::read_dir(t.0.join("p")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }

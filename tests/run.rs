@@ -213,7 +213,11 @@ fn bad_input_exits_2_with_a_message_naming_the_key() {
 #[test]
 fn out_of_range_input_is_refused_in_bounded_time_and_memory() {
     let dir = scratch("bounds");
-    std::fs::write(dir.join("bom.txt"), "\u{feff}threads = 1\nmax_iterations = 5\n").unwrap();
+    std::fs::write(
+        dir.join("bom.txt"),
+        "\u{feff}threads = 1\nmax_iterations = 5\n",
+    )
+    .unwrap();
     let cases: &[(&[&str], &str)] = &[
         // Durations a Duration cannot hold.
         (&["run", "time_limit=1e300"], "`time_limit`"),
@@ -225,17 +229,38 @@ fn out_of_range_input_is_refused_in_bounded_time_and_memory() {
         // Lists, ranges and counts that would be expanded in memory.
         (&["run", "cores=0-18446744073709551615"], "`cores`"),
         (&["run", "cores=0-1000000000"], "`cores`"),
-        (&["sim", "sim_topology=pack:100000 core:100000"], "`sim_topology`"),
-        (&["sim", "sim_topology=pack:4294967296 core:4294967296"], "`sim_topology`"),
+        (
+            &["sim", "sim_topology=pack:100000 core:100000"],
+            "`sim_topology`",
+        ),
+        (
+            &["sim", "sim_topology=pack:4294967296 core:4294967296"],
+            "`sim_topology`",
+        ),
         // Products that would wrap.
-        (&["run", "max_iterations=4611686018427387904"], "`max_iterations`"),
-        (&["run", "noise_sleep_us=18446744073709551615"], "`noise_sleep_us`"),
+        (
+            &["run", "max_iterations=4611686018427387904"],
+            "`max_iterations`",
+        ),
+        (
+            &["run", "noise_sleep_us=18446744073709551615"],
+            "`noise_sleep_us`",
+        ),
         // Memory the machine does not have, estimated before allocating.
         (&["run", "domain_size=1000000"], "memory_limit"),
-        (&["run", "domain_size=3000", "memory_limit=0.01"], "memory_limit"),
-        (&["sim", "numerics=true", "domain_size=1000000"], "memory_limit"),
+        (
+            &["run", "domain_size=3000", "memory_limit=0.01"],
+            "memory_limit",
+        ),
+        (
+            &["sim", "numerics=true", "domain_size=1000000"],
+            "memory_limit",
+        ),
         // The smaller ones.
-        (&["run", "threads=1", "threads=2"], "`threads` is given twice"),
+        (
+            &["run", "threads=1", "threads=2"],
+            "`threads` is given twice",
+        ),
         (&["run", "--json", "x.out", "--grid", "x.out"], "same file"),
         (&["run", "--config", "/dev/zero"], "not a regular file"),
     ];

@@ -66,7 +66,14 @@ fn bad_values_exit_2_with_a_message() {
 fn duration_is_honoured_whatever_the_duty_or_the_sleep() {
     for args in [
         &["--core", "0", "--duty", "0.999999", "--duration", "0.3"][..],
-        &["--core", "0", "--sleep-us", "100000000", "--duration", "0.3"],
+        &[
+            "--core",
+            "0",
+            "--sleep-us",
+            "100000000",
+            "--duration",
+            "0.3",
+        ],
     ] {
         let t = std::time::Instant::now();
         let (code, _, err) = noise(args);

@@ -222,8 +222,7 @@ fn effective_config(
         Engine::Sim if !plan.config.numerics => Numbers::Counted,
         _ => Numbers::Held,
     };
-    plan.check_memory(numbers)
-        .map_err(|e| bad(e.to_string()))?;
+    plan.check_memory(numbers).map_err(|e| bad(e.to_string()))?;
     if suite.suite.engine == Engine::Sim {
         crate::sim::check(&plan).map_err(|e| bad(e.to_string()))?;
     }

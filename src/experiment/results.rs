@@ -78,7 +78,10 @@ impl ResultsFile {
             if grand.is_some_and(|g| !g.is_dir()) {
                 return Err(io(std::io::Error::new(
                     std::io::ErrorKind::NotFound,
-                    format!("its directory's parent {} does not exist", grand.unwrap_or(dir).display()),
+                    format!(
+                        "its directory's parent {} does not exist",
+                        grand.unwrap_or(dir).display()
+                    ),
                 )));
             }
             std::fs::create_dir(dir).map_err(io)?;
@@ -182,12 +185,13 @@ pub fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
 
 /// [`read`], with each record's line number (from 1).
 pub fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, ExperimentError> {
-    let text = crate::files::read_text(path, crate::limits::MAX_RESULTS_BYTES).map_err(
-        |source| ExperimentError::Read {
-            path: path.to_path_buf(),
-            source,
-        },
-    )?;
+    let text =
+        crate::files::read_text(path, crate::limits::MAX_RESULTS_BYTES).map_err(|source| {
+            ExperimentError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -244,7 +248,9 @@ mod tests {
     #[test]
     fn reopening_returns_what_was_appended() {
         let p = path("reopen.jsonl");
-        let Opened { file: mut f, done, .. } = ResultsFile::open(&p, "d").unwrap();
+        let Opened {
+            file: mut f, done, ..
+        } = ResultsFile::open(&p, "d").unwrap();
         assert!(done.is_empty());
         f.append(&record("d", "a")).unwrap();
         f.append(&record("d", "b")).unwrap();
@@ -265,7 +271,9 @@ mod tests {
         raw.write_all(&whole.as_bytes()[..whole.len() / 2]).unwrap();
         drop(raw);
         assert_eq!(read(&p).unwrap().len(), 1);
-        let Opened { file: mut f, done, .. } = ResultsFile::open(&p, "d").unwrap();
+        let Opened {
+            file: mut f, done, ..
+        } = ResultsFile::open(&p, "d").unwrap();
         assert_eq!(done.len(), 1);
         f.append(&record("d", "b")).unwrap();
         let keys: Vec<String> = read(&p).unwrap().into_iter().map(|r| r.key).collect();

@@ -108,12 +108,11 @@ pub struct LoadedSuite {
 
 impl LoadedSuite {
     pub fn load(path: &Path, repeat: Option<u32>) -> Result<LoadedSuite, ExperimentError> {
-        let text = crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|e| {
-            ExperimentError::Read {
+        let text =
+            crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|e| ExperimentError::Read {
                 path: path.to_path_buf(),
                 source: e,
-            }
-        })?;
+            })?;
         let bad = |message| ExperimentError::BadSuite {
             path: path.to_path_buf(),
             message,
@@ -123,8 +122,8 @@ impl LoadedSuite {
             suite.repetitions = n;
         }
         // Checked before the samples are expanded into memory.
-        let samples = suite.variants.len() as u64 * suite.noise.len() as u64
-            * u64::from(suite.repetitions);
+        let samples =
+            suite.variants.len() as u64 * suite.noise.len() as u64 * u64::from(suite.repetitions);
         if samples > MAX_SAMPLES {
             return Err(bad(format!(
                 "{} variant(s) x {} noise setting(s) x {} repetition(s) = {samples} samples, \
@@ -295,12 +294,17 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("braid-suite-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("big.toml");
-        std::fs::write(&path, SUITE.replace("repetitions = 2", "repetitions = 4000000000"))
-            .unwrap();
+        std::fs::write(
+            &path,
+            SUITE.replace("repetitions = 2", "repetitions = 4000000000"),
+        )
+        .unwrap();
         let e = LoadedSuite::load(&path, None).unwrap_err().to_string();
         assert!(e.contains("16000000000 samples"), "{e}");
         std::fs::write(&path, SUITE).unwrap();
-        let e = LoadedSuite::load(&path, Some(1 << 20)).unwrap_err().to_string();
+        let e = LoadedSuite::load(&path, Some(1 << 20))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("samples"), "{e}");
         assert!(LoadedSuite::load(&path, Some(3)).is_ok());
     }

@@ -51,7 +51,10 @@ pub fn record(path: &Path, line: usize, r: &Record) -> Result<(), PlotError> {
         problem,
     };
     let Some(report) = r.report.as_ref() else {
-        return Err(bad("report", "missing in a record whose status is ok".into()));
+        return Err(bad(
+            "report",
+            "missing in a record whose status is ok".into(),
+        ));
     };
     for (field, kind) in needs(r.figure, r.engine) {
         let v = report.get(field).unwrap_or(&Value::Null);
@@ -98,7 +101,10 @@ fn trace(v: &Value) -> Option<String> {
     };
     let first = len(&samples[0], "counts");
     for (i, s) in samples.iter().enumerate() {
-        let t_ok = s.get("t_s").and_then(Value::as_f64).is_some_and(f64::is_finite);
+        let t_ok = s
+            .get("t_s")
+            .and_then(Value::as_f64)
+            .is_some_and(f64::is_finite);
         let counts = len(s, "counts");
         if !t_ok || counts.is_none() || counts != first || len(s, "owners") != counts {
             return Some(format!(

@@ -17,9 +17,9 @@ use plotters::prelude::*;
 use thiserror::Error;
 
 use crate::experiment::ExperimentError;
-use crate::files::write_atomic;
 use crate::experiment::results::{self, Record, Status};
 use crate::experiment::suite::{Engine, Figure};
+use crate::files::write_atomic;
 
 #[derive(Debug, Error)]
 pub enum PlotError {

@@ -586,15 +586,45 @@ mod tests {
     }
 
     #[test]
-    fn decisions_are_a_pure_function_of_the_snapshot() {
-        let mut rng = SplitMix64(3);
+    fn hybrid_is_split_plus_one_seeded_cross_socket_move_and_keeps_no_state() {
         let sockets = [0, 0, 1, 1];
         let owners: Vec<usize> = (0..16).map(|s| s / 4).collect();
-        let counts: Vec<u64> = (0..16).map(|_| rng.below(1000) as u64).collect();
-        let p = paper(Scope::Hybrid { period: 1 });
-        let a = decide(&p, &counts, &owners, &sockets, 9);
-        assert_eq!(a, decide(&p, &counts, &owners, &sockets, 9));
-        assert!(!a.is_empty());
+        let mut rng = SplitMix64(3);
+        let mut picks = Vec::new();
+        for call in 1..40 {
+            let counts: Vec<u64> = (0..16).map(|_| rng.below(1000) as u64).collect();
+            let hybrid = paper(Scope::Hybrid { period: 1 });
+            let got = decide(&hybrid, &counts, &owners, &sockets, call);
+            // Against another scope: the split pass, then one move across.
+            let split = decide(&paper(Scope::Split), &counts, &owners, &sockets, call);
+            assert_eq!(got[..split.len()], split[..], "call {call}");
+            assert_eq!(got.len(), split.len() + 1, "call {call}: {got:?}");
+            let last = got[split.len()];
+            assert_ne!(sockets[last.from], sockets[last.to]);
+            // No hidden state: a policy that has decided other snapshots
+            // since answers as a fresh one does.
+            let used = paper(Scope::Hybrid { period: 1 });
+            for c in 1..call {
+                decide(
+                    &used,
+                    &counts[..].iter().rev().copied().collect::<Vec<_>>(),
+                    &owners,
+                    &sockets,
+                    c,
+                );
+            }
+            assert_eq!(decide(&used, &counts, &owners, &sockets, call), got);
+            // The seed, not the snapshot alone, picks the move across.
+            let reseeded = Progressive {
+                seed: 8,
+                ..paper(Scope::Hybrid { period: 1 })
+            };
+            picks.push((
+                last,
+                decide(&reseeded, &counts, &owners, &sockets, call)[split.len()],
+            ));
+        }
+        assert!(picks.iter().any(|(a, b)| a != b), "the seed never mattered");
     }
 
     #[test]

@@ -56,6 +56,15 @@ impl Assignment {
         self.sets[t].lock().clone()
     }
 
+    /// Every thread's set at one instant, dirty flags untouched (for an
+    /// observer). All locks are held together, taken in thread order; a
+    /// move holds one at a time, so this cannot deadlock with it.
+    #[cfg(test)]
+    pub(super) fn all_at_once(&self) -> Vec<Vec<usize>> {
+        let guards: Vec<_> = self.sets.iter().map(|m| m.lock()).collect();
+        guards.iter().map(|g| g.to_vec()).collect()
+    }
+
     /// Copies thread `t`'s set into `set` if it changed since the last look.
     pub(super) fn refresh(&self, t: usize, set: &mut Vec<usize>) {
         // A plain load first: the flag is almost never set, and a swap is a

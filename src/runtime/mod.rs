@@ -187,6 +187,20 @@ impl Shared<'_> {
 
 /// Runs `problem` on the threads of `placement` to the end.
 pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Outcome {
+    run_observed(problem, placement, settings, None)
+}
+
+/// A thread beside the workers that looks at their shared state while they
+/// run, until the stop flag is set (tests: an independent witness of what
+/// the protocols promise, rather than the numbers the workers record).
+type Observer<'o> = &'o (dyn Fn(&Shared<'_>) + Sync);
+
+fn run_observed(
+    problem: &Problem,
+    placement: &Placement,
+    settings: &Settings,
+    observer: Option<Observer<'_>>,
+) -> Outcome {
     let threads = placement.threads();
     assert_eq!(threads, problem.threads, "one thread per domain");
     // Cells are allocated by their owners, after pinning (first touch).
@@ -219,7 +233,7 @@ pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Out
         shared.stop.reset();
         shared.finished.store(0, Ordering::Relaxed);
         shared.pinned.store(0, Ordering::Relaxed);
-        run_epoch(&shared, &mut trace);
+        run_epoch(&shared, &mut trace, observer);
         let stop = shared
             .stop
             .reason()
@@ -284,11 +298,14 @@ fn load_all(v: &[CachePadded<AtomicU64>]) -> Vec<u64> {
 }
 
 /// Runs the workers until the stop flag is set and all have left.
-fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>) {
+fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option<Observer<'_>>) {
     let threads = shared.placement.threads();
     let start = shared.start;
     let mut next_sample = Duration::ZERO;
     std::thread::scope(|scope| {
+        if let Some(observe) = observer {
+            scope.spawn(move || observe(shared));
+        }
         for t in 0..threads {
             std::thread::Builder::new()
                 .name(format!("braid-worker-{t}"))
@@ -409,19 +426,116 @@ mod tests {
         }
     }
 
+    /// Runs a small problem with an observer thread beside the workers.
+    fn run_watched(
+        threads: usize,
+        subdomains: usize,
+        s: &Settings,
+        observe: &(dyn Fn(&Shared<'_>) + Sync),
+    ) -> Outcome {
+        let p = Problem::new(12, threads, subdomains).unwrap();
+        let placement = Topology::uniform(1, 2).place(threads, true).unwrap();
+        run_observed(&p, &placement, s, Some(observe))
+    }
+
+    /// `count(b) - count(a)` at one instant, or `None` if `a` moved while
+    /// `b` was read (counts only grow, so an unchanged `a` held still).
+    fn gap_at_one_instant(a: &Subdomain, b: &Subdomain) -> Option<u64> {
+        let before = a.count();
+        let cb = b.count();
+        (a.count() == before).then(|| cb.saturating_sub(before))
+    }
+
     #[test]
-    fn moved_subdomains_lose_and_double_no_update() {
-        let s = balanced(crate::policy::Scope::Joint);
-        let (_, out) = run_small(3, 4, &s);
+    fn an_observer_never_sees_a_neighbour_lag_beyond_the_staleness_bound() {
+        use std::sync::atomic::AtomicU64;
+        for staleness in [0, 1, 3] {
+            let (worst, looks) = (AtomicU64::new(0), AtomicU64::new(0));
+            let observe = |sh: &Shared<'_>| {
+                while !sh.stop.is_set() {
+                    for sub in sh.subs {
+                        for n in sub.geom.neighbours {
+                            if let crate::problem::Neighbour::Sub(n) = n
+                                && let Some(gap) = gap_at_one_instant(&sh.subs[n], sub)
+                            {
+                                worst.fetch_max(gap, Ordering::Relaxed);
+                                looks.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    }
+                }
+            };
+            let s = settings(Mode::Ssync, staleness, 400, 4);
+            let out = run_watched(3, 4, &s, &observe);
+            assert_eq!(out.stop, StopReason::MaxIterations);
+            assert!(
+                looks.load(Ordering::Relaxed) > 0,
+                "the observer saw nothing"
+            );
+            // The gate admits an update at a lag of at most `staleness`, so
+            // right after it the gap is at most one more.
+            let worst = worst.load(Ordering::Relaxed);
+            assert!(
+                worst <= staleness + 1,
+                "ssync({staleness}): a gap of {worst}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_observer_never_sees_a_subdomain_in_two_threads_sets() {
+        use std::sync::atomic::AtomicU64;
+        let (doubled, looks) = (AtomicU64::new(0), AtomicU64::new(0));
+        let observe = |sh: &Shared<'_>| {
+            while !sh.stop.is_set() {
+                let mut holders = vec![0u32; sh.subs.len()];
+                for set in sh.assignment.all_at_once() {
+                    for s in set {
+                        holders[s] += 1;
+                    }
+                }
+                if holders.iter().any(|&h| h > 1) {
+                    doubled.fetch_add(1, Ordering::Relaxed);
+                }
+                looks.fetch_add(1, Ordering::Relaxed);
+            }
+        };
+        let out = run_watched(3, 4, &balanced(crate::policy::Scope::Joint), &observe);
         let lb = out.lb.clone().unwrap();
         assert!(lb.moves > 0, "{lb:?}");
-        // Every update is counted once by the subdomain and once by the
-        // thread that did it.
-        let by_sub: u64 = out.subdomain_updates.iter().sum();
-        let by_thread: u64 = out.thread_updates.iter().sum();
-        assert_eq!(by_sub, by_thread);
-        // The final owners still partition the subdomains sensibly.
+        assert!(looks.load(Ordering::Relaxed) > 0);
+        assert_eq!(doubled.load(Ordering::Relaxed), 0);
+        // And the end agrees: each subdomain's final owner holds it.
         assert!(out.owners.iter().all(|&t| t < 3));
+    }
+
+    #[test]
+    fn a_panicking_worker_ends_the_run_with_a_report_not_a_hang() {
+        #[derive(Debug)]
+        struct Panics;
+        impl crate::policy::Policy for Panics {
+            fn decide(&self, _: &crate::policy::Snapshot<'_>) -> Vec<crate::policy::Move> {
+                panic!("a policy bug");
+            }
+        }
+        let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
+        s.policy = Some(Arc::new(Panics));
+        let (_, out) = run_small(3, 4, &s);
+        assert_eq!(out.stop, StopReason::WorkerPanic);
+        assert!(out.grid.is_some());
+    }
+
+    #[test]
+    fn an_interrupt_stops_a_run_that_nothing_else_would() {
+        let s = settings(Mode::Sync, 0, u64::MAX / 8, 4);
+        let interrupt = s.interrupt.clone();
+        let raiser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            interrupt.raise(15);
+        });
+        let (_, out) = run_small(2, 4, &s);
+        raiser.join().unwrap();
+        assert_eq!(out.stop, StopReason::Interrupted);
     }
 
     #[test]
