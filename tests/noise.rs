@@ -44,6 +44,57 @@ fn the_report_records_the_noise_each_parasite_measured() {
     assert_eq!(quiet["noise"], serde_json::Value::Null);
 }
 
+/// CPU time (user + system, in clock ticks) of a process or thread, from
+/// its `stat` file.
+fn cpu_ticks(stat_path: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(stat_path).ok()?;
+    let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the file: 12 and 13 here.
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+/// The CPU ticks the parasite of a running `braid run` (pid) has used so
+/// far, seen from outside: a thread named braid-noise-*, or a child process.
+fn parasite_ticks(pid: u32, mode: &str) -> Option<u64> {
+    if mode == "thread" {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        tasks.flatten().find_map(|t| {
+            let dir = t.path();
+            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+            comm.starts_with("braid-noise")
+                .then(|| cpu_ticks(dir.join("stat").to_str()?))
+                .flatten()
+        })
+    } else {
+        let child = *live_children(pid).first()?;
+        cpu_ticks(&format!("/proc/{child}/stat"))
+    }
+}
+
+#[test]
+fn the_parasite_is_seen_burning_its_core_from_outside_the_run() {
+    let dir = scratch("noise_seen");
+    for mode in ["thread", "process"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
+            .args(["run", "threads=1", "max_iterations=1000000000", "time_limit=1.5"])
+            .args([&format!("noise={mode}"), "noise_cores=0:0.5"])
+            .current_dir(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // At a 50% duty the parasite burns a tick (10 ms) within 0.1 s of
+        // its start; the run lasts 1.5 s. Not the parasite's own account:
+        // the kernel's.
+        let mut most = 0;
+        while child.try_wait().unwrap().is_none() {
+            most = most.max(parasite_ticks(child.id(), mode).unwrap_or(0));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(most >= 5, "{mode}: the parasite used {most} tick(s) of CPU");
+    }
+}
+
 #[test]
 fn auto_noise_sits_on_the_core_of_the_thread_next_to_the_source() {
     let dir = scratch("noise_auto");

@@ -417,15 +417,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ssync_never_lets_a_neighbour_lag_more_than_the_staleness() {
-        for staleness in [0, 1, 3] {
-            let s = settings(Mode::Ssync, staleness, 200, 4);
-            let (_, out) = run_small(3, 4, &s);
-            assert!(out.max_staleness_seen <= staleness, "{out:?}");
-        }
-    }
-
     /// Runs a small problem with an observer thread beside the workers.
     fn run_watched(
         threads: usize,
