@@ -5,19 +5,31 @@
 //!
 //! * **Cells** sit behind a mutex. Only the thread holding it updates them, so
 //!   a subdomain that changes owner is handed over whole: no update is lost or
-//!   done twice, and the counter equals the updates done.
-//! * **Edges** are how neighbours see the cells, without taking the lock.
-//!   Each side's outermost row/column is copied into atomics after every
-//!   update. There are two copies, by parity of the update count: update
-//!   `c -> c + 1` writes copy `(c + 1) % 2`, then publishes the count with
-//!   `Release`. A reader that wants version `v` reads copy `v % 2`.
-//!   - In `sync` mode every reader asks for the version equal to its own
-//!     count `k`; the barrier guarantees no neighbour is past `k + 1`, so copy
-//!     `k % 2` is intact: this is what makes sync bit-for-bit Jacobi.
-//!   - In `ssync`/`async` mode a reader asks for the neighbour's latest count.
-//!     A fast neighbour may already be overwriting that copy; each cell is
-//!     atomic, so the reader gets a mix of recent versions cell by cell, which
-//!     is exactly the asynchronous iteration's model (no torn `f64`, no race).
+//!   done twice, and the counter equals the updates done (the handoff
+//!   protocol, with its one honest race, is in `runtime/balancing.rs`).
+//! * **Edges** are how neighbours see the cells, without taking the lock
+//!   (the edge publication protocol):
+//!   - *State:* two copies of each side's outermost row/column, as
+//!     `AtomicU64` bits, indexed by parity; and the `count`.
+//!   - *Write* (the owner, under the cells' lock, in `finish_update`): update
+//!     `c -> c + 1` stores copy `(c + 1) % 2` cell by cell (Relaxed), then
+//!     `count.store(c + 1, Release)`. Sides on the boundary ring have no
+//!     reader and are not written.
+//!   - *Read* (a neighbour, no lock, in `fill_halo`): picks a version `v`,
+//!     then loads copy `v % 2` cell by cell (Relaxed).
+//!   - `sync`: `v` is the reader's own count `k`. The neighbour wrote copy
+//!     `k % 2` when it made version `k`, before the barrier the reader has
+//!     since crossed (the barrier's AcqRel/Release-Acquire chain makes those
+//!     stores visible), and cannot overwrite it before making version
+//!     `k + 2`, which needs the next barrier, which needs the reader. So the
+//!     reader sees exactly version `k`: this is what makes sync bit-for-bit
+//!     Jacobi (tested against a sequential Jacobi on every engine).
+//!   - `ssync`/`async`: `v = count.load(Acquire)` of the neighbour, which
+//!     makes at least version `v`'s stores visible. A fast neighbour may
+//!     already be overwriting that copy with version `v + 2`; every cell is
+//!     one atomic, so the reader gets, cell by cell, a value of version `v`
+//!     or later: exactly the asynchronous iteration's model. No `f64` is torn
+//!     and no access is a data race; nothing is waited for.
 //! * **Counter** and **residual** sit on their own cache line.
 //! * **Memory follows its thread.** The real runtime builds subdomains
 //!   [untouched](build_untouched) (edges published, cells not yet

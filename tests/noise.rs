@@ -76,7 +76,12 @@ fn the_parasite_is_seen_burning_its_core_from_outside_the_run() {
     let dir = scratch("noise_seen");
     for mode in ["thread", "process"] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_braid"))
-            .args(["run", "threads=1", "max_iterations=1000000000", "time_limit=1.5"])
+            .args([
+                "run",
+                "threads=1",
+                "max_iterations=1000000000",
+                "time_limit=1.5",
+            ])
             .args([&format!("noise={mode}"), "noise_cores=0:0.5"])
             .current_dir(&dir)
             .stdout(Stdio::null())

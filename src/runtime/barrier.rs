@@ -1,23 +1,51 @@
 //! A barrier that also decides, once per crossing, whether the run goes on,
 //! and that never keeps a thread once the stop flag is set.
 //!
-//! # Protocol
+//! # Protocol: the barrier
 //!
-//! Each thread reads the generation, then increments `arrived`. The last to
-//! arrive resets `arrived`, runs the `leader` closure (with every other
-//! thread parked at the barrier, so it sees a quiescent state: sync mode uses
-//! it to test convergence on exactly iteration k), sets the stop flag if the
-//! leader says so, and only then bumps the generation (`Release`). Waiters
-//! spin on the generation (`Acquire`) *and* on the stop flag: a stopped run
-//! releases them even if some thread never arrives (stalled, or panicked).
-//! Because the stop flag is set before the generation moves, every thread of
-//! a crossing that the leader ended sees the same answer.
+//! **State.** `arrived` (threads at the barrier in this crossing) and
+//! `generation` (crossings completed), both `AtomicUsize`; and the shared
+//! stop flag.
+//!
+//! **Operations, per thread and crossing.**
+//! 1. `g = generation.load(Acquire)`, *before* arriving: the crossing it
+//!    waits for is the one after `g`.
+//! 2. `arrived.fetch_add(1, AcqRel)`. The thread that brings it to `threads`
+//!    is the leader; all others' arrivals (and every write they made before
+//!    them: their updates and published edges) happen-before the leader's
+//!    read-modify-write, because the increments form one release sequence.
+//! 3. Leader: `arrived.store(0, Relaxed)`; runs the `leader` closure, which
+//!    sees the quiescent state of exactly this iteration (sync mode tests
+//!    convergence here); `stop.request(reason)` if it says so; then
+//!    `generation.fetch_add(1, Release)`.
+//! 4. Others: spin (via [`Idler`]) until `generation.load(Acquire) != g`
+//!    *or* the stop flag is set.
+//! 5. Everyone returns `Stop` if the flag is set, else `Continue`.
+//!
+//! **Why every thread of a crossing gets the same answer.** The leader sets
+//! the flag before it moves the generation (Release), and a waiter that sees
+//! the new generation (Acquire) therefore sees the flag.
+//!
+//! **Why it can be reused.** A waiter leaves only after seeing the new
+//! generation, which was released after `arrived` went back to 0; its next
+//! `fetch_add` comes later in `arrived`'s modification order than that
+//! store, so it counts from 0. And a thread cannot lap the others: the next
+//! crossing needs all of them to arrive again.
+//!
+//! **Why no thread waits forever.** A waiter waits only for the last
+//! arrival or for the stop flag. A thread that never arrives (stalled in a
+//! hook, or panicked) does not hold the others: the monitor sets the flag at
+//! the time limit (or the panicking worker sets it), and step 4 watches it.
+//!
+//! **Checked** by the tests below and, on loom's atomics, by
+//! `loom_tests` (two threads, two crossings, every interleaving).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use crossbeam_utils::CachePadded;
 
 use super::stop::{Idler, StopFlag, StopReason};
+use super::sync::AtomicUsize;
 
 #[derive(Debug)]
 pub struct StopBarrier {
@@ -118,6 +146,62 @@ mod tests {
         std::thread::scope(|s| {
             let waiter = s.spawn(|| b.wait(&stop, || None));
             std::thread::sleep(std::time::Duration::from_millis(20));
+            stop.request(StopReason::TimeLimit);
+            assert_eq!(waiter.join().unwrap(), Crossing::Stop);
+        });
+    }
+}
+
+/// Model checks of the barrier itself (its real code, on loom's atomics):
+/// `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::sync::atomic::AtomicUsize as Work;
+
+    /// Two threads cross twice. The first leader's relaxed write is seen by
+    /// both after the crossing (the generation's Release/Acquire carries
+    /// it), the barrier is reusable (`arrived` is back to 0 for the second
+    /// crossing), and the second leader's stop reaches both.
+    #[test]
+    fn loom_the_barrier_publishes_the_leaders_work_and_decision_and_is_reusable() {
+        loom::model(|| {
+            let barrier = Arc::new(StopBarrier::new(2));
+            let stop = Arc::new(StopFlag::default());
+            let work = Arc::new(Work::new(0));
+            let threads: Vec<_> = (0..2)
+                .map(|_| {
+                    let (b, stop, work) = (barrier.clone(), stop.clone(), work.clone());
+                    loom::thread::spawn(move || {
+                        let first = b.wait(&stop, || {
+                            work.store(1, Ordering::Relaxed);
+                            None
+                        });
+                        assert_eq!(first, Crossing::Continue);
+                        assert_eq!(work.load(Ordering::Relaxed), 1);
+                        b.wait(&stop, || Some(StopReason::Converged))
+                    })
+                })
+                .collect();
+            for t in threads {
+                assert_eq!(t.join().unwrap(), Crossing::Stop);
+            }
+            assert_eq!(stop.reason(), Some(StopReason::Converged));
+        });
+    }
+
+    /// A thread that never arrives cannot keep the other waiting once the
+    /// stop flag is set, whenever it is set.
+    #[test]
+    fn loom_a_stop_releases_a_waiter_whose_partner_never_comes() {
+        loom::model(|| {
+            let barrier = Arc::new(StopBarrier::new(2));
+            let stop = Arc::new(StopFlag::default());
+            let waiter = {
+                let (b, stop) = (barrier.clone(), stop.clone());
+                loom::thread::spawn(move || b.wait(&stop, || None))
+            };
             stop.request(StopReason::TimeLimit);
             assert_eq!(waiter.join().unwrap(), Crossing::Stop);
         });

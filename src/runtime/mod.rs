@@ -25,6 +25,7 @@
 mod balancing;
 mod barrier;
 mod stop;
+mod sync;
 mod worker;
 
 use std::sync::Arc;

@@ -1,10 +1,36 @@
 //! The stop flag every wait loop watches, and the one way to idle.
 //!
-//! The first reason set wins; later requests are ignored, so the report says
-//! why the run *first* had to stop.
+//! # Protocol: the stop
+//!
+//! **State.** One `AtomicU8`: 0 = running, else the code of the first
+//! [`StopReason`]. It goes 0 -> reason once per epoch (the monitor resets it
+//! between epochs, when no worker is running).
+//!
+//! **Operations.**
+//! * `request`: `compare_exchange(0 -> reason, AcqRel)`. Only the first
+//!   request of an epoch succeeds, so the report says why the run *first*
+//!   had to stop; later ones change nothing.
+//! * `is_set`/`reason`: `load(Acquire)`. Whatever the requester wrote before
+//!   its request (the barrier leader's verdict, a worker's last count) is
+//!   visible to a thread that sees the flag.
+//!
+//! **Who requests.** A worker at its budget or on a panic (caught in
+//! `worker::run`), the barrier leader (budget, convergence), the monitor
+//! (time limit, residual estimate, SIGINT/SIGTERM).
+//!
+//! **Why no thread waits forever.** Every loop that can wait (the barrier,
+//! the staleness gate's idling, the stall hook's [`StopFlag::sleep`], the
+//! slow hook's spin) re-reads the flag on each turn, and the monitor sets it
+//! at the time limit or on a signal whatever the workers do. The monitor
+//! itself waits only for `finished == threads`, which every worker reaches:
+//! the increment sits after `catch_unwind`, so a panicking worker counts too.
+//! A stop becomes visible to a spinning waiter within one `Idler` step
+//! (at most 50 us of sleep).
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+use super::sync::AtomicU8;
 
 use crossbeam_utils::Backoff;
 use serde::Serialize;
@@ -56,8 +82,14 @@ impl StopReason {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StopFlag(AtomicU8);
+
+impl Default for StopFlag {
+    fn default() -> Self {
+        StopFlag(AtomicU8::new(RUNNING))
+    }
+}
 
 impl StopFlag {
     pub fn request(&self, reason: StopReason) {
@@ -95,6 +127,7 @@ impl StopFlag {
 /// How long a waiter keeps the core before it starts sleeping. A sync
 /// iteration on a 300x300 domain takes ~30 us, so a waiter that slept at
 /// once would double it; one that never slept would burn a noisy core.
+#[cfg_attr(loom, allow(dead_code))]
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_millis(2);
 
 /// Waiting, one step at a time: spin, then yield (so that oversubscribed
@@ -108,6 +141,13 @@ pub struct Idler {
 }
 
 impl Idler {
+    /// Under loom, a yield: the model checker's cue to run another thread.
+    #[cfg(loom)]
+    pub fn idle(&mut self) {
+        loom::thread::yield_now();
+    }
+
+    #[cfg(not(loom))]
     pub fn idle(&mut self) {
         if !self.backoff.is_completed() {
             self.backoff.snooze();

@@ -1,9 +1,26 @@
 //! One worker thread: pin, then sweep its subdomains until told to stop.
 //!
-//! In ssync mode a subdomain whose neighbours lag too far is skipped, not
-//! waited on; the thread idles (watching the stop flag) only when it can
-//! update none of its subdomains. The globally least-updated subdomain can
-//! always be updated, so ssync cannot deadlock.
+//! # Protocol: the staleness gate (ssync)
+//!
+//! **State.** Each subdomain's `count` (`AtomicU64`, written only under its
+//! cells' lock, with Release; read by anyone with Acquire).
+//!
+//! **The gate.** Holding `s`'s lock, a thread computes
+//! `lag = max over neighbours n of count(s) - count(n)` and updates `s` only
+//! if `lag <= staleness`. Under the lock `count(s)` cannot move, and every
+//! `count(n)` only grows, so the lag can only shrink while the update runs:
+//! the gate cannot be fooled by a stale read. Hence at every instant
+//! `count(s) - count(n) <= staleness + 1` (the `+ 1` is the update the gate
+//! just admitted). The report's `max_staleness_seen` is the largest lag the
+//! gate admitted; a test checks the invariant with an independent observer
+//! thread that reads pairs of counts at single instants.
+//!
+//! **Why ssync cannot deadlock.** A subdomain whose neighbours lag too far
+//! is skipped, not waited on; a thread idles (watching the stop flag) only
+//! when it can update none of its subdomains. The globally least-updated
+//! subdomain has lag 0 and can always be updated by its owner, and every
+//! subdomain has an owner that sweeps it, so some thread always progresses
+//! until the run stops.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
