@@ -238,6 +238,21 @@ fn bad_suites_and_arguments_exit_2_naming_the_problem() {
     assert!(r.stderr.contains("missing.toml"), "{}", r.stderr);
     let r = braid(&dir, &["plot", "missing.jsonl", "--out", "p"]);
     assert_eq!(r.status, Some(2), "{}", r.stderr);
+    // Results files that cannot be opened are bad input, as for `run`.
+    write_suite(&dir, &suite("landscape", 1, ""));
+    for out in ["/proc/braid/r.jsonl", "/dev/full", "a/b/c/r.jsonl"] {
+        let r = experiment(&dir, &["suite.toml", "--out", out]);
+        assert_eq!(r.status, Some(2), "{out}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(out.split('/').next_back().unwrap()),
+            "{out}: {}",
+            r.stderr
+        );
+    }
+    assert!(!dir.join("a").exists(), "no directories made from the root");
+    let r = experiment(&dir, &["suite.toml", "--repeat", "100000000"]);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("samples"), "{}", r.stderr);
 }
 
 #[test]

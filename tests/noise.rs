@@ -101,6 +101,28 @@ fn the_parasite_is_seen_burning_its_core_from_outside_the_run() {
 }
 
 #[test]
+fn a_run_never_waits_out_its_parasites_sleep_or_burst() {
+    let dir = scratch("noise_wait");
+    for mode in ["thread", "process"] {
+        for rhythm in ["noise_sleep_us=30000000", "noise_work_iters=100000000000"] {
+            let t = Instant::now();
+            let r = report(
+                &dir,
+                &[
+                    "threads=1",
+                    "max_iterations=50",
+                    &format!("noise={mode}"),
+                    rhythm,
+                ],
+            );
+            // The parasite's sleep is 30 s, or its burst several minutes.
+            assert!(t.elapsed() < Duration::from_secs(10), "{mode} {rhythm}");
+            assert_eq!(r["stop_reason"], "max_iterations");
+        }
+    }
+}
+
+#[test]
 fn auto_noise_sits_on_the_core_of_the_thread_next_to_the_source() {
     let dir = scratch("noise_auto");
     let r = report(&dir, &["threads=2", "max_iterations=200", "noise=thread"]);

@@ -570,3 +570,23 @@ impl<'a> Engine<'a> {
         (outcome, noise)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::topology::Topology;
+
+    #[test]
+    fn an_interrupt_stops_a_simulation_that_nothing_else_would() {
+        for label in ["sync", "async(4)+joint(0.001)"] {
+            let mut cfg = Config::default();
+            cfg.apply_variant(label).unwrap();
+            cfg.max_iterations = 1 << 40;
+            let mut plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+            plan.settings.interrupt.raise(2);
+            let (out, _) = run(&plan);
+            assert_eq!(out.stop, StopReason::Interrupted, "{label}");
+        }
+    }
+}
