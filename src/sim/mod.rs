@@ -583,7 +583,7 @@ mod tests {
             let mut cfg = Config::default();
             cfg.apply_variant(label).unwrap();
             cfg.max_iterations = 1 << 40;
-            let mut plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+            let plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
             plan.settings.interrupt.raise(2);
             let (out, _) = run(&plan);
             assert_eq!(out.stop, StopReason::Interrupted, "{label}");
