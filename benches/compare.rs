@@ -406,6 +406,7 @@ fn policy_cost(reps: usize) {
                     pairs: 6,
                     low_threshold: 2,
                     high_threshold: 6,
+                    min_gap: 0,
                     seed: 0,
                 };
                 median(

@@ -153,8 +153,13 @@ pub struct Config {
     pub lb_interval: f64,
     pub hybrid_period: u64,
     pub pairs: usize,
-    pub low_threshold: usize,
-    pub high_threshold: usize,
+    /// `auto`: `subdomains - 2` (at least 1), the paper's 2 at 4.
+    pub low_threshold: AutoOr<usize>,
+    /// `auto`: `subdomains + 2`, the paper's 6 at 4.
+    pub high_threshold: AutoOr<usize>,
+    /// A pair is balanced only when its count gap exceeds this; `auto`:
+    /// [`Config::min_gap`].
+    pub lb_min_gap: AutoOr<u64>,
     pub trace_interval: f64,
     pub stall: Option<Stall>,
     pub slow: Option<Slow>,
@@ -192,8 +197,9 @@ impl Default for Config {
             lb_interval: 0.001,
             hybrid_period: 500,
             pairs: 6,
-            low_threshold: 2,
-            high_threshold: 6,
+            low_threshold: AutoOr::Auto,
+            high_threshold: AutoOr::Auto,
+            lb_min_gap: AutoOr::Auto,
             trace_interval: 0.0,
             stall: None,
             slow: None,
@@ -288,6 +294,7 @@ pub const KEYS: &[&str] = &[
     "pairs",
     "low_threshold",
     "high_threshold",
+    "lb_min_gap",
     "trace_interval",
     "noise",
     "noise_cores",
@@ -395,6 +402,31 @@ impl Config {
         Ok(())
     }
 
+    /// `low_threshold`, resolved: `subdomains - 2`, at least 1 (the paper's
+    /// 2 at 4 subdomains).
+    pub fn low_threshold(&self) -> usize {
+        match self.low_threshold {
+            AutoOr::Value(n) => n,
+            AutoOr::Auto => self.subdomains.saturating_sub(2).max(1),
+        }
+    }
+
+    /// `high_threshold`, resolved: `subdomains + 2` (the paper's 6 at 4).
+    pub fn high_threshold(&self) -> usize {
+        match self.high_threshold {
+            AutoOr::Value(n) => n,
+            AutoOr::Auto => self.subdomains + 2,
+        }
+    }
+
+    /// `lb_min_gap`, resolved: see `DEFAULT_MIN_GAP` in `policy`.
+    pub fn min_gap(&self) -> u64 {
+        match self.lb_min_gap {
+            AutoOr::Value(n) => n,
+            AutoOr::Auto => crate::policy::DEFAULT_MIN_GAP,
+        }
+    }
+
     /// The paper label of this configuration.
     pub fn variant(&self) -> Variant {
         Variant {
@@ -453,9 +485,17 @@ impl Config {
             "hybrid_period" => self.hybrid_period = p.positive("hybrid_period")? as u64,
             "pairs" => self.pairs = p.positive("pairs")?,
             "low_threshold" => {
-                self.low_threshold = p.within("low_threshold", 0, MAX_SUBDOMAINS as u64)? as usize
+                self.low_threshold = p.auto_or(|p| {
+                    p.within("low_threshold", 0, MAX_SUBDOMAINS as u64)
+                        .map(|n| n as usize)
+                })?
             }
-            "high_threshold" => self.high_threshold = p.positive("high_threshold")?,
+            "high_threshold" => {
+                self.high_threshold = p.auto_or(|p| p.count("high_threshold", MAX_SUBDOMAINS))?
+            }
+            "lb_min_gap" => {
+                self.lb_min_gap = p.auto_or(|p| p.within("lb_min_gap", 0, MAX_ITERATIONS))?
+            }
             "trace_interval" => {
                 self.trace_interval = p.seconds("trace_interval", " (0 = no trace)")?
             }
@@ -526,14 +566,35 @@ impl Config {
                 "noise_sleep_us and noise_work_iters cannot both be 0".into(),
             );
         }
-        if self.low_threshold >= self.high_threshold {
+        let (low, high) = (self.low_threshold(), self.high_threshold());
+        if low >= high {
             return invalid(
                 "low_threshold",
-                format!(
-                    "must be below high_threshold ({} >= {})",
-                    self.low_threshold, self.high_threshold
-                ),
+                format!("must be below high_threshold ({low} >= {high})"),
             );
+        }
+        // Every thread starts with `subdomains`: a receiver needs fewer than
+        // the high threshold, a donor more than the low one.
+        if self.balancer != BalancerKind::None {
+            let n = self.subdomains;
+            if high <= n {
+                return invalid(
+                    "high_threshold",
+                    format!(
+                        "{high} <= subdomains ({n}): no thread could ever receive a subdomain, \
+                         so the balancer would never move one (use auto: subdomains + 2)"
+                    ),
+                );
+            }
+            if low >= n {
+                return invalid(
+                    "low_threshold",
+                    format!(
+                        "{low} >= subdomains ({n}): no thread could ever give a subdomain away, \
+                         so the balancer would never move one (use auto: subdomains - 2)"
+                    ),
+                );
+            }
         }
         if let AutoOr::Value(t) = self.threads {
             let hooks = [
@@ -916,6 +977,9 @@ mod tests {
             ("mode = sync\nbalancer = joint", "balancer"),
             ("mode = sync\nstaleness = 3", "staleness"),
             ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
+            ("balancer = split\nhigh_threshold = 4", "high_threshold"),
+            ("balancer = joint\nsubdomains = 8\nlow_threshold = 2\nhigh_threshold = 6", "never"),
+            ("balancer = joint\nlow_threshold = 4", "low_threshold"),
             ("threads = 2\nstall = 2@1:1", "stall"),
             ("threads = 2\nslow = 5:1", "slow"),
             (

@@ -51,6 +51,11 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     fn decide(&self, snapshot: &Snapshot<'_>) -> Vec<Move>;
 }
 
+/// `lb_min_gap = auto`: how far apart (in updates) the two subdomains of a
+/// pair must be before Algorithm 1 moves anything. Measured: see the top of
+/// `progressive.rs`.
+pub const DEFAULT_MIN_GAP: u64 = 0;
+
 /// The policy a configuration asks for, if any.
 pub fn from_config(cfg: &Config) -> Option<Box<dyn Policy>> {
     let scope = match cfg.balancer {
@@ -64,8 +69,9 @@ pub fn from_config(cfg: &Config) -> Option<Box<dyn Policy>> {
     Some(Box::new(Progressive {
         scope,
         pairs: cfg.pairs,
-        low_threshold: cfg.low_threshold,
-        high_threshold: cfg.high_threshold,
+        low_threshold: cfg.low_threshold(),
+        high_threshold: cfg.high_threshold(),
+        min_gap: cfg.min_gap(),
         seed: cfg.seed,
     }))
 }

@@ -47,6 +47,8 @@ pub struct Progressive {
     pub pairs: usize,
     pub low_threshold: usize,
     pub high_threshold: usize,
+    /// The dead band: a pair whose count gap is at most this is left alone.
+    pub min_gap: u64,
     pub seed: u64,
 }
 
@@ -83,7 +85,7 @@ impl Progressive {
             .map(|i| (sub_of(ends.top[i]), sub_of(ends.bottom[i])))
             .collect();
         for (top_sub, bot_sub) in pairs {
-            if w.counts[top_sub] == w.counts[bot_sub] {
+            if w.counts[top_sub].saturating_sub(w.counts[bot_sub]) <= self.min_gap {
                 continue;
             }
             let (top_thread, bot_thread) = (w.owner(top_sub), w.owner(bot_sub));
@@ -355,6 +357,7 @@ mod tests {
             pairs: 6,
             low_threshold: 2,
             high_threshold: 6,
+            min_gap: 0,
             seed: 7,
         }
     }

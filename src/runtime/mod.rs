@@ -374,6 +374,7 @@ mod tests {
             pairs: 6,
             low_threshold: 1,
             high_threshold: 8,
+            min_gap: 0,
             seed: 0,
         }));
         s.lb_interval = Duration::from_micros(100);

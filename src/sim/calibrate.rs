@@ -83,6 +83,7 @@ pub fn measure() -> Measured {
         pairs: 6,
         low_threshold: 2,
         high_threshold: 6,
+        min_gap: 0,
         seed: 0,
     };
     let owners: Vec<usize> = (0..144).map(|s| s / 4).collect();
