@@ -407,6 +407,7 @@ fn policy_cost(reps: usize) {
                     low_threshold: 2,
                     high_threshold: 6,
                     min_gap: 0,
+                    predict: false,
                     seed: 0,
                 };
                 median(
@@ -445,6 +446,7 @@ fn per_call(p: &Progressive, subs: usize, owners: &[usize], sockets: &[usize], s
                 counts: &counts,
                 owners,
                 thread_sockets: sockets,
+                progress: &[],
                 call,
             })
             .len();

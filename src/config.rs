@@ -160,6 +160,8 @@ pub struct Config {
     /// A pair is balanced only when its count gap exceeds this; `auto`:
     /// [`Config::min_gap`].
     pub lb_min_gap: AutoOr<u64>,
+    /// Move only when the move is predicted to help (see `policy`).
+    pub lb_predict: bool,
     pub trace_interval: f64,
     pub stall: Option<Stall>,
     pub slow: Option<Slow>,
@@ -200,6 +202,7 @@ impl Default for Config {
             low_threshold: AutoOr::Auto,
             high_threshold: AutoOr::Auto,
             lb_min_gap: AutoOr::Auto,
+            lb_predict: true,
             trace_interval: 0.0,
             stall: None,
             slow: None,
@@ -295,6 +298,7 @@ pub const KEYS: &[&str] = &[
     "low_threshold",
     "high_threshold",
     "lb_min_gap",
+    "lb_predict",
     "trace_interval",
     "noise",
     "noise_cores",
@@ -492,6 +496,13 @@ impl Config {
             }
             "high_threshold" => {
                 self.high_threshold = p.auto_or(|p| p.count("high_threshold", MAX_SUBDOMAINS))?
+            }
+            "lb_predict" => {
+                self.lb_predict = match value {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(p.bad("lb_predict", "true or false")),
+                }
             }
             "lb_min_gap" => {
                 self.lb_min_gap = p.auto_or(|p| p.within("lb_min_gap", 0, MAX_ITERATIONS))?
@@ -978,7 +989,10 @@ mod tests {
             ("mode = sync\nstaleness = 3", "staleness"),
             ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
             ("balancer = split\nhigh_threshold = 4", "high_threshold"),
-            ("balancer = joint\nsubdomains = 8\nlow_threshold = 2\nhigh_threshold = 6", "never"),
+            (
+                "balancer = joint\nsubdomains = 8\nlow_threshold = 2\nhigh_threshold = 6",
+                "never",
+            ),
             ("balancer = joint\nlow_threshold = 4", "low_threshold"),
             ("threads = 2\nstall = 2@1:1", "stall"),
             ("threads = 2\nslow = 5:1", "slow"),

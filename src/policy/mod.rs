@@ -23,6 +23,10 @@ pub struct Snapshot<'a> {
     pub owners: &'a [usize],
     /// Socket index of every thread.
     pub thread_sockets: &'a [usize],
+    /// Subdomain updates each thread made since the previous call (since
+    /// the start, at the first): its measured speed over the last interval.
+    /// Empty when unknown.
+    pub progress: &'a [u64],
     /// 1-based number of this balancer call.
     pub call: u64,
 }
@@ -54,7 +58,7 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
 /// `lb_min_gap = auto`: how far apart (in updates) the two subdomains of a
 /// pair must be before Algorithm 1 moves anything. Measured: see the top of
 /// `progressive.rs`.
-pub const DEFAULT_MIN_GAP: u64 = 0;
+pub const DEFAULT_MIN_GAP: u64 = 2;
 
 /// The policy a configuration asks for, if any.
 pub fn from_config(cfg: &Config) -> Option<Box<dyn Policy>> {
@@ -72,6 +76,7 @@ pub fn from_config(cfg: &Config) -> Option<Box<dyn Policy>> {
         low_threshold: cfg.low_threshold(),
         high_threshold: cfg.high_threshold(),
         min_gap: cfg.min_gap(),
+        predict: cfg.lb_predict,
         seed: cfg.seed,
     }))
 }

@@ -49,6 +49,10 @@ pub struct Progressive {
     pub high_threshold: usize,
     /// The dead band: a pair whose count gap is at most this is left alone.
     pub min_gap: u64,
+    /// Move only when the receiver, holding one more subdomain, would still
+    /// update each of its subdomains faster than the donor does now (by
+    /// their progress since the last call).
+    pub predict: bool,
     pub seed: u64,
 }
 
@@ -92,6 +96,7 @@ impl Progressive {
             if top_thread == bot_thread
                 || w.num_subs[top_thread] >= self.high_threshold
                 || w.num_subs[bot_thread] <= self.low_threshold
+                || (self.predict && !w.move_helps(bot_thread, top_thread))
             {
                 continue;
             }
@@ -320,6 +325,24 @@ impl<'a> Working<'a> {
             .min_by_key(|&s| key(self.counts[s], s))
     }
 
+    /// Whether moving one subdomain from `from` to `to` is predicted to
+    /// help: `to`'s per-subdomain rate with one more subdomain stays above
+    /// `from`'s now. Rates are each thread's updates since the last call,
+    /// which this call's own moves do not change. Unknown progress (an
+    /// empty or all-zero slice) predicts nothing and allows the move.
+    fn move_helps(&self, from: usize, to: usize) -> bool {
+        let p = self.snap.progress;
+        let (Some(&pf), Some(&pt)) = (p.get(from), p.get(to)) else {
+            return true;
+        };
+        if pf == 0 && pt == 0 {
+            return true;
+        }
+        // pt / (nt + 1) > pf / nf, in integers.
+        let (nf, nt) = (self.num_subs[from] as u128, self.num_subs[to] as u128);
+        u128::from(pt) * nf > u128::from(pf) * (nt + 1)
+    }
+
     fn move_sub(&mut self, sub: usize, to: usize) {
         let from = self.owner(sub);
         self.num_subs[from] -= 1;
@@ -358,6 +381,7 @@ mod tests {
             low_threshold: 2,
             high_threshold: 6,
             min_gap: 0,
+            predict: false,
             seed: 7,
         }
     }
@@ -373,6 +397,7 @@ mod tests {
             counts,
             owners,
             thread_sockets: sockets,
+            progress: &[],
             call,
         })
     }
@@ -628,6 +653,59 @@ mod tests {
             ));
         }
         assert!(picks.iter().any(|(a, b)| a != b), "the seed never mattered");
+    }
+
+    #[test]
+    fn a_predicted_move_is_made_only_when_the_receiver_stays_faster_per_subdomain() {
+        // 2 threads x 4 subdomains; thread 1's subdomains lag.
+        let owners: Vec<usize> = (0..8).map(|s| s / 4).collect();
+        let counts = [100, 100, 100, 100, 60, 60, 60, 61];
+        let p = Progressive {
+            predict: true,
+            pairs: 1,
+            ..paper(Scope::Joint)
+        };
+        let with = |progress: &[u64]| {
+            p.decide(&Snapshot {
+                counts: &counts,
+                owners: &owners,
+                thread_sockets: &[0, 0],
+                progress,
+                call: 1,
+            })
+        };
+        // Thread 1 at 81% of thread 0: 81/4 = 20.25 per subdomain now, and
+        // thread 0 would have 100/5 = 20: the move would not help.
+        assert!(with(&[100, 81]).is_empty());
+        // At 50%: 12.5 now against 20 after the move, so it helps.
+        assert_eq!(
+            with(&[100, 50]),
+            vec![Move {
+                sub: 7,
+                from: 1,
+                to: 0
+            }]
+        );
+        // Unknown progress predicts nothing: Algorithm 1 as printed.
+        assert_eq!(with(&[]).len(), 1);
+    }
+
+    #[test]
+    fn the_dead_band_leaves_small_gaps_alone() {
+        let owners: Vec<usize> = (0..8).map(|s| s / 4).collect();
+        let counts = [10, 10, 10, 10, 7, 7, 7, 7];
+        for (gap, moves) in [(2, 1), (3, 0), (10, 0)] {
+            let p = Progressive {
+                min_gap: gap,
+                pairs: 1,
+                ..paper(Scope::Joint)
+            };
+            assert_eq!(
+                decide(&p, &counts, &owners, &[0, 0], 1).len(),
+                moves,
+                "gap {gap}"
+            );
+        }
     }
 
     #[test]

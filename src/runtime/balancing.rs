@@ -140,6 +140,10 @@ struct CallState {
     stats: LbStats,
     counts: Vec<u64>,
     owners: Vec<usize>,
+    /// Each thread's update total at the previous call, and its progress
+    /// since.
+    last_updates: Vec<u64>,
+    progress: Vec<u64>,
 }
 
 #[derive(Debug)]
@@ -171,6 +175,7 @@ impl Balancer {
         subs: &[Subdomain],
         assignment: &Assignment,
         thread_sockets: &[usize],
+        thread_updates: &[CachePadded<AtomicU64>],
     ) {
         if self.turn.load(Ordering::Acquire) != t {
             return;
@@ -185,16 +190,26 @@ impl Balancer {
             stats,
             counts,
             owners,
+            last_updates,
+            progress,
         } = &mut *st;
         stats.calls += 1;
         counts.clear();
         counts.extend(subs.iter().map(Subdomain::count));
         owners.clear();
         owners.extend(subs.iter().map(Subdomain::owner));
+        last_updates.resize(thread_updates.len(), 0);
+        progress.clear();
+        for (last, now) in last_updates.iter_mut().zip(thread_updates) {
+            let now = now.load(Ordering::Relaxed);
+            progress.push(now.saturating_sub(*last));
+            *last = now;
+        }
         let moves = self.policy.decide(&Snapshot {
             counts,
             owners,
             thread_sockets,
+            progress,
             call: stats.calls,
         });
         for m in moves {

@@ -375,6 +375,7 @@ mod tests {
             low_threshold: 1,
             high_threshold: 8,
             min_gap: 0,
+            predict: false,
             seed: 0,
         }));
         s.lb_interval = Duration::from_micros(100);

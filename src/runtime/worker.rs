@@ -78,7 +78,14 @@ fn work(sh: &Shared<'_>, t: usize) {
     'run: while !sh.stop.is_set() {
         sh.assignment.refresh(t, &mut set);
         if let Some(b) = &sh.balancer {
-            b.maybe_call(t, sh.start, sh.subs, &sh.assignment, &sh.placement.sockets);
+            b.maybe_call(
+                t,
+                sh.start,
+                sh.subs,
+                &sh.assignment,
+                &sh.placement.sockets,
+                &sh.thread_updates,
+            );
         }
         let mut progressed = false;
         for &s in &set {

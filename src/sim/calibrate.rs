@@ -84,6 +84,7 @@ pub fn measure() -> Measured {
         low_threshold: 2,
         high_threshold: 6,
         min_gap: 0,
+        predict: false,
         seed: 0,
     };
     let owners: Vec<usize> = (0..144).map(|s| s / 4).collect();
@@ -98,6 +99,7 @@ pub fn measure() -> Measured {
                         counts: &counts,
                         owners: &owners,
                         thread_sockets: &sockets,
+                        progress: &[],
                         call,
                     }));
                 }

@@ -122,6 +122,8 @@ struct Engine<'a> {
     turn: usize,
     next_lb: u64,
     lb_every: u64,
+    /// Each thread's update total at the previous balancer call.
+    last_updates: Vec<u64>,
     trace: Vec<TraceSample>,
     next_sample: u64,
     stop: Option<StopReason>,
@@ -215,6 +217,7 @@ impl<'a> Engine<'a> {
             lb: LbStats::default(),
             turn: 0,
             next_lb: 0,
+            last_updates: Vec::new(),
             lb_every: ps(plan.settings.lb_interval),
             trace: Vec::new(),
             next_sample: 0,
@@ -427,10 +430,22 @@ impl<'a> Engine<'a> {
         }
         self.lb.calls += 1;
         let sockets = &self.plan.placement.sockets;
+        self.last_updates.resize(self.threads.len(), 0);
+        let progress: Vec<u64> = self
+            .threads
+            .iter()
+            .zip(&mut self.last_updates)
+            .map(|(th, last)| {
+                let p = th.updates - *last;
+                *last = th.updates;
+                p
+            })
+            .collect();
         let moves = policy.decide(&Snapshot {
             counts: &self.counts,
             owners: &self.owners,
             thread_sockets: sockets,
+            progress: &progress,
             call: self.lb.calls,
         });
         for m in moves {
