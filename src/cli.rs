@@ -89,8 +89,9 @@ struct PlotArgs {
     /// Results files written by `braid experiment`
     #[arg(value_name = "RESULTS.jsonl", required = true)]
     results: Vec<PathBuf>,
-    /// Directory for the PNG, SVG, Markdown and CSV files
-    #[arg(long, value_name = "DIR", default_value = "plots")]
+    /// Directory for the PNG, SVG, Markdown and CSV files (the default keeps
+    /// clear of the committed plots/; `--out plots` redraws those)
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_PLOTS)]
     out: PathBuf,
 }
 
@@ -473,7 +474,17 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Where `braid plot` draws by default.
+const DEFAULT_PLOTS: &str = "results/plots";
+
 fn plot(args: PlotArgs) -> Result<(), Failure> {
+    // Our own default may be made whole (results/ is missing in a fresh
+    // clone); a directory the user names must have an existing parent.
+    if args.out == Path::new(DEFAULT_PLOTS) {
+        std::fs::create_dir_all(&args.out)
+            .with_context(|| format!("cannot create {DEFAULT_PLOTS}"))
+            .map_err(bad_input)?;
+    }
     let written = crate::plot::plot_all(&args.results, &args.out).map_err(|e| Failure {
         status: if e.is_bad_input() { 2 } else { 1 },
         error: e.into(),

@@ -45,6 +45,12 @@ pub struct Report {
     pub thread_updates: Vec<u64>,
     pub owners: Vec<usize>,
     pub spread: u64,
+    /// The least updated subdomain's count over the mean count: how far the
+    /// slowest part of the grid fell behind (1 = not at all).
+    pub slowest_progress: f64,
+    /// Share of the threads' time spent in balancer calls; null without a
+    /// balancer.
+    pub lb_time_share: Option<f64>,
     /// Domain-equivalent iterations per thread per second.
     pub iteration_rate: f64,
     pub cell_updates_per_s: f64,
@@ -110,6 +116,15 @@ impl Report {
             thread_updates: out.thread_updates.clone(),
             owners: out.owners.clone(),
             spread: max - min,
+            slowest_progress: if total > 0 {
+                min as f64 * out.subdomain_updates.len() as f64 / total as f64
+            } else {
+                1.0
+            },
+            lb_time_share: out
+                .lb
+                .as_ref()
+                .map(|lb| lb.time_s / (secs * p.threads as f64)),
             iteration_rate: total as f64
                 / p.subdomains_per_domain() as f64
                 / p.threads as f64
@@ -194,13 +209,20 @@ impl fmt::Display for Report {
         if let Some(lb) = &self.lb {
             writeln!(
                 f,
-                "  balancer       {} calls, {} moves ({} across sockets), {:.3} ms in calls",
+                "  balancer       {} calls, {} moves ({} across sockets), {:.3} ms in calls: \
+                 {:.2}% of the threads' time",
                 lb.calls,
                 lb.moves,
                 lb.cross_socket_moves,
-                lb.time_s * 1e3
+                lb.time_s * 1e3,
+                100.0 * self.lb_time_share.unwrap_or(0.0)
             )?;
         }
+        writeln!(
+            f,
+            "  slowest part   subdomain at {:.1}% of the mean progress",
+            100.0 * self.slowest_progress
+        )?;
         let target = self.config.tolerance;
         let Some(residual) = self.residual else {
             return writeln!(f, "  residual       not computed (numerics = false)");

@@ -87,9 +87,9 @@ where
         .rows
         .iter()
         .flat_map(|r| r.quiet.iter().chain(r.noisy.iter()));
-    let (x0, x1) = all.fold((f64::MAX, f64::MIN), |(a, b), f| {
-        (a.min(f.min), b.max(f.max))
-    });
+    let fives: Vec<Five> = all.copied().collect();
+    let (x0, x1) = axis_range(&fives);
+    let clipped = fives.iter().filter(|f| f.max > x1).count();
     let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.02).max(1e-9);
     let n = p.rows.len() as f64;
     let mut chart = ChartBuilder::on(area)
@@ -120,8 +120,20 @@ where
         // Rows run top to bottom in suite order.
         let y = n - 1.0 - i as f64;
         for (five, dy, c) in [(row.quiet, 0.17, quiet), (row.noisy, -0.17, noisy)] {
-            let Some(f) = five else { continue };
+            let Some(mut f) = five else { continue };
             let (lo, hi) = (y + dy - 0.13, y + dy + 0.13);
+            if f.max > x1 {
+                // An outlier past the axis: the whisker ends at the edge in
+                // an arrow head.
+                f.max = x1;
+                f.q3 = f.q3.min(x1);
+                f.median = f.median.min(x1);
+                let head = (x1 - x0) * 0.012;
+                chart.draw_series([Polygon::new(
+                    vec![(x1, y + dy), (x1 - head, lo + 0.04), (x1 - head, hi - 0.04)],
+                    c.filled(),
+                )])?;
+            }
             chart.draw_series([
                 PathElement::new(vec![(f.min, y + dy), (f.q1, y + dy)], c.stroke_width(2)),
                 PathElement::new(vec![(f.q3, y + dy), (f.max, y + dy)], c.stroke_width(2)),
@@ -161,5 +173,46 @@ where
             });
     }
     legend(&mut chart, SeriesLabelPosition::LowerRight, 15)?;
+    if clipped > 0 {
+        let (px, py) = chart.backend_coord(&((x0 - pad).max(0.0), -0.6));
+        area.draw(&Text::new(
+            format!("{clipped} box(es) with outliers past {x1:.3}: arrow heads at the edge"),
+            (
+                px - area.get_base_pixel().0 + 8,
+                py - area.get_base_pixel().1 - 6,
+            ),
+            TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom)),
+        ))?;
+    }
     Ok(())
+}
+
+/// The x axis: from the smallest minimum to the largest maximum, except that
+/// an outlier cannot stretch it: the right end stops at the highest Tukey
+/// fence (q3 + 1.5 IQR) of any box, and never below the largest q3.
+fn axis_range(fives: &[Five]) -> (f64, f64) {
+    let lo = fives.iter().map(|f| f.min).fold(f64::MAX, f64::min);
+    let max = fives.iter().map(|f| f.max).fold(f64::MIN, f64::max);
+    let fence = fives
+        .iter()
+        .map(|f| f.q3 + 1.5 * (f.q3 - f.q1))
+        .fold(f64::MIN, f64::max);
+    let q3 = fives.iter().map(|f| f.q3).fold(f64::MIN, f64::max);
+    (lo, max.min(fence.max(q3 * 1.02)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outlier_cannot_stretch_the_axis() {
+        let tight = Five::of(&[1.0, 1.01, 1.02, 1.03, 1.04]).unwrap();
+        let wild = Five::of(&[1.0, 1.01, 1.02, 1.03, 10.0]).unwrap();
+        let (lo, hi) = axis_range(&[tight, wild]);
+        assert_eq!(lo, 1.0);
+        assert!(hi < 1.2, "{hi}");
+        // Without outliers the axis covers everything.
+        assert_eq!(axis_range(&[tight]), (1.0, 1.04));
+    }
 }
