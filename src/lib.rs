@@ -13,6 +13,7 @@ pub mod files;
 pub mod interrupt;
 pub mod kernel;
 pub mod limits;
+pub mod model;
 pub mod noise;
 pub mod plan;
 pub mod plot;

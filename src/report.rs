@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::model::Forecast;
 use crate::noise::NoiseReport;
 use crate::plan::Plan;
 use crate::runtime::{Clock, LbStats, Outcome, StopReason, TraceSample};
@@ -74,7 +75,28 @@ pub struct Report {
     /// The noise actually applied, as the parasites measured it; null
     /// without noise.
     pub noise: Option<NoiseReport>,
+    /// What the slowest-mode model predicts each noisy worker core costs
+    /// ([`crate::model`]); empty without noise on a worker's core.
+    #[serde(default)]
+    pub model: Vec<Forecast>,
     pub config: Config,
+}
+
+/// The model's forecast for every parasite that shares a worker's core,
+/// at the duty it was asked for (or, without one, the one it measured).
+fn forecasts(plan: &Plan, noise: Option<&NoiseReport>) -> Vec<Forecast> {
+    let Some(noise) = noise else {
+        return Vec::new();
+    };
+    noise
+        .parasites
+        .iter()
+        .filter_map(|a| {
+            let thread = plan.placement.cores.iter().position(|&c| c == a.core)?;
+            let duty = a.requested_duty.unwrap_or(a.measured_duty);
+            (duty > 0.0 && duty < 1.0).then(|| crate::model::forecast(&plan.problem, thread, duty))
+        })
+        .collect()
 }
 
 impl Report {
@@ -138,6 +160,7 @@ impl Report {
             max_staleness_seen: out.max_staleness_seen,
             lb: out.lb.clone(),
             trace: plan.settings.trace_interval.map(|_| out.trace.clone()),
+            model: forecasts(plan, noise.as_ref()),
             noise,
             config: plan.config.clone(),
         }
@@ -205,6 +228,18 @@ impl fmt::Display for Report {
                         .unwrap_or_default()
                 )?;
             }
+        }
+        for m in &self.model {
+            writeln!(
+                f,
+                "  model          thread {}'s domain holds {:.2}% of the slowest mode: at {:.0}% \
+                 noise plain async should lose ~{:.2}%, a perfect balancer {:.2}%",
+                m.thread,
+                100.0 * m.mode_share,
+                100.0 * m.duty,
+                100.0 * m.plain_async_loss,
+                100.0 * m.ideal_balanced_loss
+            )?;
         }
         if let Some(lb) = &self.lb {
             writeln!(

@@ -143,6 +143,9 @@ impl Progressive {
         let mut rng = SplitMix64(self.seed ^ snap.call.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let donor = donors[rng.below(donors.len())];
         let receiver = receivers[rng.below(receivers.len())];
+        if self.predict && !w.move_helps(donor, receiver) {
+            return;
+        }
         let owned = w.subs_of(donor);
         let sub = owned[rng.below(owned.len())];
         w.move_sub(sub, receiver);

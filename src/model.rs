@@ -1,0 +1,102 @@
+//! What a noisy core should cost, before running: the slowest-mode model
+//! behind the README's "When does balancing pay off?".
+//!
+//! Jacobi on Laplace's equation converges as its slowest error mode,
+//! `sin(pi i / (H + 1)) sin(pi j / (W + 1))` over the interior. A domain
+//! updated at `1 - d` of the speed of the others (a core losing a share `d`
+//! to noise) slows plain asynchronous iterations by about its share of that
+//! mode's energy times its slowdown `d / (1 - d)`: a domain at the edge of
+//! the grid weighs little, one in the centre much more. A perfect balancer
+//! instead spreads the lost capacity over all T threads: `d / T`. So
+//! balancing can pay only where the noisy domain's share of the mode is
+//! above `1 / T`, or where the noise is heavy. Measured in the simulator at
+//! 2 x 18 (tests/sim.rs): the model says +2.2% for the centre core at 19%
+//! (measured +2.0%), +9.2% at 50% (+9.9%), +0.21% next to the source (+0.26%).
+
+use serde::Serialize;
+
+use crate::problem::Problem;
+
+/// The model's forecast for one noisy thread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Forecast {
+    /// The thread whose domain shares its core with the noise.
+    pub thread: usize,
+    /// The share of the core the noise takes.
+    pub duty: f64,
+    /// Its domain's share of the slowest mode's energy.
+    pub mode_share: f64,
+    /// Predicted time-to-solution increase of plain async.
+    pub plain_async_loss: f64,
+    /// Predicted increase with a perfect balancer (the capacity share).
+    pub ideal_balanced_loss: f64,
+}
+
+/// `sum of sin^2(pi i / (n + 1))` for `i` in `from..to` (1-based rows).
+fn sin2(n: usize, from: usize, to: usize) -> f64 {
+    (from..to)
+        .map(|i| {
+            (std::f64::consts::PI * i as f64 / (n + 1) as f64)
+                .sin()
+                .powi(2)
+        })
+        .sum()
+}
+
+/// Domain `d`'s share of the slowest mode's energy (the mode is a product
+/// of sines, so the share is a product of row and column shares).
+///
+/// ```
+/// use braid::problem::Problem;
+/// let p = Problem::new(24, 36, 4).unwrap(); // 6 x 6 domains
+/// let centre = braid::model::mode_share(&p, 14);
+/// let corner = braid::model::mode_share(&p, 0);
+/// assert!(centre > 0.09 && corner < 0.001);
+/// ```
+pub fn mode_share(p: &Problem, d: usize) -> f64 {
+    let (r, c) = (d / p.cols, d % p.cols);
+    let n = p.domain_size;
+    let rows = sin2(p.height, 1 + r * n, 1 + (r + 1) * n) / sin2(p.height, 1, p.height + 1);
+    let cols = sin2(p.width, 1 + c * n, 1 + (c + 1) * n) / sin2(p.width, 1, p.width + 1);
+    rows * cols
+}
+
+/// The forecast for noise taking `duty` of thread `thread`'s core.
+pub fn forecast(p: &Problem, thread: usize, duty: f64) -> Forecast {
+    let share = mode_share(p, thread);
+    Forecast {
+        thread,
+        duty,
+        mode_share: share,
+        plain_async_loss: share * duty / (1.0 - duty),
+        ideal_balanced_loss: duty / p.threads as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_sum_to_one_and_the_centre_weighs_most() {
+        let p = Problem::new(24, 36, 4).unwrap();
+        let shares: Vec<f64> = (0..36).map(|d| mode_share(&p, d)).collect();
+        assert!((shares.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        let max = shares.iter().copied().fold(0.0, f64::max);
+        assert!((max - shares[14]).abs() < 1e-12); // one of the four central domains
+        assert!(shares[2] < 0.01 && shares[2] > 0.008, "{}", shares[2]);
+    }
+
+    #[test]
+    fn the_forecast_matches_the_simulated_losses_at_paper_scale() {
+        // Simulated at 2 x 18 (tests/sim.rs): +2.04% and +9.89% for the
+        // centre core at 19% and 50%, +0.26% next to the source.
+        let p = Problem::new(24, 36, 4).unwrap();
+        for (thread, duty, measured) in [(14, 0.19, 0.0204), (14, 0.5, 0.0989), (2, 0.19, 0.0026)] {
+            let f = forecast(&p, thread, duty);
+            let ratio = f.plain_async_loss / measured;
+            assert!((0.7..1.3).contains(&ratio), "{thread} {duty}: {f:?}");
+        }
+        assert!((forecast(&p, 0, 0.19).ideal_balanced_loss - 0.19 / 36.0).abs() < 1e-15);
+    }
+}
