@@ -353,3 +353,44 @@ fn plot_of_braid_records_without_a_trace_says_so() {
     assert_eq!(r.status, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("trace_interval"), "{}", r.stderr);
 }
+
+#[test]
+fn plot_draws_the_payoff_map_with_the_models_forecast() {
+    let dir = scratch("exp_payoff");
+    let text = r#"
+name = "t-payoff"
+figure = "payoff"
+engine = "sim"
+variants = ["async(4)", "async(4)+split(0.001)"]
+[set]
+sim_topology = "pack:2 core:3"
+numerics = true
+tolerance = 1e-3
+domain_size = 12
+max_iterations = 1000000
+[noise_set]
+noise = "thread"
+[payoff]
+duties = [0.2, 0.5]
+placements = [{ name = "centre", cores = "1" }, { name = "edge", cores = "auto" }]
+"#;
+    write_suite(&dir, text);
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let recs = records(&dir.join("r.jsonl"));
+    assert_eq!(recs.len(), 2 * 5);
+    let noisy = recs.iter().find(|r| r["sample"]["duty"] == 0.5).unwrap();
+    let model = &noisy["report"]["model"][0];
+    assert!(model["plain_async_loss"].as_f64().unwrap() > 0.0, "{noisy}");
+    let r = braid(&dir, &["plot", "r.jsonl", "--out", "p"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let svg = std::fs::read_to_string(dir.join("p/payoff.svg")).unwrap();
+    for needle in [
+        "noise on: centre",
+        "noise on: edge",
+        "model: plain async",
+        "async(4)+split(0.001)",
+    ] {
+        assert!(svg.contains(needle), "{needle}");
+    }
+}

@@ -227,6 +227,8 @@ mod tests {
                 variant: "sync".into(),
                 noise: false,
                 repetition: 0,
+                placement: None,
+                duty: None,
             },
             key: key.into(),
             status: Status::Ok,

@@ -39,6 +39,9 @@ pub enum Figure {
     Tts,
     /// Figure 2: one traced balanced run.
     Braid,
+    /// When balancing pays off: time-to-solution increase against noise
+    /// duty, one panel per noisy placement (needs `[payoff]`).
+    Payoff,
 }
 
 /// A suite as written in its TOML file.
@@ -65,6 +68,40 @@ pub struct Suite {
     /// `KEY = VALUE` added when noise is on.
     #[serde(default = "default_noise_set")]
     pub noise_set: BTreeMap<String, toml::Value>,
+    /// The payoff map's noise levels: instead of `noise`, each variant runs
+    /// quiet and at every placement x duty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payoff: Option<Payoff>,
+}
+
+/// Where and how hard the payoff map's noise goes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Payoff {
+    /// Shares of a core the noise takes, each in (0, 1).
+    pub duties: Vec<f64>,
+    /// Named sets of noisy cores, in panel order.
+    pub placements: Vec<Placement>,
+}
+
+/// A named set of noisy cores: `auto` (next to the source) or a list of
+/// core ids like "0,1,2,3".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    pub name: String,
+    pub cores: String,
+}
+
+impl Placement {
+    /// The `noise_cores` value for this placement at `duty`.
+    pub fn noise_cores(&self, duty: f64) -> String {
+        self.cores
+            .split(',')
+            .map(|c| format!("{}:{duty}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 fn quiet_only() -> Vec<bool> {
@@ -84,17 +121,26 @@ fn default_noise_set() -> BTreeMap<String, toml::Value> {
 }
 
 /// One run of one variant under one noise setting.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
     pub variant: String,
     pub noise: bool,
     pub repetition: u32,
+    /// Payoff suites: the noisy placement's name and the duty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duty: Option<f64>,
 }
 
 impl Sample {
     /// Identifies the sample within its suite (what resuming skips).
     pub fn key(&self) -> String {
-        let noise = if self.noise { "noise" } else { "quiet" };
+        let noise = match (&self.placement, self.duty) {
+            (Some(p), Some(d)) => format!("{p} @ {d}"),
+            _ if self.noise => "noise".into(),
+            _ => "quiet".into(),
+        };
         format!("{} | {noise} | {}", self.variant, self.repetition)
     }
 }
@@ -122,14 +168,16 @@ impl LoadedSuite {
             suite.repetitions = n;
         }
         // Checked before the samples are expanded into memory.
-        let samples =
-            suite.variants.len() as u64 * suite.noise.len() as u64 * u64::from(suite.repetitions);
+        let levels = match &suite.payoff {
+            Some(p) => 1 + p.duties.len() as u64 * p.placements.len() as u64,
+            None => suite.noise.len() as u64,
+        };
+        let samples = suite.variants.len() as u64 * levels * u64::from(suite.repetitions);
         if samples > MAX_SAMPLES {
             return Err(bad(format!(
-                "{} variant(s) x {} noise setting(s) x {} repetition(s) = {samples} samples, \
+                "{} variant(s) x {levels} noise setting(s) x {} repetition(s) = {samples} samples, \
                  more than {MAX_SAMPLES}; use fewer repetitions",
                 suite.variants.len(),
-                suite.noise.len(),
                 suite.repetitions
             )));
         }
@@ -147,12 +195,23 @@ impl LoadedSuite {
         let mut out = Vec::new();
         for repetition in 0..s.repetitions {
             for variant in &s.variants {
-                for &noise in &s.noise {
-                    out.push(Sample {
-                        variant: variant.clone(),
-                        noise,
-                        repetition,
-                    });
+                let sample = |noise, placement: Option<&Placement>, duty| Sample {
+                    variant: variant.clone(),
+                    noise,
+                    repetition,
+                    placement: placement.map(|p| p.name.clone()),
+                    duty,
+                };
+                match &s.payoff {
+                    Some(p) => {
+                        out.push(sample(false, None, None));
+                        for place in &p.placements {
+                            for &d in &p.duties {
+                                out.push(sample(true, Some(place), Some(d)));
+                            }
+                        }
+                    }
+                    None => out.extend(s.noise.iter().map(|&n| sample(n, None, None))),
                 }
             }
         }
@@ -163,11 +222,23 @@ impl LoadedSuite {
     pub fn overrides(&self, sample: &Sample) -> Vec<String> {
         let s = &self.suite;
         let noisy = sample.noise.then_some(&s.noise_set);
-        s.set
+        let mut out: Vec<String> = s
+            .set
             .iter()
             .chain(noisy.into_iter().flatten())
             .map(|(k, v)| format!("{k}={}", value_text(v)))
-            .collect()
+            .collect();
+        let level = s
+            .payoff
+            .as_ref()
+            .zip(sample.placement.as_ref())
+            .zip(sample.duty);
+        if let Some(((p, name), duty)) = level
+            && let Some(place) = p.placements.iter().find(|q| &q.name == name)
+        {
+            out.push(format!("noise_cores={}", place.noise_cores(duty)));
+        }
+        out
     }
 
     /// A digest of everything that defines the samples' meaning except the
@@ -194,6 +265,19 @@ fn parse(text: &str) -> Result<Suite, String> {
     let suite: Suite = toml::from_str(text).map_err(|e| e.to_string())?;
     if suite.variants.is_empty() {
         return Err("`variants` is empty: name at least one paper label".into());
+    }
+    if let Some(p) = &suite.payoff {
+        if p.duties.is_empty() || p.placements.is_empty() {
+            return Err("`payoff` needs at least one duty and one placement".into());
+        }
+        if let Some(d) = p.duties.iter().find(|d| !(**d > 0.0 && **d < 1.0)) {
+            return Err(format!(
+                "`payoff.duties`: {d} is not strictly between 0 and 1"
+            ));
+        }
+    }
+    if suite.figure == Figure::Payoff && suite.payoff.is_none() {
+        return Err("figure = \"payoff\" needs a [payoff] table (duties, placements)".into());
     }
     if suite.noise.is_empty() {
         return Err("`noise` is empty: use [false], [true] or [false, true]".into());
@@ -307,6 +391,57 @@ mod tests {
             .to_string();
         assert!(e.contains("samples"), "{e}");
         assert!(LoadedSuite::load(&path, Some(3)).is_ok());
+    }
+
+    #[test]
+    fn a_payoff_suite_runs_each_variant_quiet_and_at_every_placement_and_duty() {
+        let text = SUITE.replace("figure = \"landscape\"", "figure = \"payoff\"")
+            + r#"
+            [payoff]
+            duties = [0.1, 0.5]
+            placements = [
+                { name = "edge", cores = "auto" },
+                { name = "four", cores = "0, 1,2,3" },
+            ]
+        "#;
+        let l = loaded(&text);
+        let samples = l.samples();
+        // 2 repetitions x 2 variants x (quiet + 2 placements x 2 duties).
+        assert_eq!(samples.len(), 2 * 2 * 5);
+        let keys: Vec<String> = samples.iter().map(Sample::key).collect();
+        assert_eq!(keys[0], "sync | quiet | 0");
+        assert_eq!(keys[1], "sync | edge @ 0.1 | 0");
+        assert_eq!(keys[4], "sync | four @ 0.5 | 0");
+        let unique: std::collections::HashSet<_> = keys.iter().collect();
+        assert_eq!(unique.len(), keys.len());
+        assert!(
+            !l.overrides(&samples[0])
+                .iter()
+                .any(|o| o.starts_with("noise"))
+        );
+        let four = l.overrides(&samples[4]);
+        assert!(
+            four.contains(&"noise_cores=0:0.5, 1:0.5, 2:0.5, 3:0.5".to_string()),
+            "{four:?}"
+        );
+        assert!(four.contains(&"noise=process".to_string()), "{four:?}");
+        // Old suites keep their digest: `payoff` is not serialised when absent.
+        assert!(
+            !serde_json::to_string(&loaded(SUITE).suite)
+                .unwrap()
+                .contains("payoff")
+        );
+        for (bad, needle) in [
+            (text.replace("[0.1, 0.5]", "[0.1, 1.0]"), "duties"),
+            (text.replace("[0.1, 0.5]", "[]"), "payoff"),
+            (
+                SUITE.replace("figure = \"landscape\"", "figure = \"payoff\""),
+                "[payoff]",
+            ),
+        ] {
+            let e = parse(&bad).unwrap_err();
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
     }
 
     #[test]

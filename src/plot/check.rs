@@ -36,7 +36,7 @@ fn needs(figure: Figure, engine: Engine) -> Vec<(&'static str, Kind)> {
         Figure::Landscape => {
             out.extend([("iteration_rate", Kind::Number), ("spread", Kind::Number)])
         }
-        Figure::Tts => out.push(("time_to_solution_s", Kind::NumberOrNull)),
+        Figure::Tts | Figure::Payoff => out.push(("time_to_solution_s", Kind::NumberOrNull)),
         Figure::Braid => out.push(("trace", Kind::Trace)),
     }
     out

@@ -6,6 +6,7 @@
 mod braid;
 mod check;
 mod landscape;
+mod payoff;
 mod stats;
 mod table;
 mod tts;
@@ -168,6 +169,13 @@ pub fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotErro
             written.extend(render(&boxes, dir, "time-to-solution")?);
         }
         written.extend(table::write(&tts, dir)?);
+    }
+    let pay = of(Figure::Payoff);
+    if !pay.is_empty() {
+        let map = payoff::PayoffMap::new(&pay);
+        if !map.is_empty() {
+            written.extend(render(&map, dir, "payoff")?);
+        }
     }
     for engine in [Engine::Run, Engine::Sim] {
         if let Some(r) = of(Figure::Braid)

@@ -1,0 +1,268 @@
+//! The payoff map ("When does balancing pay off?"): time-to-solution
+//! increase over the same variant run quiet (medians) against the noise
+//! duty, one panel per noisy placement, one line per variant; dashed, the
+//! slowest-mode model's forecast for plain async, and dotted, a perfect
+//! balancer's (both from the reports' `model`). Marker shape by family:
+//! squares for sync/ssync, circles for plain async, triangles for balanced.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::landscape::variant_order;
+use super::stats::quantile;
+use super::{Draw, DrawResult, FONT, colour, legend};
+use crate::experiment::results::Record;
+
+struct Panel {
+    title: String,
+    /// Per variant (index into `variants`): (duty, increase %) points.
+    lines: Vec<(usize, Vec<(f64, f64)>)>,
+    model: Vec<(f64, f64)>,
+    ideal: Vec<(f64, f64)>,
+}
+
+pub struct PayoffMap {
+    variants: Vec<String>,
+    panels: Vec<Panel>,
+}
+
+fn median_of(records: &[&&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<f64> {
+    let v: Vec<f64> = records.iter().filter_map(|r| f(r)).collect();
+    quantile(&v, 0.5)
+}
+
+fn tts(r: &Record) -> Option<f64> {
+    r.report.as_ref()?.get("time_to_solution_s")?.as_f64()
+}
+
+/// Sum of one field over the report's model forecasts.
+fn model_sum(r: &Record, field: &str) -> Option<f64> {
+    let model = r.report.as_ref()?.get("model")?.as_array()?;
+    (!model.is_empty()).then(|| model.iter().filter_map(|m| m[field].as_f64()).sum())
+}
+
+impl PayoffMap {
+    pub fn new(records: &[&Record]) -> PayoffMap {
+        let variants = variant_order(records);
+        let mut placements: Vec<String> = Vec::new();
+        let mut duties: Vec<f64> = Vec::new();
+        for r in records {
+            if let (Some(p), Some(d)) = (&r.sample.placement, r.sample.duty) {
+                if !placements.contains(p) {
+                    placements.push(p.clone());
+                }
+                if !duties.contains(&d) {
+                    duties.push(d);
+                }
+            }
+        }
+        duties.sort_by(f64::total_cmp);
+        let panels = placements
+            .iter()
+            .map(|place| {
+                let at = |v: &str, d: f64| -> Vec<&&Record> {
+                    records
+                        .iter()
+                        .filter(|r| {
+                            r.sample.variant == v
+                                && r.sample.placement.as_deref() == Some(place)
+                                && r.sample.duty == Some(d)
+                        })
+                        .collect()
+                };
+                let lines = variants
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(vi, v)| {
+                        let quiet: Vec<&&Record> = records
+                            .iter()
+                            .filter(|r| &r.sample.variant == v && !r.sample.noise)
+                            .collect();
+                        let q = median_of(&quiet, tts)?;
+                        let pts: Vec<(f64, f64)> = duties
+                            .iter()
+                            .filter_map(|&d| {
+                                Some((d * 100.0, 100.0 * (median_of(&at(v, d), tts)? / q - 1.0)))
+                            })
+                            .collect();
+                        (!pts.is_empty()).then_some((vi, pts))
+                    })
+                    .collect();
+                let forecast = |field: &str| -> Vec<(f64, f64)> {
+                    duties
+                        .iter()
+                        .filter_map(|&d| {
+                            let all: Vec<&&Record> =
+                                variants.iter().flat_map(|v| at(v, d)).collect();
+                            Some((d * 100.0, 100.0 * median_of(&all, |r| model_sum(r, field))?))
+                        })
+                        .collect()
+                };
+                Panel {
+                    title: format!("noise on: {place}"),
+                    lines,
+                    model: forecast("plain_async_loss"),
+                    ideal: forecast("ideal_balanced_loss"),
+                }
+            })
+            .collect();
+        PayoffMap { variants, panels }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.panels.iter().all(|p| p.lines.is_empty())
+    }
+}
+
+/// Rows and columns for `n` panels: two per row.
+fn grid(n: usize) -> (usize, usize) {
+    let cols = n.clamp(1, 2);
+    (n.div_ceil(cols).max(1), cols)
+}
+
+/// Marker by family: 0 sync/ssync, 1 plain async, 2 balanced.
+fn family(variant: &str) -> u8 {
+    if variant.contains('+') {
+        2
+    } else if variant.starts_with("async") {
+        1
+    } else {
+        0
+    }
+}
+
+impl Draw for PayoffMap {
+    fn size(&self) -> (u32, u32) {
+        let (rows, cols) = grid(self.panels.len());
+        (720 * cols as u32, 560 * rows as u32)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let areas = root.split_evenly(grid(self.panels.len()));
+        for (p, area) in self.panels.iter().zip(&areas) {
+            self.draw_panel(p, area)?;
+        }
+        Ok(())
+    }
+}
+
+impl PayoffMap {
+    fn draw_panel<DB: DrawingBackend>(&self, p: &Panel, area: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        // The y axis is the asynchronous variants' (and the model's): sync
+        // loses ten times more and would flatten them; its points past the
+        // top are drawn at the edge as open markers, with a note.
+        let all = p
+            .lines
+            .iter()
+            .filter(|(vi, _)| family(&self.variants[*vi]) > 0)
+            .flat_map(|(_, pts)| pts.iter())
+            .chain(&p.model)
+            .chain(&p.ideal);
+        let (x1, y0, top) = all.fold((0.0f64, 0.0f64, 1.0f64), |(x, lo, hi), &(a, b)| {
+            (x.max(a), lo.min(b), hi.max(b))
+        });
+        let y1 = top * 1.25;
+        let x1 = p
+            .lines
+            .iter()
+            .flat_map(|(_, pts)| pts.iter())
+            .fold(x1, |x, &(a, _)| x.max(a));
+        let off: Vec<String> = p
+            .lines
+            .iter()
+            .filter_map(|(vi, pts)| {
+                let worst = pts.iter().map(|q| q.1).fold(f64::MIN, f64::max);
+                (worst > y1).then(|| format!("{} up to +{worst:.0}%", self.variants[*vi]))
+            })
+            .collect();
+        let mut chart = ChartBuilder::on(area)
+            .caption(&p.title, (FONT, 20))
+            .margin(16)
+            .x_label_area_size(50)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..(x1 * 1.08), (y0 - 0.05 * (y1 - y0))..y1)?;
+        chart
+            .configure_mesh()
+            .x_desc("noise duty on the noisy core(s) (%)")
+            .y_desc("time-to-solution increase over quiet (%)")
+            .axis_desc_style((FONT, 15))
+            .label_style((FONT, 13))
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.1}"))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for (vi, pts) in &p.lines {
+            let c = colour(*vi);
+            let fam = family(&self.variants[*vi]);
+            let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x, y.min(y1))).collect();
+            let pts = &pts;
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
+                .label(self.variants[*vi].as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(3))
+                });
+            for &pt in pts {
+                match fam {
+                    0 => {
+                        chart
+                            .draw_series([EmptyElement::at(pt)
+                                + Rectangle::new([(-5, -5), (5, 5)], c.filled())])?
+                    }
+                    1 => chart.draw_series([Circle::new(pt, 5, c.filled())])?,
+                    _ => chart.draw_series([TriangleMarker::new(pt, 7, c.filled())])?,
+                };
+            }
+        }
+        let grey = RGBColor(90, 90, 90);
+        if !p.model.is_empty() {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    p.model.iter().copied(),
+                    8,
+                    5,
+                    grey.stroke_width(2),
+                ))?
+                .label("model: plain async")
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], grey.stroke_width(2))
+                });
+            chart
+                .draw_series(DashedLineSeries::new(
+                    p.ideal.iter().copied(),
+                    2,
+                    4,
+                    grey.stroke_width(2),
+                ))?
+                .label("model: perfect balancer")
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], grey.mix(0.5).stroke_width(2))
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperLeft, 13)?;
+        if !off.is_empty() {
+            let (px, py) = chart.backend_coord(&(x1 * 1.08, y1));
+            area.draw(&Text::new(
+                format!("off the scale: {}", off.join(", ")),
+                (
+                    px - area.get_base_pixel().0 - 6,
+                    py - area.get_base_pixel().1 + 4,
+                ),
+                TextStyle::from((FONT, 13).into_font()).pos(
+                    plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Right,
+                        plotters::style::text_anchor::VPos::Top,
+                    ),
+                ),
+            ))?;
+        }
+        Ok(())
+    }
+}
