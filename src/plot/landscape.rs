@@ -100,7 +100,8 @@ impl Landscape {
             (a.min(q.rate.q1), b.max(q.rate.q3))
         });
         let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.01).max(1e-9);
-        let y1 = p.points.iter().map(|q| q.spread.q3).fold(1.0, f64::max);
+        // At least 10 updates tall, so that whole-number ticks never repeat.
+        let y1 = p.points.iter().map(|q| q.spread.q3).fold(10.0, f64::max);
         let mut chart = ChartBuilder::on(area)
             .caption(&p.title, (FONT, 22))
             .margin(18)
