@@ -150,25 +150,61 @@ impl Landscape {
             if quiet.is_empty() && noisy.is_empty() {
                 continue;
             }
-            chart
-                .draw_series(quiet.iter().map(|&pt| Circle::new(pt, 7, c.filled())))?
-                .label(v.as_str())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], c.filled()));
-            chart.draw_series(noisy.iter().map(|&(x, y)| {
-                EmptyElement::at((x, y)) + Rectangle::new([(-7, -7), (7, 7)], c.stroke_width(3))
-            }))?;
+            // Shape by family (square: sync/ssync, circle: plain async,
+            // triangle: balanced), so that 11 series stay apart even where
+            // colours are close; filled quiet, open with noise.
+            let (filled, open) = (c.filled(), c.stroke_width(3));
+            match family(v) {
+                0 => {
+                    let sq = |pt, st| EmptyElement::at(pt) + Rectangle::new([(-6, -6), (6, 6)], st);
+                    chart
+                        .draw_series(quiet.iter().map(|&pt| sq(pt, filled)))?
+                        .label(v.as_str())
+                        .legend(move |(x, y)| {
+                            Rectangle::new([(x + 1, y - 6), (x + 13, y + 6)], filled)
+                        });
+                    chart.draw_series(noisy.iter().map(|&pt| sq(pt, open)))?;
+                }
+                1 => {
+                    chart
+                        .draw_series(quiet.iter().map(|&pt| Circle::new(pt, 7, filled)))?
+                        .label(v.as_str())
+                        .legend(move |(x, y)| Circle::new((x + 7, y), 6, filled));
+                    chart.draw_series(noisy.iter().map(|&pt| Circle::new(pt, 7, open)))?;
+                }
+                _ => {
+                    chart
+                        .draw_series(quiet.iter().map(|&pt| TriangleMarker::new(pt, 9, filled)))?
+                        .label(v.as_str())
+                        .legend(move |(x, y)| TriangleMarker::new((x + 7, y), 8, filled));
+                    // TriangleMarker always fills: the open one is a path.
+                    let outline = vec![(0, -9), (8, 5), (-8, 5), (0, -9)];
+                    chart.draw_series(noisy.iter().map(|&pt| {
+                        EmptyElement::at(pt) + PathElement::new(outline.clone(), open)
+                    }))?;
+                }
+            }
         }
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label("filled circle: quiet")
+            .label("filled: quiet")
             .legend(|(x, y)| Circle::new((x + 7, y), 6, BLACK.filled()));
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label("open square: 19% noise on one core")
-            .legend(|(x, y)| {
-                Rectangle::new([(x + 1, y - 6), (x + 13, y + 6)], BLACK.stroke_width(2))
-            });
+            .label("open: 19% noise on one core")
+            .legend(|(x, y)| Circle::new((x + 7, y), 6, BLACK.stroke_width(2)));
         legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
         Ok(())
+    }
+}
+
+/// Marker family of a label: 0 sync/ssync, 1 plain async, 2 balanced.
+pub fn family(variant: &str) -> u8 {
+    if variant.contains('+') {
+        2
+    } else if variant.starts_with("async") {
+        1
+    } else {
+        0
     }
 }

@@ -8,7 +8,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::landscape::variant_order;
+use super::landscape::{family, variant_order};
 use super::stats::quantile;
 use super::{Draw, DrawResult, FONT, colour, legend};
 use crate::experiment::results::Record;
@@ -118,17 +118,6 @@ impl PayoffMap {
 fn grid(n: usize) -> (usize, usize) {
     let cols = n.clamp(1, 2);
     (n.div_ceil(cols).max(1), cols)
-}
-
-/// Marker by family: 0 sync/ssync, 1 plain async, 2 balanced.
-fn family(variant: &str) -> u8 {
-    if variant.contains('+') {
-        2
-    } else if variant.starts_with("async") {
-        1
-    } else {
-        0
-    }
 }
 
 impl Draw for PayoffMap {
