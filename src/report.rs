@@ -49,6 +49,10 @@ pub struct Report {
     /// The least updated subdomain's count over the mean count: how far the
     /// slowest part of the grid fell behind (1 = not at all).
     pub slowest_progress: f64,
+    /// What `slowest_progress` would be without balancing, from the noise
+    /// alone: the noisiest worker core's `1 - duty` over the threads' mean
+    /// speed. Null without noise on a worker core.
+    pub slowest_progress_unbalanced: Option<f64>,
     /// Share of the threads' time spent in balancer calls; null without a
     /// balancer.
     pub lb_time_share: Option<f64>,
@@ -97,6 +101,17 @@ fn forecasts(plan: &Plan, noise: Option<&NoiseReport>) -> Vec<Forecast> {
             (duty > 0.0 && duty < 1.0).then(|| crate::model::forecast(&plan.problem, thread, duty))
         })
         .collect()
+}
+
+/// Without a balancer a noisy thread's subdomains advance at `1 - d` of an
+/// unhindered thread's rate, and the mean at `1 - (sum of d) / T`.
+fn unbalanced_progress(model: &[Forecast], threads: usize) -> Option<f64> {
+    let worst = model
+        .iter()
+        .map(|m| m.duty)
+        .fold(None, |a: Option<f64>, d| Some(a.map_or(d, |a| a.max(d))))?;
+    let lost: f64 = model.iter().map(|m| m.duty).sum();
+    Some((1.0 - worst) / (1.0 - lost / threads as f64))
 }
 
 impl Report {
@@ -160,6 +175,10 @@ impl Report {
             max_staleness_seen: out.max_staleness_seen,
             lb: out.lb.clone(),
             trace: plan.settings.trace_interval.map(|_| out.trace.clone()),
+            slowest_progress_unbalanced: unbalanced_progress(
+                &forecasts(plan, noise.as_ref()),
+                p.threads,
+            ),
             model: forecasts(plan, noise.as_ref()),
             noise,
             config: plan.config.clone(),
@@ -255,8 +274,13 @@ impl fmt::Display for Report {
         }
         writeln!(
             f,
-            "  slowest part   subdomain at {:.1}% of the mean progress",
-            100.0 * self.slowest_progress
+            "  slowest part   subdomain at {:.1}% of the mean progress{}",
+            100.0 * self.slowest_progress,
+            match (self.slowest_progress_unbalanced, &self.lb) {
+                (Some(u), Some(_)) =>
+                    format!(" (without balancing, the noise alone: {:.1}%)", 100.0 * u),
+                _ => String::new(),
+            }
         )?;
         let target = self.config.tolerance;
         let Some(residual) = self.residual else {

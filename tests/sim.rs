@@ -392,3 +392,18 @@ fn payoff_at_the_papers_placement_plain_async_barely_slows() {
         "split +{split}: balancing must not make things much worse"
     );
 }
+
+/// The summary's "without balancing" figure is what plain async shows: the
+/// noisy thread's subdomains at `1 - d` of the mean speed.
+#[test]
+fn the_unbalanced_progress_estimate_matches_plain_async() {
+    for noise in ["14:0.5", "auto:0.19"] {
+        let cores = format!("noise_cores={noise}");
+        let r = with_noise("async(4)", false, &["noise=thread", &cores]);
+        let (seen, estimate) = (
+            r["slowest_progress"].as_f64().unwrap(),
+            r["slowest_progress_unbalanced"].as_f64().unwrap(),
+        );
+        assert!((seen - estimate).abs() < 0.02, "{noise}: {seen} vs {estimate}");
+    }
+}
