@@ -404,6 +404,9 @@ fn the_unbalanced_progress_estimate_matches_plain_async() {
             r["slowest_progress"].as_f64().unwrap(),
             r["slowest_progress_unbalanced"].as_f64().unwrap(),
         );
-        assert!((seen - estimate).abs() < 0.02, "{noise}: {seen} vs {estimate}");
+        assert!(
+            (seen - estimate).abs() < 0.02,
+            "{noise}: {seen} vs {estimate}"
+        );
     }
 }
