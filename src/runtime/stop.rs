@@ -64,21 +64,22 @@ impl StopReason {
 const RUNNING: u8 = 0;
 
 impl StopReason {
+    /// Every reason, in declaration order (the flag stores index + 1).
+    const ALL: [StopReason; 6] = [
+        StopReason::Converged,
+        StopReason::MaxIterations,
+        StopReason::TimeLimit,
+        StopReason::WorkerPanic,
+        StopReason::Interrupted,
+        StopReason::Deadlock,
+    ];
+
     fn code(self) -> u8 {
         self as u8 + 1
     }
 
     fn from_code(code: u8) -> Option<StopReason> {
-        [
-            StopReason::Converged,
-            StopReason::MaxIterations,
-            StopReason::TimeLimit,
-            StopReason::WorkerPanic,
-            StopReason::Interrupted,
-            StopReason::Deadlock,
-        ]
-        .get(code.checked_sub(1)? as usize)
-        .copied()
+        Self::ALL.get(code.checked_sub(1)? as usize).copied()
     }
 }
 
@@ -184,14 +185,9 @@ mod tests {
 
     #[test]
     fn every_reason_survives_the_flag() {
-        for r in [
-            StopReason::Converged,
-            StopReason::MaxIterations,
-            StopReason::TimeLimit,
-            StopReason::WorkerPanic,
-            StopReason::Interrupted,
-            StopReason::Deadlock,
-        ] {
+        // ALL lists every variant at its own index, so codes round-trip.
+        for (i, r) in StopReason::ALL.into_iter().enumerate() {
+            assert_eq!(r as usize, i);
             let f = StopFlag::default();
             f.request(r);
             assert_eq!(f.reason(), Some(r));
