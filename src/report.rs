@@ -127,6 +127,7 @@ impl Report {
         let max = out.subdomain_updates.iter().copied().max().unwrap_or(0);
         let min = out.subdomain_updates.iter().copied().min().unwrap_or(0);
         let secs = out.elapsed_s.max(f64::MIN_POSITIVE);
+        let model = forecasts(plan, noise.as_ref());
         Report {
             braid_version: env!("CARGO_PKG_VERSION"),
             clock: out.clock,
@@ -175,11 +176,8 @@ impl Report {
             max_staleness_seen: out.max_staleness_seen,
             lb: out.lb.clone(),
             trace: plan.settings.trace_interval.map(|_| out.trace.clone()),
-            slowest_progress_unbalanced: unbalanced_progress(
-                &forecasts(plan, noise.as_ref()),
-                p.threads,
-            ),
-            model: forecasts(plan, noise.as_ref()),
+            slowest_progress_unbalanced: unbalanced_progress(&model, p.threads),
+            model,
             noise,
             config: plan.config.clone(),
         }
