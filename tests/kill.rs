@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::scratch;
+use common::{alive, live_children, scratch};
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_braid"))
@@ -20,37 +20,6 @@ fn spawn(dir: &Path, args: &[&str]) -> Child {
         .expect("braid starts")
 }
 
-/// Whether `pid` is a live process (a zombie waiting for its reaper is not).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            let state = s.rsplit_once(')')?.1.split_whitespace().next()?.to_string();
-            Some(state != "Z" && state != "X")
-        })
-        .unwrap_or(false)
-}
-
-/// The processes whose parent is `pid`.
-fn children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-        if ppid == Some(pid) {
-            out.push(p);
-        }
-    }
-    out
-}
-
 /// Waits until `pid` has `n` live descendants (children and their
 /// children), then returns them.
 fn descendants(pid: u32, n: usize) -> Vec<u32> {
@@ -59,12 +28,11 @@ fn descendants(pid: u32, n: usize) -> Vec<u32> {
         let mut all = Vec::new();
         let mut frontier = vec![pid];
         while let Some(p) = frontier.pop() {
-            for c in children(p) {
+            for c in live_children(p) {
                 all.push(c);
                 frontier.push(c);
             }
         }
-        all.retain(|&p| alive(p));
         if all.len() >= n {
             return all;
         }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{braid, report, scratch};
+use common::{alive, braid, live_children, report, scratch};
 
 #[test]
 fn the_report_records_the_noise_each_parasite_measured() {
@@ -155,27 +155,6 @@ fn bad_noise_settings_exit_2_naming_the_key() {
     }
 }
 
-/// Children of `pid` that are alive (not zombies), from /proc.
-fn live_children(pid: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-            continue;
-        };
-        // Fields after the command name (which may hold spaces): state, ppid.
-        let rest = &stat[stat.rfind(')').unwrap() + 2..];
-        let mut f = rest.split_whitespace();
-        let (state, ppid) = (f.next().unwrap(), f.next().unwrap());
-        if ppid == pid.to_string() && state != "Z" {
-            out.push(child);
-        }
-    }
-    out
-}
-
 /// Starts `braid run ARGS` with two process parasites (cores 0 and 1), output
 /// discarded.
 fn spawn_with_parasites(dir: &Path, args: &[&str]) -> std::process::Child {
@@ -188,13 +167,6 @@ fn spawn_with_parasites(dir: &Path, args: &[&str]) -> std::process::Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
-        Err(_) => false,
-    }
 }
 
 #[test]

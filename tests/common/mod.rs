@@ -102,3 +102,29 @@ pub fn bits_differing(a: &ndarray::Array2<f64>, b: &ndarray::Array2<f64>) -> usi
         .filter(|(x, y)| x.to_bits() != y.to_bits())
         .count()
 }
+
+/// The `/proc/PID/stat` fields after the command name (which may hold
+/// spaces): state, ppid, ...
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// Whether `pid` is a live process (a zombie waiting for its reaper is not).
+pub fn alive(pid: u32) -> bool {
+    stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z" && s != "X"))
+}
+
+/// The live (not zombie) children of `pid`, from /proc.
+pub fn live_children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|&p| {
+            stat_fields(p).is_some_and(|f| f.get(1).map(String::as_str) == Some(&pid.to_string()))
+                && alive(p)
+        })
+        .collect()
+}
