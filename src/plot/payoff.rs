@@ -211,29 +211,25 @@ impl PayoffMap {
             }
         }
         let grey = RGBColor(90, 90, 90);
-        if !p.model.is_empty() {
+        let forecasts = [
+            (&p.model, (8, 5), "model: plain async", grey.stroke_width(2)),
+            (
+                &p.ideal,
+                (2, 4),
+                "model: perfect balancer",
+                grey.mix(0.5).stroke_width(2),
+            ),
+        ];
+        for (points, (dash, gap), label, key) in forecasts {
+            if points.is_empty() {
+                continue;
+            }
+            let line =
+                DashedLineSeries::new(points.iter().copied(), dash, gap, grey.stroke_width(2));
             chart
-                .draw_series(DashedLineSeries::new(
-                    p.model.iter().copied(),
-                    8,
-                    5,
-                    grey.stroke_width(2),
-                ))?
-                .label("model: plain async")
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], grey.stroke_width(2))
-                });
-            chart
-                .draw_series(DashedLineSeries::new(
-                    p.ideal.iter().copied(),
-                    2,
-                    4,
-                    grey.stroke_width(2),
-                ))?
-                .label("model: perfect balancer")
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], grey.mix(0.5).stroke_width(2))
-                });
+                .draw_series(line)?
+                .label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], key));
         }
         legend(&mut chart, SeriesLabelPosition::UpperLeft, 13)?;
         if !off.is_empty() {
