@@ -52,7 +52,7 @@ fn is_special(path: &Path) -> bool {
 /// The temporary sibling a write goes to first. Its name starts with a dot
 /// and ends in `.braid-tmp`, so a leftover (only after SIGKILL in the few
 /// milliseconds of a write) is recognisable.
-pub fn temp_sibling(path: &Path) -> PathBuf {
+fn temp_sibling(path: &Path) -> PathBuf {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     path.with_file_name(format!(".{name}.{}.braid-tmp", std::process::id()))
 }
@@ -82,10 +82,6 @@ impl AtomicFile {
             temp,
             out: BufWriter::new(file),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Flushes, syncs (so a full disk shows here, not later) and renames the
