@@ -679,19 +679,26 @@ impl Parser<'_> {
 
     /// A finite number in `0..=max`; `unit` names what it counts.
     fn number(&self, key: &'static str, unit: &str, max: f64) -> Result<f64, ConfigError> {
-        self.value
-            .parse()
-            .ok()
-            .filter(|f: &f64| f.is_finite() && (0.0..=max).contains(f))
-            .ok_or_else(|| self.bad(key, format!("{unit} from 0 to {max:e}")))
+        self.number_noted(key, unit, max, "")
     }
 
     fn seconds(&self, key: &'static str, what: &str) -> Result<f64, ConfigError> {
+        self.number_noted(key, "seconds", MAX_SECONDS, what)
+    }
+
+    /// A finite number in `0..=max`; the message ends with `note`.
+    fn number_noted(
+        &self,
+        key: &'static str,
+        unit: &str,
+        max: f64,
+        note: &str,
+    ) -> Result<f64, ConfigError> {
         self.value
             .parse()
             .ok()
-            .filter(|f: &f64| (0.0..=MAX_SECONDS).contains(f))
-            .ok_or_else(|| self.bad(key, format!("seconds from 0 to {MAX_SECONDS:e}{what}")))
+            .filter(|f: &f64| (0.0..=max).contains(f))
+            .ok_or_else(|| self.bad(key, format!("{unit} from 0 to {max:e}{note}")))
     }
 
     fn auto_or<T>(
