@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Serialize, Serializer};
 
+use crate::engine::{Slow, Stall};
 use crate::limits::*;
 use crate::variant::{BalancerKind, Mode, Variant, VariantError};
 
@@ -34,24 +35,6 @@ impl<T: fmt::Display> fmt::Display for AutoOr<T> {
             AutoOr::Value(v) => write!(f, "{v}"),
         }
     }
-}
-
-/// A test hook: thread `thread` stalls for `seconds` inside its update
-/// number `after` (counted in subdomain updates), holding that subdomain.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Stall {
-    pub thread: usize,
-    pub after: u64,
-    pub seconds: f64,
-}
-
-/// A test hook: after each of its updates, thread `thread` spins for
-/// `factor` times that update's duration, like a core `1 + factor` times
-/// slower.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Slow {
-    pub thread: usize,
-    pub factor: f64,
 }
 
 /// Where the parasite noise runs.

@@ -8,6 +8,7 @@
 pub mod child;
 pub mod cli;
 pub mod config;
+pub mod engine;
 pub mod experiment;
 pub mod files;
 pub mod interrupt;
@@ -21,6 +22,7 @@ pub mod policy;
 pub mod problem;
 pub mod report;
 pub mod runtime;
+pub mod schedule;
 pub mod sim;
 pub mod subdomain;
 pub mod topology;

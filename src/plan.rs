@@ -2,11 +2,17 @@
 //! the selected topology, where each thread is pinned, and the runtime
 //! settings. Every check that needs the machine lives here.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use crate::config::{AutoOr, Config, ConfigError, NoiseMode};
+use crate::engine::{Balancing, Scheme, Settings};
+use crate::interrupt::Interrupt;
 use crate::noise::{Level, NoisePlan, ParasitePlan};
+use crate::policy::{Policy, Progressive, Scope};
 use crate::problem::{DecompositionError, Problem};
-use crate::runtime::Settings;
 use crate::topology::{Placement, Topology, TopologyError};
+use crate::variant::{BalancerKind, Mode};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
@@ -97,7 +103,7 @@ impl Plan {
             });
         }
         let problem = Problem::new(config.domain_size, threads, config.subdomains)?;
-        let settings = Settings::from_config(&config, &problem);
+        let settings = settings(&config, &problem);
         let noise = noise_plan(&config, &problem, &placement, machine)?;
         Ok(Plan {
             config,
@@ -108,6 +114,56 @@ impl Plan {
             noise,
         })
     }
+}
+
+/// What an engine needs, taken from the configuration.
+fn settings(cfg: &Config, problem: &Problem) -> Settings {
+    let seconds = |s: f64| (s > 0.0).then(|| Duration::from_secs_f64(s));
+    Settings {
+        scheme: match cfg.mode {
+            Mode::Sync => Scheme::Sync,
+            Mode::Ssync => Scheme::Ssync {
+                staleness: cfg.staleness,
+            },
+            Mode::Async => Scheme::Async {
+                balancing: policy(cfg).map(|policy| Balancing {
+                    policy,
+                    interval: Duration::from_secs_f64(cfg.lb_interval),
+                }),
+            },
+        },
+        // Both factors are bounded (crate::limits), so this cannot wrap.
+        update_budget: cfg
+            .max_iterations
+            .saturating_mul(problem.subdomains_per_domain() as u64),
+        tolerance: (cfg.tolerance > 0.0).then_some(cfg.tolerance),
+        time_limit: seconds(cfg.time_limit),
+        trace_interval: seconds(cfg.trace_interval),
+        stall: cfg.stall,
+        slow: cfg.slow,
+        interrupt: Interrupt::none(),
+    }
+}
+
+/// The balancing policy the configuration asks for, if any.
+fn policy(cfg: &Config) -> Option<Arc<dyn Policy>> {
+    let scope = match cfg.balancer {
+        BalancerKind::None => return None,
+        BalancerKind::Joint => Scope::Joint,
+        BalancerKind::Split => Scope::Split,
+        BalancerKind::Hybrid => Scope::Hybrid {
+            period: cfg.hybrid_period,
+        },
+    };
+    Some(Arc::new(Progressive {
+        scope,
+        pairs: cfg.pairs,
+        low_threshold: cfg.low_threshold(),
+        high_threshold: cfg.high_threshold(),
+        min_gap: cfg.min_gap(),
+        predict: cfg.lb_predict,
+        seed: cfg.seed,
+    }))
 }
 
 /// Subdomains of a whole run: their geometry is built before the memory

@@ -6,10 +6,10 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::engine::{Clock, LbStats, Outcome, StopReason, TraceSample};
 use crate::model::Forecast;
 use crate::noise::NoiseReport;
 use crate::plan::Plan;
-use crate::runtime::{Clock, LbStats, Outcome, StopReason, TraceSample};
 use crate::topology::Topology;
 use crate::variant::Mode;
 

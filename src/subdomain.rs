@@ -45,6 +45,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
+use crate::engine::Residual;
 use crate::kernel;
 use crate::problem::{Neighbour, Problem, Side, SubdomainGeom};
 
@@ -238,10 +239,10 @@ impl Subdomain {
         cells: &mut Cells,
         subs: &[Subdomain],
         version: EdgeVersion,
-        with_residual: bool,
+        residual: Residual,
         pause: impl FnOnce(),
     ) {
-        self.begin_update(cells, subs, version, with_residual);
+        self.begin_update(cells, subs, version, residual);
         pause();
         self.finish_update(cells);
     }
@@ -254,12 +255,12 @@ impl Subdomain {
         cells: &mut Cells,
         subs: &[Subdomain],
         version: EdgeVersion,
-        with_residual: bool,
+        residual: Residual,
     ) {
         let (h, w) = (self.geom.height, self.geom.width);
         let c = self.stats.count.load(Ordering::Relaxed);
         self.fill_halo(&mut cells.cur, subs, version, c);
-        if with_residual {
+        if residual == Residual::Compute {
             let r = kernel::sweep_with_residual(&cells.cur, &mut cells.next, h, w);
             self.stats.residual_sq.store(r.to_bits(), Ordering::Relaxed);
         } else {
@@ -323,16 +324,7 @@ impl Subdomain {
     /// Largest amount by which this subdomain's count is ahead of a
     /// neighbour's (0 when none is behind).
     pub fn lag(&self, subs: &[Subdomain]) -> u64 {
-        let c = self.count();
-        self.geom
-            .neighbours
-            .iter()
-            .filter_map(|n| match n {
-                Neighbour::Sub(n) => Some(c.saturating_sub(subs[*n].count())),
-                Neighbour::Boundary => None,
-            })
-            .max()
-            .unwrap_or(0)
+        crate::schedule::lag(self.count(), &self.geom.neighbours, |n| subs[n].count())
     }
 }
 
@@ -379,7 +371,13 @@ mod tests {
             // version ahead when read: the parity copies must hide that.
             for s in subs.iter().rev() {
                 let mut cells = s.lock();
-                s.update(&mut cells, &subs, EdgeVersion::Own, true, || {});
+                s.update(
+                    &mut cells,
+                    &subs,
+                    EdgeVersion::Own,
+                    Residual::Compute,
+                    || {},
+                );
             }
         }
         assert_eq!(assemble(&p, &subs), sequential_jacobi(&p, 5));
@@ -391,7 +389,13 @@ mod tests {
         let subs = build(&p);
         for _ in 0..3 {
             let mut cells = subs[0].lock();
-            subs[0].update(&mut cells, &subs, EdgeVersion::Latest, false, || {});
+            subs[0].update(
+                &mut cells,
+                &subs,
+                EdgeVersion::Latest,
+                Residual::Skip,
+                || {},
+            );
         }
         assert_eq!(subs[0].lag(&subs), 3);
         assert_eq!(subs[1].lag(&subs), 0);

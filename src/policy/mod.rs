@@ -5,14 +5,13 @@
 //!
 //! A strategy implements [`Policy`]. The paper's Algorithm 1 in its joint,
 //! split and hybrid forms is [`Progressive`]; other strategies (greedy,
-//! refine, anticipatory...) plug in behind the same trait.
+//! refine, anticipatory...) plug in behind the same trait. A strategy's
+//! fields are its settings: `plan` builds it from the configuration, which
+//! this module never sees.
 
 mod progressive;
 
 pub use progressive::{Progressive, Scope};
-
-use crate::config::Config;
-use crate::variant::BalancerKind;
 
 /// What a balancer sees: one consistent-enough view of the run.
 #[derive(Debug, Clone, Copy)]
@@ -59,24 +58,3 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
 /// pair must be before Algorithm 1 moves anything. Measured: see the top of
 /// `progressive.rs`.
 pub const DEFAULT_MIN_GAP: u64 = 2;
-
-/// The policy a configuration asks for, if any.
-pub fn from_config(cfg: &Config) -> Option<Box<dyn Policy>> {
-    let scope = match cfg.balancer {
-        BalancerKind::None => return None,
-        BalancerKind::Joint => Scope::Joint,
-        BalancerKind::Split => Scope::Split,
-        BalancerKind::Hybrid => Scope::Hybrid {
-            period: cfg.hybrid_period,
-        },
-    };
-    Some(Box::new(Progressive {
-        scope,
-        pairs: cfg.pairs,
-        low_threshold: cfg.low_threshold(),
-        high_threshold: cfg.high_threshold(),
-        min_gap: cfg.min_gap(),
-        predict: cfg.lb_predict,
-        seed: cfg.seed,
-    }))
-}

@@ -6,10 +6,12 @@
 //! `turn` (`AtomicUsize`) names the thread that may balance; `next_due_ns`
 //! (`AtomicU64`) when the next call is due. At the top of each sweep a
 //! thread loads `turn` (Relaxed) and, if it is its own and the call is due,
-//! takes the `state` mutex, runs the policy on a snapshot of counts and
-//! owners, applies the moves, and passes the turn on (`store`, Release).
-//! Only the holder of the turn ever balances, and the mutex makes even a
-//! stale reading of `turn` harmless, so calls never overlap. No thread ever
+//! takes the `state` mutex, checks again on the schedule core's
+//! [`Rotation`] it guards (the atomics are only its published copy), runs
+//! the policy on a snapshot of counts and owners ([`Caller`]), applies the
+//! moves, and passes the turn on (`store`, Release). Only the holder of the
+//! turn ever balances, and the re-check under the mutex makes even a stale
+//! reading of `turn` harmless, so calls never overlap or repeat. No thread ever
 //! waits for the turn: a thread that does not hold it just sweeps on. A
 //! thread that has stopped never passes it on, which only matters once the
 //! run is stopping anyway.
@@ -20,8 +22,8 @@
 //! (`AtomicUsize`); its `count` (`AtomicU64`). **Per thread:** its set (a
 //! mutex-protected list) and a `dirty` flag (`AtomicBool`).
 //!
-//! **Moving subdomain `s` from thread A to thread B** (`Assignment::apply`,
-//! by the holder of the turn): `owner.store(B, Release)`; remove `s` from
+//! **Moving subdomain `s` from thread A to thread B** (the schedule core's
+//! `balance::apply` through [`Handoff`], by the holder of the turn): `owner.store(B, Release)`; remove `s` from
 //! A's set; add it to B's (one set lock at a time); `dirty[A]`, `dirty[B]`
 //! `store(true, Release)`. The cells' mutex is *not* taken.
 //!
@@ -65,9 +67,10 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use serde::Serialize;
 
-use crate::policy::{Policy, Snapshot};
+use crate::engine::LbStats;
+use crate::policy::Policy;
+use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
 
 /// Each thread's current subdomains, and whether they changed.
@@ -116,54 +119,92 @@ impl Assignment {
         }
     }
 
-    fn apply(&self, subs: &[Subdomain], sub: usize, from: usize, to: usize) {
-        subs[sub].set_owner(to);
-        self.sets[from].lock().retain(|&s| s != sub);
-        self.sets[to].lock().push(sub);
-        self.dirty[from].store(true, Ordering::Release);
-        self.dirty[to].store(true, Ordering::Release);
+    #[cfg(test)]
+    fn apply(&self, subs: &[Subdomain], m: crate::policy::Move) {
+        schedule::balance::apply(
+            m,
+            &mut Handoff {
+                assignment: self,
+                subs,
+            },
+        );
     }
 }
 
-/// What the balancer did over a run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct LbStats {
-    pub calls: u64,
-    pub moves: u64,
-    pub cross_socket_moves: u64,
-    /// Wall time spent inside balancer calls, all threads together.
-    pub time_s: f64,
+/// The schedule core's view of a running run: counts and owners from the
+/// subdomains' atomics, totals from the workers' counters.
+pub(super) struct RunView<'a> {
+    pub(super) subs: &'a [Subdomain],
+    pub(super) thread_updates: &'a [CachePadded<AtomicU64>],
 }
 
-#[derive(Debug, Default)]
+impl schedule::View for RunView<'_> {
+    fn subdomains(&self) -> usize {
+        self.subs.len()
+    }
+    fn count(&self, sub: usize) -> u64 {
+        self.subs[sub].count()
+    }
+    fn owner(&self, sub: usize) -> usize {
+        self.subs[sub].owner()
+    }
+    fn threads(&self) -> usize {
+        self.thread_updates.len()
+    }
+    fn thread_updates(&self, t: usize) -> u64 {
+        self.thread_updates[t].load(Ordering::Relaxed)
+    }
+}
+
+/// A move as the handoff protocol makes it (see the top of this file): the
+/// owner with Release, one set lock at a time, the dirty flags with
+/// Release; the cells' lock is not taken.
+struct Handoff<'a> {
+    assignment: &'a Assignment,
+    subs: &'a [Subdomain],
+}
+
+impl schedule::Sets for Handoff<'_> {
+    fn set_owner(&mut self, sub: usize, to: usize) {
+        self.subs[sub].set_owner(to);
+    }
+    fn remove(&mut self, t: usize, sub: usize) {
+        self.assignment.sets[t].lock().retain(|&s| s != sub);
+    }
+    fn add(&mut self, t: usize, sub: usize) {
+        self.assignment.sets[t].lock().push(sub);
+    }
+    fn changed(&mut self, t: usize) {
+        self.assignment.dirty[t].store(true, Ordering::Release);
+    }
+}
+
+/// The schedule core's state, behind the call mutex.
+#[derive(Debug)]
 struct CallState {
-    stats: LbStats,
-    counts: Vec<u64>,
-    owners: Vec<usize>,
-    /// Each thread's update total at the previous call, and its progress
-    /// since.
-    last_updates: Vec<u64>,
-    progress: Vec<u64>,
+    rotation: Rotation,
+    caller: Caller,
 }
 
 #[derive(Debug)]
 pub(super) struct Balancer {
-    policy: Arc<dyn Policy>,
-    interval: Duration,
+    /// Published copies of the rotation's turn and due time (nanoseconds
+    /// since the run's start), so that a thread whose turn it is not never
+    /// takes the mutex.
     turn: CachePadded<AtomicUsize>,
-    /// Nanoseconds since the run's start at which the next call is due.
     next_due_ns: CachePadded<AtomicU64>,
     state: Mutex<CallState>,
 }
 
 impl Balancer {
-    pub(super) fn new(policy: Arc<dyn Policy>, interval: Duration) -> Self {
+    pub(super) fn new(policy: Arc<dyn Policy>, interval: Duration, threads: usize) -> Self {
         Balancer {
-            policy,
-            interval,
             turn: CachePadded::new(AtomicUsize::new(0)),
             next_due_ns: CachePadded::new(AtomicU64::new(0)),
-            state: Mutex::new(CallState::default()),
+            state: Mutex::new(CallState {
+                rotation: Rotation::new(threads, interval.as_nanos() as u64),
+                caller: Caller::new(policy),
+            }),
         }
     }
 
@@ -172,69 +213,47 @@ impl Balancer {
         &self,
         t: usize,
         start: Instant,
-        subs: &[Subdomain],
+        view: &RunView<'_>,
         assignment: &Assignment,
         thread_sockets: &[usize],
-        thread_updates: &[CachePadded<AtomicU64>],
     ) {
-        if self.turn.load(Ordering::Acquire) != t {
-            return;
-        }
-        let now = start.elapsed();
-        if (now.as_nanos() as u64) < self.next_due_ns.load(Ordering::Relaxed) {
+        let (turn, due) = (
+            self.turn.load(Ordering::Acquire),
+            self.next_due_ns.load(Ordering::Relaxed),
+        );
+        let now = start.elapsed().as_nanos() as u64;
+        if !Rotation::is_due_at(turn, due, t, now) {
             return;
         }
         let began = Instant::now();
         let mut st = self.state.lock();
-        let CallState {
-            stats,
-            counts,
-            owners,
-            last_updates,
-            progress,
-        } = &mut *st;
-        stats.calls += 1;
-        counts.clear();
-        counts.extend(subs.iter().map(Subdomain::count));
-        owners.clear();
-        owners.extend(subs.iter().map(Subdomain::owner));
-        last_updates.resize(thread_updates.len(), 0);
-        progress.clear();
-        for (last, now) in last_updates.iter_mut().zip(thread_updates) {
-            let now = now.load(Ordering::Relaxed);
-            progress.push(now.saturating_sub(*last));
-            *last = now;
+        // The published copies may be stale; the rotation itself is not.
+        if !st.rotation.is_due(t, now) {
+            return;
         }
-        let moves = self.policy.decide(&Snapshot {
-            counts,
-            owners,
-            thread_sockets,
-            progress,
-            call: stats.calls,
-        });
-        for m in moves {
-            assignment.apply(subs, m.sub, m.from, m.to);
-            stats.moves += 1;
-            if thread_sockets[m.from] != thread_sockets[m.to] {
-                stats.cross_socket_moves += 1;
-            }
-        }
-        stats.time_s += began.elapsed().as_secs_f64();
+        let moves = st.caller.decide(view, thread_sockets);
+        let mut handoff = Handoff {
+            assignment,
+            subs: view.subs,
+        };
+        st.caller.apply(&moves, thread_sockets, &mut handoff);
+        st.caller.spent(began.elapsed().as_secs_f64());
+        st.rotation.advance(t, now);
+        let (turn, due) = (st.rotation.turn(), st.rotation.due());
         drop(st);
-        self.next_due_ns
-            .store((now + self.interval).as_nanos() as u64, Ordering::Relaxed);
-        self.turn
-            .store((t + 1) % thread_sockets.len(), Ordering::Release);
+        self.next_due_ns.store(due, Ordering::Relaxed);
+        self.turn.store(turn, Ordering::Release);
     }
 
     pub(super) fn stats(&self) -> LbStats {
-        self.state.lock().stats.clone()
+        self.state.lock().caller.stats().clone()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Move;
     use crate::problem::Problem;
     use crate::subdomain;
 
@@ -255,7 +274,14 @@ mod tests {
         let subs = subdomain::build(&p);
         let a = Assignment::new(&subs, 2);
         let (mut s0, mut s1) = (a.current(0), a.current(1));
-        a.apply(&subs, 2, 0, 1);
+        a.apply(
+            &subs,
+            Move {
+                sub: 2,
+                from: 0,
+                to: 1,
+            },
+        );
         assert_eq!(subs[2].owner(), 1);
         a.refresh(0, &mut s0);
         a.refresh(1, &mut s1);

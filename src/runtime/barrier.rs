@@ -44,8 +44,9 @@ use std::sync::atomic::Ordering;
 
 use crossbeam_utils::CachePadded;
 
-use super::stop::{Idler, StopFlag, StopReason};
+use super::stop::{Idler, StopFlag};
 use super::sync::AtomicUsize;
+use crate::engine::StopReason;
 
 #[derive(Debug)]
 pub struct StopBarrier {

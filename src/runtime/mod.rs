@@ -28,124 +28,24 @@ mod stop;
 mod sync;
 mod worker;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use ndarray::Array2;
 
-pub use balancing::LbStats;
 pub use barrier::{Crossing, StopBarrier};
-pub use stop::{Idler, StopFlag, StopReason};
+pub use stop::{Idler, StopFlag};
 
-use crate::config::{Config, Slow, Stall};
-use crate::interrupt::Interrupt;
-use crate::policy::{self, Policy};
+use crate::engine::{Clock, Outcome, Settings, StopReason, TraceSample};
 use crate::problem::{Problem, residual_norm};
+use crate::schedule::{EstimateLine, Refutation, Sampler, StopRule, Verdicts, epoch_end};
 use crate::subdomain::{self, Subdomain};
 use crate::topology::Placement;
 use crate::variant::Mode;
-use balancing::{Assignment, Balancer};
+use balancing::{Assignment, Balancer, RunView};
 
 /// How often the monitor looks at the run.
 const MONITOR_PERIOD: Duration = Duration::from_millis(1);
-
-/// What the runtime needs to know, taken from the configuration.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub mode: Mode,
-    pub staleness: u64,
-    /// Subdomain updates after which a thread stops the run.
-    pub update_budget: u64,
-    /// Relative residual target; 0 = none.
-    pub tolerance: f64,
-    pub time_limit: Option<Duration>,
-    /// The balancing policy (async only), and how often it is called.
-    pub policy: Option<Arc<dyn Policy>>,
-    pub lb_interval: Duration,
-    /// How often the monitor samples counts and owners; `None` = no trace.
-    pub trace_interval: Option<Duration>,
-    pub stall: Option<Stall>,
-    pub slow: Option<Slow>,
-    /// Set by SIGINT/SIGTERM (when the CLI installed it): stops the run.
-    pub interrupt: Interrupt,
-}
-
-impl Settings {
-    pub fn from_config(cfg: &Config, problem: &Problem) -> Settings {
-        Settings {
-            mode: cfg.mode,
-            staleness: cfg.staleness,
-            // Both factors are bounded (crate::limits), so this cannot wrap.
-            update_budget: cfg
-                .max_iterations
-                .saturating_mul(problem.subdomains_per_domain() as u64),
-            tolerance: cfg.tolerance,
-            time_limit: (cfg.time_limit > 0.0).then(|| Duration::from_secs_f64(cfg.time_limit)),
-            policy: policy::from_config(cfg).map(Arc::from),
-            lb_interval: Duration::from_secs_f64(cfg.lb_interval),
-            trace_interval: (cfg.trace_interval > 0.0)
-                .then(|| Duration::from_secs_f64(cfg.trace_interval)),
-            stall: cfg.stall,
-            slow: cfg.slow,
-            interrupt: Interrupt::none(),
-        }
-    }
-}
-
-/// Which clock a run's times are on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Clock {
-    /// The real runtime: wall-clock seconds.
-    Wall,
-    /// The simulator: virtual seconds.
-    Virtual,
-}
-
-/// Everything a finished run measured (by the runtime or the simulator).
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    pub clock: Clock,
-    pub elapsed_s: f64,
-    pub stop: StopReason,
-    pub subdomain_updates: Vec<u64>,
-    pub thread_updates: Vec<u64>,
-    /// Final owner of each subdomain.
-    pub owners: Vec<usize>,
-    /// The final padded grid (`None` when a simulation only counted).
-    pub grid: Option<Array2<f64>>,
-    /// `||r|| / ||r0||` recomputed from `grid`.
-    pub residual: Option<f64>,
-    pub converged: bool,
-    pub time_to_solution_s: Option<f64>,
-    /// Largest lag of a subdomain over a neighbour seen at any update.
-    pub max_staleness_seen: u64,
-    /// Whether every thread could be pinned to its core.
-    pub pinned: bool,
-    /// Epochs whose convergence estimate the recomputed residual refuted.
-    pub refuted_estimates: u32,
-    /// Updates that first moved a subdomain's cells to its new owner's
-    /// socket (runtime: copied into memory the new owner touched first;
-    /// simulator: charged `sim_remote_cell_ns` per cell).
-    pub rehomes: u64,
-    /// The thread that first wrote each subdomain's current cells (runtime
-    /// only; empty in the simulator): a check that memory follows its thread.
-    pub first_touchers: Vec<usize>,
-    /// What the balancer did, if there was one.
-    pub lb: Option<LbStats>,
-    /// Samples of every subdomain's count and owner, if asked for.
-    pub trace: Vec<TraceSample>,
-}
-
-/// Every subdomain's update count and owner at one moment.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct TraceSample {
-    pub t_s: f64,
-    pub counts: Vec<u64>,
-    pub owners: Vec<usize>,
-}
 
 /// State shared by the workers and the monitor.
 struct Shared<'a> {
@@ -159,9 +59,10 @@ struct Shared<'a> {
     max_lag: Vec<CachePadded<AtomicU64>>,
     assignment: Assignment,
     balancer: Option<Balancer>,
+    rule: StopRule,
     start: Instant,
-    /// `||r0||^2 * threshold^2`: the estimate's stop line, as f64 bits.
-    stop_line_sq: AtomicU64,
+    /// The estimate's [`EstimateLine`], as bits (tightened between epochs).
+    stop_line: AtomicU64,
     finished: AtomicUsize,
     pinned: AtomicUsize,
     /// Subdomains copied into a new owner's memory after a cross-socket move.
@@ -174,15 +75,27 @@ impl Shared<'_> {
     }
 
     fn estimate_met(&self) -> bool {
-        self.settings.tolerance > 0.0
-            && self.residual_sq_estimate()
-                <= f64::from_bits(self.stop_line_sq.load(Ordering::Relaxed))
+        EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed))
+            .met(self.residual_sq_estimate())
+    }
+
+    fn most_updates(&self) -> u64 {
+        self.thread_updates
+            .iter()
+            .map(|u| u.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0)
     }
 
     fn budget_spent(&self) -> bool {
-        self.thread_updates
-            .iter()
-            .any(|u| u.load(Ordering::Relaxed) >= self.settings.update_budget)
+        self.rule.budget_spent(self.most_updates())
+    }
+
+    fn view(&self) -> RunView<'_> {
+        RunView {
+            subs: self.subs,
+            thread_updates: &self.thread_updates,
+        }
     }
 }
 
@@ -218,11 +131,15 @@ fn run_observed(
         max_lag: (0..threads).map(|_| Default::default()).collect(),
         assignment: Assignment::new(&subs, threads),
         balancer: settings
-            .policy
-            .clone()
-            .map(|p| Balancer::new(p, settings.lb_interval)),
+            .scheme
+            .balancing()
+            .map(|b| Balancer::new(b.policy.clone(), b.interval, threads)),
+        rule: StopRule {
+            budget: settings.update_budget,
+            time_limit: settings.time_limit.map(|d| d.as_nanos() as u64),
+        },
         start: Instant::now(),
-        stop_line_sq: AtomicU64::new((r0 * settings.tolerance).powi(2).to_bits()),
+        stop_line: AtomicU64::new(EstimateLine::new(r0, settings.tolerance).to_bits()),
         finished: AtomicUsize::new(0),
         pinned: AtomicUsize::new(0),
         rehomes: AtomicU64::new(0),
@@ -241,19 +158,19 @@ fn run_observed(
             .expect("an epoch ends only when stopped");
         let grid = subdomain::assemble(problem, &subs);
         let residual = residual_norm(&grid) / r0;
-        if let Some(stop) = epoch_end(stop, residual, settings.tolerance, shared.budget_spent()) {
+        // Without a target no epoch stops as converged, so none is refuted.
+        let tolerance = settings.tolerance.unwrap_or(f64::INFINITY);
+        if let Some(stop) = epoch_end(stop, residual, tolerance, shared.budget_spent()) {
             break (stop, grid, residual);
         }
         // Tighten the estimate's threshold by how far off it was.
         refuted += 1;
-        let line = f64::from_bits(shared.stop_line_sq.load(Ordering::Relaxed));
-        let factor = (settings.tolerance / residual).powi(2).min(0.25);
-        shared
-            .stop_line_sq
-            .store((line * factor).to_bits(), Ordering::Relaxed);
+        let mut line = EstimateLine::from_bits(shared.stop_line.load(Ordering::Relaxed));
+        line.tighten(tolerance, residual, Refutation::Restart);
+        shared.stop_line.store(line.to_bits(), Ordering::Relaxed);
     };
     let elapsed_s = start.elapsed().as_secs_f64();
-    let converged = settings.tolerance > 0.0 && residual <= settings.tolerance;
+    let converged = settings.tolerance.is_some_and(|tol| residual <= tol);
     Outcome {
         clock: Clock::Wall,
         elapsed_s,
@@ -275,25 +192,6 @@ fn run_observed(
     }
 }
 
-/// How an epoch that stopped for `stop` ends the run, given the residual
-/// recomputed from the grid: `None` when the convergence estimate was
-/// refuted and budget remains (run another epoch), else the reason to
-/// report. A refuted estimate with the budget spent is reported as the
-/// budget, never as convergence.
-fn epoch_end(
-    stop: StopReason,
-    residual: f64,
-    tolerance: f64,
-    budget_spent: bool,
-) -> Option<StopReason> {
-    let refuted = stop == StopReason::Converged && residual > tolerance;
-    match (refuted, budget_spent) {
-        (false, _) => Some(stop),
-        (true, true) => Some(StopReason::MaxIterations),
-        (true, false) => None,
-    }
-}
-
 fn load_all(v: &[CachePadded<AtomicU64>]) -> Vec<u64> {
     v.iter().map(|a| a.load(Ordering::Relaxed)).collect()
 }
@@ -302,7 +200,11 @@ fn load_all(v: &[CachePadded<AtomicU64>]) -> Vec<u64> {
 fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option<Observer<'_>>) {
     let threads = shared.placement.threads();
     let start = shared.start;
-    let mut next_sample = Duration::ZERO;
+    let mode = shared.settings.mode();
+    let mut sampler = shared
+        .settings
+        .trace_interval
+        .map(|every| Sampler::new(every.as_nanos() as u64));
     std::thread::scope(|scope| {
         if let Some(observe) = observer {
             scope.spawn(move || observe(shared));
@@ -315,27 +217,26 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
         }
         while shared.finished.load(Ordering::Acquire) < threads {
             std::thread::sleep(MONITOR_PERIOD);
-            if shared.settings.interrupt.signal().is_some() {
-                shared.stop.request(StopReason::Interrupted);
+            let now = start.elapsed();
+            // The workers watch their budgets, and in sync the barrier's
+            // leader the estimate (whose local residuals are then exact).
+            let look = Verdicts {
+                interrupted: shared.settings.interrupt.signal().is_some(),
+                most_updates: None,
+                now: Some(now.as_nanos() as u64),
+            };
+            let converged = || mode != Mode::Sync && shared.estimate_met();
+            if let Some(reason) = shared.rule.first(look, converged) {
+                shared.stop.request(reason);
             }
-            if let Some(limit) = shared.settings.time_limit
-                && start.elapsed() >= limit
+            if let Some(s) = &mut sampler
+                && s.due(now.as_nanos() as u64)
             {
-                shared.stop.request(StopReason::TimeLimit);
-            }
-            if shared.settings.mode != Mode::Sync && shared.estimate_met() {
-                shared.stop.request(StopReason::Converged);
-            }
-            if let Some(every) = shared.settings.trace_interval {
-                let now = start.elapsed();
-                if now >= next_sample {
-                    trace.push(TraceSample {
-                        t_s: now.as_secs_f64(),
-                        counts: shared.subs.iter().map(Subdomain::count).collect(),
-                        owners: shared.subs.iter().map(Subdomain::owner).collect(),
-                    });
-                    next_sample = now + every;
-                }
+                trace.push(TraceSample {
+                    t_s: now.as_secs_f64(),
+                    counts: shared.subs.iter().map(Subdomain::count).collect(),
+                    owners: shared.subs.iter().map(Subdomain::owner).collect(),
+                });
             }
         }
     });
@@ -344,18 +245,22 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Balancing, Scheme, Slow};
+    use crate::interrupt::Interrupt;
     use crate::problem::sequential_jacobi;
     use crate::topology::Topology;
+    use std::sync::Arc;
 
     fn settings(mode: Mode, staleness: u64, iterations: u64, subdomains: usize) -> Settings {
         Settings {
-            mode,
-            staleness,
+            scheme: match mode {
+                Mode::Sync => Scheme::Sync,
+                Mode::Ssync => Scheme::Ssync { staleness },
+                Mode::Async => Scheme::Async { balancing: None },
+            },
             update_budget: iterations * subdomains as u64,
-            tolerance: 0.0,
+            tolerance: None,
             time_limit: None,
-            policy: None,
-            lb_interval: Duration::from_millis(1),
             trace_interval: None,
             stall: None,
             slow: None,
@@ -369,16 +274,20 @@ mod tests {
     fn balanced(scope: crate::policy::Scope) -> Settings {
         let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
         s.time_limit = Some(Duration::from_millis(300));
-        s.policy = Some(Arc::new(crate::policy::Progressive {
-            scope,
-            pairs: 6,
-            low_threshold: 1,
-            high_threshold: 8,
-            min_gap: 0,
-            predict: false,
-            seed: 0,
-        }));
-        s.lb_interval = Duration::from_micros(100);
+        s.scheme = Scheme::Async {
+            balancing: Some(Balancing {
+                policy: Arc::new(crate::policy::Progressive {
+                    scope,
+                    pairs: 6,
+                    low_threshold: 1,
+                    high_threshold: 8,
+                    min_gap: 0,
+                    predict: false,
+                    seed: 0,
+                }),
+                interval: Duration::from_micros(100),
+            }),
+        };
         s.slow = Some(Slow {
             thread: 0,
             factor: 1.0,
@@ -513,7 +422,12 @@ mod tests {
             }
         }
         let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
-        s.policy = Some(Arc::new(Panics));
+        s.scheme = Scheme::Async {
+            balancing: Some(Balancing {
+                policy: Arc::new(Panics),
+                interval: Duration::from_millis(1),
+            }),
+        };
         let (_, out) = run_small(3, 4, &s);
         assert_eq!(out.stop, StopReason::WorkerPanic);
         assert!(out.grid.is_some());
@@ -571,23 +485,10 @@ mod tests {
     }
 
     #[test]
-    fn a_refuted_estimate_with_the_budget_spent_ends_as_max_iterations() {
-        use StopReason::*;
-        assert_eq!(epoch_end(Converged, 2e-4, 1e-4, true), Some(MaxIterations));
-        assert_eq!(epoch_end(Converged, 2e-4, 1e-4, false), None);
-        assert_eq!(epoch_end(Converged, 5e-5, 1e-4, true), Some(Converged));
-        assert_eq!(epoch_end(TimeLimit, 2e-4, 1e-4, false), Some(TimeLimit));
-        assert_eq!(
-            epoch_end(MaxIterations, 2e-4, 1e-4, true),
-            Some(MaxIterations)
-        );
-    }
-
-    #[test]
     fn a_run_converges_to_a_verified_residual() {
         for mode in [Mode::Sync, Mode::Ssync, Mode::Async] {
             let mut s = settings(mode, 1, 1_000_000, 4);
-            s.tolerance = 1e-3;
+            s.tolerance = Some(1e-3);
             let (_, out) = run_small(2, 4, &s);
             assert_eq!(out.stop, StopReason::Converged, "{mode:?}");
             let r = out.residual.unwrap();

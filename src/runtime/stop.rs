@@ -33,54 +33,18 @@ use std::time::{Duration, Instant};
 use super::sync::AtomicU8;
 
 use crossbeam_utils::Backoff;
-use serde::Serialize;
 
-/// Why a run stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// The residual target was met.
-    Converged,
-    /// A thread did `max_iterations x subdomains` subdomain updates.
-    MaxIterations,
-    /// `time_limit` seconds passed.
-    TimeLimit,
-    /// A worker thread panicked (its message went to stderr).
-    WorkerPanic,
-    /// SIGINT or SIGTERM arrived.
-    Interrupted,
-    /// Simulator only: every thread waits on another, which the schedules
-    /// rule out; reported rather than hidden, should a change break that.
-    Deadlock,
-}
-
-impl StopReason {
-    /// Whether the run failed (the CLI exits non-zero after reporting).
-    pub fn is_failure(self) -> bool {
-        matches!(self, StopReason::WorkerPanic | StopReason::Deadlock)
-    }
-}
+use crate::engine::StopReason;
 
 const RUNNING: u8 = 0;
 
-impl StopReason {
-    /// Every reason, in declaration order (the flag stores index + 1).
-    const ALL: [StopReason; 6] = [
-        StopReason::Converged,
-        StopReason::MaxIterations,
-        StopReason::TimeLimit,
-        StopReason::WorkerPanic,
-        StopReason::Interrupted,
-        StopReason::Deadlock,
-    ];
+/// The flag stores a reason as its index in [`StopReason::ALL`] plus one.
+fn code(reason: StopReason) -> u8 {
+    reason as u8 + 1
+}
 
-    fn code(self) -> u8 {
-        self as u8 + 1
-    }
-
-    fn from_code(code: u8) -> Option<StopReason> {
-        Self::ALL.get(code.checked_sub(1)? as usize).copied()
-    }
+fn from_code(code: u8) -> Option<StopReason> {
+    StopReason::ALL.get(code.checked_sub(1)? as usize).copied()
 }
 
 #[derive(Debug)]
@@ -94,9 +58,9 @@ impl Default for StopFlag {
 
 impl StopFlag {
     pub fn request(&self, reason: StopReason) {
-        let _ =
-            self.0
-                .compare_exchange(RUNNING, reason.code(), Ordering::AcqRel, Ordering::Acquire);
+        let _ = self
+            .0
+            .compare_exchange(RUNNING, code(reason), Ordering::AcqRel, Ordering::Acquire);
     }
 
     pub fn is_set(&self) -> bool {
@@ -104,7 +68,7 @@ impl StopFlag {
     }
 
     pub fn reason(&self) -> Option<StopReason> {
-        StopReason::from_code(self.0.load(Ordering::Acquire))
+        from_code(self.0.load(Ordering::Acquire))
     }
 
     /// Clears the flag for the next epoch of a run.

@@ -26,6 +26,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::{Crossing, Idler, Shared, StopReason};
+use crate::schedule::{Gate, Verdicts};
 use crate::subdomain::EdgeVersion;
 use crate::variant::Mode;
 
@@ -54,12 +55,15 @@ fn work(sh: &Shared<'_>, t: usize) {
     let socket_of = |thread: usize| sh.placement.sockets.get(thread).copied();
     let my_socket = socket_of(t);
     let settings = sh.settings;
-    let mode = settings.mode;
+    let mode = settings.mode();
+    let gate = Gate {
+        staleness: settings.scheme.staleness(),
+    };
     let version = match mode {
         Mode::Sync => EdgeVersion::Own,
         Mode::Ssync | Mode::Async => EdgeVersion::Latest,
     };
-    let with_residual = settings.tolerance > 0.0;
+    let residual = settings.residual();
     let stall = settings.stall.filter(|s| s.thread == t);
     let slow = settings.slow.filter(|s| s.thread == t).map(|s| s.factor);
     let mut done = sh.thread_updates[t].load(Ordering::Relaxed);
@@ -81,10 +85,9 @@ fn work(sh: &Shared<'_>, t: usize) {
             b.maybe_call(
                 t,
                 sh.start,
-                sh.subs,
+                &sh.view(),
                 &sh.assignment,
                 &sh.placement.sockets,
-                &sh.thread_updates,
             );
         }
         let mut progressed = false;
@@ -102,8 +105,12 @@ fn work(sh: &Shared<'_>, t: usize) {
             let Some(mut cells) = locked else {
                 continue;
             };
-            if sub.owner() != t {
-                continue; // moved away; the new set arrives next sweep
+            // Under the lock the own count cannot move, and neighbours only
+            // advance, so the lag can only shrink during the update. A
+            // subdomain moved away is skipped; the new set arrives next sweep.
+            let lag = sub.lag(sh.subs);
+            if !gate.admits(t, sub.owner(), lag) {
+                continue;
             }
             // Memory follows its thread: cells last written first by a thread
             // on another socket are copied into this thread's memory.
@@ -114,12 +121,6 @@ fn work(sh: &Shared<'_>, t: usize) {
                 sub.set_first_toucher(t);
                 sh.rehomes.fetch_add(1, Ordering::Relaxed);
             }
-            // Under the lock the own count cannot move, and neighbours only
-            // advance, so the lag can only shrink during the update.
-            let lag = sub.lag(sh.subs);
-            if mode == Mode::Ssync && lag > settings.staleness {
-                continue;
-            }
             let pause = || {
                 if let Some(st) = stall.filter(|st| st.after == done) {
                     sh.stop.sleep(Duration::from_secs_f64(st.seconds));
@@ -128,7 +129,7 @@ fn work(sh: &Shared<'_>, t: usize) {
             // The clock is read only for the slow hook: a vDSO call per
             // update is measurable at small subdomains.
             let began = slow.map(|_| Instant::now());
-            sub.update(&mut cells, sh.subs, version, with_residual, pause);
+            sub.update(&mut cells, sh.subs, version, residual, pause);
             drop(cells);
             if let (Some(factor), Some(began)) = (slow, began) {
                 fastest_update = fastest_update.min(began.elapsed());
@@ -141,21 +142,21 @@ fn work(sh: &Shared<'_>, t: usize) {
             sh.thread_updates[t].store(done, Ordering::Relaxed);
             max_lag = max_lag.max(lag);
             progressed = true;
-            if mode != Mode::Sync && done >= settings.update_budget {
+            if mode != Mode::Sync && sh.rule.budget_spent(done) {
                 sh.stop.request(StopReason::MaxIterations);
                 break 'run;
             }
         }
         match mode {
             Mode::Sync => {
+                // The leader looks after every thread has arrived: then the
+                // counts and the local residuals are exact.
                 let crossing = sh.barrier.wait(&sh.stop, || {
-                    if sh.budget_spent() {
-                        Some(StopReason::MaxIterations)
-                    } else if sh.estimate_met() {
-                        Some(StopReason::Converged)
-                    } else {
-                        None
-                    }
+                    let look = Verdicts {
+                        most_updates: Some(sh.most_updates()),
+                        ..Verdicts::default()
+                    };
+                    sh.rule.first(look, || sh.estimate_met())
                 });
                 if crossing == Crossing::Stop {
                     break;

@@ -70,7 +70,13 @@ pub fn measure() -> Measured {
                 let t = Instant::now();
                 for _ in 0..200 {
                     let mut c = s.lock();
-                    s.update(&mut c, &subs, EdgeVersion::Latest, false, || {});
+                    s.update(
+                        &mut c,
+                        &subs,
+                        EdgeVersion::Latest,
+                        crate::engine::Residual::Skip,
+                        || {},
+                    );
                 }
                 t.elapsed().as_nanos() as f64 / 200.0 - cells * costs.cell_ns
             })

@@ -30,18 +30,16 @@ use std::collections::BinaryHeap;
 use std::time::Duration;
 
 use crate::config::SimCosts;
+use crate::engine::{Clock, Outcome, Residual, StopReason, TraceSample};
 use crate::noise::{Applied, Level, NoiseReport};
 use crate::plan::Plan;
-use crate::policy::{Policy, Snapshot};
-use crate::problem::{Neighbour, residual_norm};
-use crate::runtime::{Clock, LbStats, Outcome, StopReason, TraceSample};
+use crate::problem::residual_norm;
+use crate::schedule::{
+    self, Caller, EstimateLine, Gate, Refutation, Rotation, Sampler, StopRule, Verdicts,
+};
 use crate::subdomain::{self, EdgeVersion, Subdomain};
 use crate::variant::Mode;
 use timeline::{PS, Timeline};
-
-/// After a refuted estimate, the squared threshold is cut by the measured
-/// ratio times this, so the next estimate lands just past the target.
-const REFUTED_MARGIN: f64 = 0.95;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -81,54 +79,147 @@ pub fn check(plan: &Plan) -> Result<(), SimError> {
 /// Simulates `plan` to the end. Call [`check`] first.
 pub fn run(plan: &Plan) -> (Outcome, Option<NoiseReport>) {
     let mut e = Engine::new(plan);
-    match plan.settings.mode {
+    match plan.settings.mode() {
         Mode::Sync => e.run_sync(),
         Mode::Ssync | Mode::Async => e.run_events(),
     }
     e.finish()
 }
 
+/// A virtual thread: its core, and where it is in its sweep.
 struct Thread {
     timeline: Timeline,
+    /// Its copy of its set, refreshed at the top of a sweep.
     set: Vec<usize>,
     pos: usize,
     /// Subdomains looked at since this thread last started one.
     scanned: usize,
-    dirty: bool,
-    updates: u64,
     max_lag: u64,
     current: Option<usize>,
+}
+
+/// The simulator's scheduling state, in plain arrays: what the schedule
+/// core reads ([`schedule::View`]) and a move writes ([`schedule::Sets`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Board {
+    pub(crate) counts: Vec<u64>,
+    pub(crate) owners: Vec<usize>,
+    /// Each thread's set as the balancer keeps it.
+    pub(crate) sets: Vec<Vec<usize>>,
+    /// Whether a thread's set changed since it last copied it.
+    pub(crate) dirty: Vec<bool>,
+    /// Subdomains whose next update pays `remote_cell_ns` (moved across
+    /// sockets since their last update).
+    pub(crate) remote: Vec<bool>,
+    /// Subdomain updates each thread has made.
+    pub(crate) updates: Vec<u64>,
+}
+
+impl Board {
+    /// Every subdomain on the thread of its domain, as a run starts.
+    pub(crate) fn new(problem: &crate::problem::Problem) -> Self {
+        let n = problem.subs.len();
+        let mut sets = vec![Vec::new(); problem.threads];
+        for g in &problem.subs {
+            sets[g.domain].push(g.id);
+        }
+        Board {
+            counts: vec![0; n],
+            owners: problem.subs.iter().map(|g| g.domain).collect(),
+            dirty: vec![false; problem.threads],
+            updates: vec![0; problem.threads],
+            sets,
+            remote: vec![false; n],
+        }
+    }
+}
+
+impl schedule::View for Board {
+    fn subdomains(&self) -> usize {
+        self.counts.len()
+    }
+    fn count(&self, sub: usize) -> u64 {
+        self.counts[sub]
+    }
+    fn owner(&self, sub: usize) -> usize {
+        self.owners[sub]
+    }
+    fn threads(&self) -> usize {
+        self.updates.len()
+    }
+    fn thread_updates(&self, t: usize) -> u64 {
+        self.updates[t]
+    }
+}
+
+impl schedule::Sets for Board {
+    fn set_owner(&mut self, sub: usize, to: usize) {
+        self.owners[sub] = to;
+    }
+    fn remove(&mut self, t: usize, sub: usize) {
+        self.sets[t].retain(|&s| s != sub);
+    }
+    fn add(&mut self, t: usize, sub: usize) {
+        self.sets[t].push(sub);
+    }
+    fn changed(&mut self, t: usize) {
+        self.dirty[t] = true;
+    }
+    fn crossed_sockets(&mut self, sub: usize) {
+        self.remote[sub] = true;
+    }
+}
+
+/// The balancer's schedule and caller, as the schedule core defines them.
+pub(crate) struct Balance {
+    pub(crate) rotation: Rotation,
+    pub(crate) caller: Caller,
+}
+
+impl Balance {
+    /// Balances if it is thread `t`'s turn at virtual time `now`; a call
+    /// costs `cost` picoseconds. Returns whether it called.
+    pub(crate) fn maybe_call(
+        &mut self,
+        t: usize,
+        now: u64,
+        cost: u64,
+        board: &mut Board,
+        thread_sockets: &[usize],
+    ) -> bool {
+        if !self.rotation.is_due(t, now) {
+            return false;
+        }
+        let moves = self.caller.decide(board, thread_sockets);
+        self.caller.apply(&moves, thread_sockets, board);
+        self.caller.spent(cost as f64 / PS);
+        self.rotation.advance(t, now);
+        true
+    }
 }
 
 struct Engine<'a> {
     plan: &'a Plan,
     costs: SimCosts,
     numerics: bool,
-    with_residual: bool,
+    residual: Residual,
+    gate: Gate,
+    rule: StopRule,
     subs: Vec<Subdomain>,
     cells: Vec<u64>,
-    counts: Vec<u64>,
-    owners: Vec<usize>,
+    board: Board,
     busy: Vec<bool>,
-    remote: Vec<bool>,
     /// Updates that paid `remote_cell_ns` (the runtime's re-homing copies).
     rehomes: u64,
-    sets: Vec<Vec<usize>>,
     threads: Vec<Thread>,
     now: u64,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
-    policy: Option<&'a dyn Policy>,
-    lb: LbStats,
-    turn: usize,
-    next_lb: u64,
-    lb_every: u64,
-    /// Each thread's update total at the previous balancer call.
-    last_updates: Vec<u64>,
+    balance: Option<Balance>,
     trace: Vec<TraceSample>,
-    next_sample: u64,
+    sampler: Option<Sampler>,
     stop: Option<StopReason>,
     r0: f64,
-    stop_line_sq: f64,
+    line: EstimateLine,
     refuted: u32,
     verified: Option<(f64, ndarray::Array2<f64>)>,
 }
@@ -137,93 +228,99 @@ fn ps(d: Duration) -> u64 {
     (d.as_secs_f64() * PS).round() as u64
 }
 
+/// Each thread's virtual core: its speed (`sim_speed`, the `slow` hook)
+/// and its parasite's rhythm as (sleep, work) picoseconds.
+fn timelines(plan: &Plan) -> Vec<Timeline> {
+    let cfg = &plan.config;
+    let noise_of = |core: usize| -> Option<(u64, u64)> {
+        let parasite = plan
+            .noise
+            .as_ref()?
+            .parasites
+            .iter()
+            .find(|q| q.core == core)?;
+        let sleep = parasite.sleep_us as f64 * 1e6;
+        let work = match parasite.level {
+            Level::Iterations(iters) => iters as f64 * cfg.sim_costs.noise_iter_ns * 1e3,
+            Level::Duty(d) => d / (1.0 - d) * sleep,
+        };
+        Some((sleep.round() as u64, work.round() as u64))
+    };
+    let timeline = |t: usize| {
+        let core = plan.placement.cores[t];
+        let mut speed = cfg
+            .sim_speed
+            .iter()
+            .find(|(c, _)| *c == core)
+            .map_or(1.0, |(_, f)| *f);
+        if let Some(slow) = plan.settings.slow.filter(|s| s.thread == t) {
+            speed /= 1.0 + slow.factor;
+        }
+        Timeline {
+            speed,
+            noise: noise_of(core),
+        }
+    };
+    (0..plan.placement.threads()).map(timeline).collect()
+}
+
 impl<'a> Engine<'a> {
     fn new(plan: &'a Plan) -> Self {
         let cfg = &plan.config;
+        let settings = &plan.settings;
         let p = &plan.problem;
-        let n = p.subs.len();
-        let threads = plan.placement.threads();
-        let noise_of = |core: usize| -> Option<(u64, u64)> {
-            let parasite = plan
-                .noise
-                .as_ref()?
-                .parasites
-                .iter()
-                .find(|q| q.core == core)?;
-            let sleep = parasite.sleep_us as f64 * 1e6;
-            let work = match parasite.level {
-                Level::Iterations(iters) => iters as f64 * cfg.sim_costs.noise_iter_ns * 1e3,
-                Level::Duty(d) => d / (1.0 - d) * sleep,
-            };
-            Some((sleep.round() as u64, work.round() as u64))
-        };
-        let timeline = |t: usize| {
-            let core = plan.placement.cores[t];
-            let mut speed = cfg
-                .sim_speed
-                .iter()
-                .find(|(c, _)| *c == core)
-                .map_or(1.0, |(_, f)| *f);
-            if let Some(slow) = cfg.slow.filter(|s| s.thread == t) {
-                speed /= 1.0 + slow.factor;
-            }
-            Timeline {
-                speed,
-                noise: noise_of(core),
-            }
-        };
-        let mut sets = vec![Vec::new(); threads];
-        for g in &p.subs {
-            sets[g.domain].push(g.id);
-        }
-        let subs = if cfg.numerics {
-            subdomain::build(p)
+        let board = Board::new(p);
+        let threads = timelines(plan)
+            .into_iter()
+            .zip(&board.sets)
+            .map(|(timeline, set)| Thread {
+                timeline,
+                set: set.clone(),
+                pos: 0,
+                scanned: 0,
+                max_lag: 0,
+                current: None,
+            })
+            .collect();
+        let (subs, r0) = if cfg.numerics {
+            let r0 = residual_norm(&p.initial_grid()).max(f64::MIN_POSITIVE);
+            (subdomain::build(p), r0)
         } else {
-            Vec::new()
-        };
-        let r0 = if cfg.numerics {
-            residual_norm(&p.initial_grid()).max(f64::MIN_POSITIVE)
-        } else {
-            1.0
+            (Vec::new(), 1.0)
         };
         Engine {
             plan,
             costs: cfg.sim_costs,
             numerics: cfg.numerics,
-            with_residual: cfg.numerics && cfg.tolerance > 0.0,
+            residual: if cfg.numerics {
+                settings.residual()
+            } else {
+                Residual::Skip
+            },
+            gate: Gate {
+                staleness: settings.scheme.staleness(),
+            },
+            rule: StopRule {
+                budget: settings.update_budget,
+                time_limit: settings.time_limit.map(ps),
+            },
             subs,
             cells: p.subs.iter().map(|g| g.cells() as u64).collect(),
-            counts: vec![0; n],
-            owners: p.subs.iter().map(|g| g.domain).collect(),
-            busy: vec![false; n],
-            remote: vec![false; n],
+            busy: vec![false; p.subs.len()],
+            board,
             rehomes: 0,
-            threads: (0..threads)
-                .map(|t| Thread {
-                    timeline: timeline(t),
-                    set: sets[t].clone(),
-                    pos: 0,
-                    scanned: 0,
-                    dirty: false,
-                    updates: 0,
-                    max_lag: 0,
-                    current: None,
-                })
-                .collect(),
-            sets,
+            threads,
             now: 0,
             heap: BinaryHeap::new(),
-            policy: plan.settings.policy.as_deref(),
-            lb: LbStats::default(),
-            turn: 0,
-            next_lb: 0,
-            last_updates: Vec::new(),
-            lb_every: ps(plan.settings.lb_interval),
+            balance: settings.scheme.balancing().map(|b| Balance {
+                rotation: Rotation::new(p.threads, ps(b.interval)),
+                caller: Caller::new(b.policy.clone()),
+            }),
             trace: Vec::new(),
-            next_sample: 0,
+            sampler: settings.trace_interval.map(|every| Sampler::new(ps(every))),
             stop: None,
             r0,
-            stop_line_sq: (r0 * cfg.tolerance).powi(2),
+            line: EstimateLine::new(r0, settings.tolerance),
             refuted: 0,
             verified: None,
         }
@@ -233,12 +330,12 @@ impl<'a> Engine<'a> {
     fn cost(&self, s: usize) -> f64 {
         let c = &self.costs;
         let cells = self.cells[s] as f64;
-        let remote = if self.remote[s] {
+        let remote = if self.board.remote[s] {
             cells * c.remote_cell_ns
         } else {
             0.0
         };
-        let cell_ns = if self.with_residual {
+        let cell_ns = if self.residual == Residual::Compute {
             c.cell_ns * c.residual_factor
         } else {
             c.cell_ns
@@ -254,21 +351,15 @@ impl<'a> Engine<'a> {
     ) -> parking_lot::MutexGuard<'_, subdomain::Cells> {
         let sub = &self.subs[s];
         let mut cells = sub.lock();
-        sub.begin_update(&mut cells, &self.subs, version, self.with_residual);
+        sub.begin_update(&mut cells, &self.subs, version, self.residual);
         cells
     }
 
     fn lag(&self, s: usize) -> u64 {
-        let c = self.counts[s];
-        self.plan.problem.subs[s]
-            .neighbours
-            .iter()
-            .filter_map(|n| match n {
-                Neighbour::Sub(n) => Some(c.saturating_sub(self.counts[*n])),
-                Neighbour::Boundary => None,
-            })
-            .max()
-            .unwrap_or(0)
+        let counts = &self.board.counts;
+        schedule::lag(counts[s], &self.plan.problem.subs[s].neighbours, |n| {
+            counts[n]
+        })
     }
 
     // ----- sync ---------------------------------------------------------
@@ -288,8 +379,8 @@ impl<'a> Engine<'a> {
                     }
                     let tl = self.threads[t].timeline;
                     clock = tl.finish(clock, tl.scaled(self.cost(s)));
-                    self.counts[s] += 1;
-                    self.threads[t].updates += 1;
+                    self.board.counts[s] += 1;
+                    self.board.updates[t] += 1;
                 }
                 end = end.max(clock);
             }
@@ -353,24 +444,21 @@ impl<'a> Engine<'a> {
             let sub = &self.subs[s];
             sub.finish_update(&mut sub.lock());
         }
-        self.counts[s] += 1;
+        self.board.counts[s] += 1;
         self.busy[s] = false;
-        self.rehomes += u64::from(self.remote[s]);
-        self.remote[s] = false;
-        self.threads[t].updates += 1;
+        self.rehomes += u64::from(self.board.remote[s]);
+        self.board.remote[s] = false;
+        self.board.updates[t] += 1;
     }
 
     fn check_stop(&mut self) -> bool {
-        let budget = self.plan.settings.update_budget;
-        if self.plan.settings.interrupt.signal().is_some() {
-            self.stop = Some(StopReason::Interrupted);
-        } else if self.threads.iter().any(|t| t.updates >= budget) {
-            self.stop = Some(StopReason::MaxIterations);
-        } else if self.time_up() {
-            self.stop = Some(StopReason::TimeLimit);
-        } else if self.estimate_met() && self.verify() {
-            self.stop = Some(StopReason::Converged);
-        }
+        let look = Verdicts {
+            interrupted: self.plan.settings.interrupt.signal().is_some(),
+            most_updates: self.board.updates.iter().max().copied(),
+            now: Some(self.now),
+        };
+        let rule = self.rule;
+        self.stop = rule.first(look, || self.estimate_met() && self.verify());
         self.stop.is_some()
     }
 
@@ -394,11 +482,11 @@ impl<'a> Engine<'a> {
             let s = th.set[th.pos];
             th.pos += 1;
             th.scanned += 1;
-            if self.owners[s] != t || self.busy[s] {
-                continue;
+            if self.busy[s] {
+                continue; // in flight on another thread: skipped, not waited for
             }
             let lag = self.lag(s);
-            if self.plan.settings.mode == Mode::Ssync && lag > self.plan.settings.staleness {
+            if !self.gate.admits(t, self.board.owners[s], lag) {
                 continue;
             }
             if self.numerics {
@@ -418,103 +506,62 @@ impl<'a> Engine<'a> {
     /// Top of a sweep: pick up a changed set, and balance if it is this
     /// thread's turn and a call is due. Returns the time after both.
     fn sweep_start(&mut self, t: usize, now: u64) -> u64 {
-        if self.threads[t].dirty {
-            self.threads[t].set = self.sets[t].clone();
-            self.threads[t].dirty = false;
-        }
-        let Some(policy) = self.policy else {
+        self.refresh(t);
+        let Some(balance) = &mut self.balance else {
             return now;
         };
-        if self.turn != t || now < self.next_lb {
+        let cost = (self.costs.balancer_ns * 1e3).round() as u64;
+        let sockets = &self.plan.placement.sockets;
+        if !balance.maybe_call(t, now, cost, &mut self.board, sockets) {
             return now;
         }
-        self.lb.calls += 1;
-        let sockets = &self.plan.placement.sockets;
-        self.last_updates.resize(self.threads.len(), 0);
-        let progress: Vec<u64> = self
-            .threads
-            .iter()
-            .zip(&mut self.last_updates)
-            .map(|(th, last)| {
-                let p = th.updates - *last;
-                *last = th.updates;
-                p
-            })
-            .collect();
-        let moves = policy.decide(&Snapshot {
-            counts: &self.counts,
-            owners: &self.owners,
-            thread_sockets: sockets,
-            progress: &progress,
-            call: self.lb.calls,
-        });
-        for m in moves {
-            self.owners[m.sub] = m.to;
-            self.sets[m.from].retain(|&s| s != m.sub);
-            self.sets[m.to].push(m.sub);
-            self.threads[m.from].dirty = true;
-            self.threads[m.to].dirty = true;
-            self.lb.moves += 1;
-            if sockets[m.from] != sockets[m.to] {
-                self.lb.cross_socket_moves += 1;
-                self.remote[m.sub] = true;
-            }
-        }
-        let cost = (self.costs.balancer_ns * 1e3).round() as u64;
-        self.lb.time_s += cost as f64 / PS;
-        self.next_lb = now + self.lb_every;
-        self.turn = (t + 1) % self.threads.len();
         // The caller's own set may have changed: pick it up now.
-        if self.threads[t].dirty {
-            self.threads[t].set = self.sets[t].clone();
-            self.threads[t].dirty = false;
-        }
+        self.refresh(t);
         now + cost
+    }
+
+    /// Copies thread `t`'s set if the balancer changed it.
+    fn refresh(&mut self, t: usize) {
+        if self.board.dirty[t] {
+            self.threads[t].set.clone_from(&self.board.sets[t]);
+            self.board.dirty[t] = false;
+        }
     }
 
     // ----- shared -------------------------------------------------------
 
-    fn time_up(&self) -> bool {
-        self.plan
-            .settings
-            .time_limit
-            .is_some_and(|limit| self.now >= ps(limit))
-    }
-
     fn estimate_met(&self) -> bool {
-        self.with_residual
-            && self.subs.iter().map(Subdomain::residual_sq).sum::<f64>() <= self.stop_line_sq
+        self.residual == Residual::Compute
+            && self
+                .line
+                .met(self.subs.iter().map(Subdomain::residual_sq).sum::<f64>())
     }
 
     /// Recomputes the residual from the assembled grid; on a miss, tightens
-    /// the estimate's threshold by the measured ratio. Unlike the runtime,
-    /// which tightens at least 4x to save restarts, a check costs no virtual
-    /// time here, so a close threshold keeps time to solution from
-    /// overshooting (a 4x cut would run on to about half the target).
+    /// the estimate's threshold ([`Refutation::Free`]: a check costs no
+    /// virtual time here).
     fn verify(&mut self) -> bool {
         let grid = subdomain::assemble(&self.plan.problem, &self.subs);
         let residual = residual_norm(&grid) / self.r0;
-        let tol = self.plan.settings.tolerance;
+        let tol = self.plan.settings.tolerance.unwrap_or(f64::INFINITY);
         if residual <= tol {
             self.verified = Some((residual, grid));
             return true;
         }
         self.refuted += 1;
-        self.stop_line_sq *= (tol / residual).powi(2) * REFUTED_MARGIN;
+        self.line.tighten(tol, residual, Refutation::Free);
         false
     }
 
     fn sample(&mut self) {
-        let Some(every) = self.plan.settings.trace_interval else {
-            return;
-        };
-        if self.now >= self.next_sample {
+        if let Some(s) = &mut self.sampler
+            && s.due(self.now)
+        {
             self.trace.push(TraceSample {
                 t_s: self.now as f64 / PS,
-                counts: self.counts.clone(),
-                owners: self.owners.clone(),
+                counts: self.board.counts.clone(),
+                owners: self.board.owners.clone(),
             });
-            self.next_sample = self.now + ps(every).max(1);
         }
     }
 
@@ -529,8 +576,11 @@ impl<'a> Engine<'a> {
             }
             None => (None, None),
         };
-        let tol = self.plan.settings.tolerance;
-        let converged = tol > 0.0 && residual.is_some_and(|r| r <= tol);
+        let converged = self
+            .plan
+            .settings
+            .tolerance
+            .is_some_and(|tol| residual.is_some_and(|r| r <= tol));
         let noise = self.plan.noise.as_ref().map(|n| NoiseReport {
             mode: n.mode,
             parasites: n
@@ -567,9 +617,9 @@ impl<'a> Engine<'a> {
             clock: Clock::Virtual,
             elapsed_s,
             stop: self.stop.unwrap_or(StopReason::MaxIterations),
-            subdomain_updates: self.counts.clone(),
-            thread_updates: self.threads.iter().map(|t| t.updates).collect(),
-            owners: self.owners.clone(),
+            subdomain_updates: self.board.counts.clone(),
+            thread_updates: self.board.updates.clone(),
+            owners: self.board.owners.clone(),
             grid,
             residual,
             converged,
@@ -579,7 +629,7 @@ impl<'a> Engine<'a> {
             refuted_estimates: self.refuted,
             rehomes: self.rehomes,
             first_touchers: Vec::new(),
-            lb: self.policy.map(|_| self.lb.clone()),
+            lb: self.balance.as_ref().map(|b| b.caller.stats().clone()),
             trace: std::mem::take(&mut self.trace),
         };
         (outcome, noise)

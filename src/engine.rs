@@ -1,0 +1,227 @@
+//! What every engine takes and gives: the run [`Settings`] that `plan`
+//! builds, and the [`Outcome`] that the threaded runtime and the
+//! virtual-time simulator both return and `report` reads. Neither engine
+//! owns these types, so neither imports the other, and a third engine (MPI
+//! ranks) plugs in behind the same two.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+
+use crate::interrupt::Interrupt;
+use crate::policy::Policy;
+use crate::variant::Mode;
+
+/// How a run synchronises, with what only that scheme needs: a staleness
+/// bound only in ssync, a balancer only in async.
+#[derive(Debug, Clone)]
+pub enum Scheme {
+    /// Global barrier after every iteration: sequential Jacobi, bit for bit.
+    Sync,
+    /// A subdomain runs at most `staleness` updates ahead of a neighbour.
+    Ssync { staleness: u64 },
+    /// No waiting; optionally balanced.
+    Async { balancing: Option<Balancing> },
+}
+
+impl Scheme {
+    /// ```
+    /// use braid::engine::Scheme;
+    /// use braid::variant::Mode;
+    /// assert_eq!(Scheme::Ssync { staleness: 3 }.mode(), Mode::Ssync);
+    /// assert_eq!(Scheme::Async { balancing: None }.staleness(), None);
+    /// ```
+    pub fn mode(&self) -> Mode {
+        match self {
+            Scheme::Sync => Mode::Sync,
+            Scheme::Ssync { .. } => Mode::Ssync,
+            Scheme::Async { .. } => Mode::Async,
+        }
+    }
+
+    /// The staleness bound, in ssync only.
+    pub fn staleness(&self) -> Option<u64> {
+        match self {
+            Scheme::Ssync { staleness } => Some(*staleness),
+            _ => None,
+        }
+    }
+
+    /// The balancer, in a balanced async run only.
+    pub fn balancing(&self) -> Option<&Balancing> {
+        match self {
+            Scheme::Async { balancing } => balancing.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// A balancing policy and how often the threads call it.
+#[derive(Debug, Clone)]
+pub struct Balancing {
+    pub policy: Arc<dyn Policy>,
+    pub interval: Duration,
+}
+
+/// Whether updates also compute their local residual (only runs with a
+/// residual target need it; it costs about 15% more per cell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Residual {
+    Skip,
+    Compute,
+}
+
+/// A test hook: thread `thread` stalls for `seconds` inside its update
+/// number `after` (counted in subdomain updates), holding that subdomain.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    pub thread: usize,
+    pub after: u64,
+    pub seconds: f64,
+}
+
+/// A test hook: after each of its updates, thread `thread` spins for
+/// `factor` times that update's duration, like a core `1 + factor` times
+/// slower.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Slow {
+    pub thread: usize,
+    pub factor: f64,
+}
+
+/// What an engine needs to know to run a plan.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub scheme: Scheme,
+    /// Subdomain updates after which a thread stops the run.
+    pub update_budget: u64,
+    /// Relative residual target, if any.
+    pub tolerance: Option<f64>,
+    pub time_limit: Option<Duration>,
+    /// How often counts and owners are sampled; `None` = no trace.
+    pub trace_interval: Option<Duration>,
+    pub stall: Option<Stall>,
+    pub slow: Option<Slow>,
+    /// Set by SIGINT/SIGTERM (when the CLI installed it): stops the run.
+    pub interrupt: Interrupt,
+}
+
+impl Settings {
+    pub fn mode(&self) -> Mode {
+        self.scheme.mode()
+    }
+
+    pub fn residual(&self) -> Residual {
+        match self.tolerance {
+            Some(_) => Residual::Compute,
+            None => Residual::Skip,
+        }
+    }
+}
+
+/// Which clock a run's times are on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Clock {
+    /// The real runtime: wall-clock seconds.
+    Wall,
+    /// The simulator: virtual seconds.
+    Virtual,
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The residual target was met.
+    Converged,
+    /// A thread did `max_iterations x subdomains` subdomain updates.
+    MaxIterations,
+    /// `time_limit` seconds passed.
+    TimeLimit,
+    /// A worker thread panicked (its message went to stderr).
+    WorkerPanic,
+    /// SIGINT or SIGTERM arrived.
+    Interrupted,
+    /// Simulator only: every thread waits on another, which the schedules
+    /// rule out; reported rather than hidden, should a change break that.
+    Deadlock,
+}
+
+impl StopReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [StopReason; 6] = [
+        StopReason::Converged,
+        StopReason::MaxIterations,
+        StopReason::TimeLimit,
+        StopReason::WorkerPanic,
+        StopReason::Interrupted,
+        StopReason::Deadlock,
+    ];
+
+    /// Whether the run failed (the CLI exits non-zero after reporting).
+    ///
+    /// ```
+    /// use braid::engine::StopReason;
+    /// assert!(StopReason::WorkerPanic.is_failure());
+    /// assert!(!StopReason::TimeLimit.is_failure());
+    /// ```
+    pub fn is_failure(self) -> bool {
+        matches!(self, StopReason::WorkerPanic | StopReason::Deadlock)
+    }
+}
+
+/// What the balancer did over a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LbStats {
+    pub calls: u64,
+    pub moves: u64,
+    pub cross_socket_moves: u64,
+    /// Time spent inside balancer calls, all threads together.
+    pub time_s: f64,
+}
+
+/// Every subdomain's update count and owner at one moment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceSample {
+    pub t_s: f64,
+    pub counts: Vec<u64>,
+    pub owners: Vec<usize>,
+}
+
+/// Everything a finished run measured (by the runtime or the simulator).
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub clock: Clock,
+    pub elapsed_s: f64,
+    pub stop: StopReason,
+    pub subdomain_updates: Vec<u64>,
+    pub thread_updates: Vec<u64>,
+    /// Final owner of each subdomain.
+    pub owners: Vec<usize>,
+    /// The final padded grid (`None` when a simulation only counted).
+    pub grid: Option<Array2<f64>>,
+    /// `||r|| / ||r0||` recomputed from `grid`.
+    pub residual: Option<f64>,
+    pub converged: bool,
+    pub time_to_solution_s: Option<f64>,
+    /// Largest lag of a subdomain over a neighbour seen at any update.
+    pub max_staleness_seen: u64,
+    /// Whether every thread could be pinned to its core.
+    pub pinned: bool,
+    /// Epochs whose convergence estimate the recomputed residual refuted.
+    pub refuted_estimates: u32,
+    /// Updates that first moved a subdomain's cells to its new owner's
+    /// socket (runtime: copied into memory the new owner touched first;
+    /// simulator: charged `sim_remote_cell_ns` per cell).
+    pub rehomes: u64,
+    /// The thread that first wrote each subdomain's current cells (runtime
+    /// only; empty in the simulator): a check that memory follows its thread.
+    pub first_touchers: Vec<usize>,
+    /// What the balancer did, if there was one.
+    pub lb: Option<LbStats>,
+    /// Samples of every subdomain's count and owner, if asked for.
+    pub trace: Vec<TraceSample>,
+}

@@ -1,0 +1,48 @@
+//! The scheduling decisions both engines make, written once: whose turn it
+//! is to balance and when ([`balance`]), how the policy is called and its
+//! moves applied to owners and per-thread sets, which subdomain a thread
+//! may update ([`gate`]), when a run stops and how a refuted estimate
+//! tightens ([`stop`]), and when the trace takes a sample ([`sampler`]).
+//!
+//! The core never touches a clock, a thread or an atomic. It works on
+//! *ticks* (the runtime passes wall-clock nanoseconds, the simulator
+//! virtual picoseconds) and on two small views an engine implements:
+//! [`View`] (counts, owners, per-thread totals, read) and [`Sets`] (owners
+//! and sets, written by a move). The threaded runtime implements them over
+//! atomics and locks, the simulator over plain arrays; where the two must
+//! differ, the difference is a named parameter here
+//! ([`stop::Refutation`]), not a second copy.
+
+pub mod balance;
+pub mod gate;
+pub mod sampler;
+pub mod stop;
+
+pub use balance::{Caller, Rotation};
+pub use gate::{Gate, lag};
+pub use sampler::Sampler;
+pub use stop::{EstimateLine, Refutation, StopRule, Verdicts, epoch_end};
+
+/// What the balancer reads of a run (each value may be read at a slightly
+/// different moment in the runtime: the policy is built for that).
+pub trait View {
+    fn subdomains(&self) -> usize;
+    fn count(&self, sub: usize) -> u64;
+    fn owner(&self, sub: usize) -> usize;
+    fn threads(&self) -> usize;
+    /// Subdomain updates thread `t` has made so far.
+    fn thread_updates(&self, t: usize) -> u64;
+}
+
+/// What a move writes. [`balance::apply`] calls these in the one order the
+/// runtime's handoff protocol is argued for (runtime/balancing.rs): the
+/// owner first, then the two sets, then both threads told.
+pub trait Sets {
+    fn set_owner(&mut self, sub: usize, to: usize);
+    fn remove(&mut self, t: usize, sub: usize);
+    fn add(&mut self, t: usize, sub: usize);
+    /// Thread `t`'s set changed: it picks the new one up at its next sweep.
+    fn changed(&mut self, t: usize);
+    /// `sub` moved to another socket (its cells follow it there).
+    fn crossed_sockets(&mut self, _sub: usize) {}
+}
