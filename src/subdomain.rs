@@ -191,6 +191,13 @@ impl Subdomain {
         self.stats.count.load(Ordering::Acquire)
     }
 
+    /// Sets the count as if that many updates had been made (tests that
+    /// script a run's progress).
+    #[cfg(test)]
+    pub(crate) fn set_count(&self, count: u64) {
+        self.stats.count.store(count, Ordering::Release);
+    }
+
     /// Squared local residual seen by the last update (of the state before it).
     pub fn residual_sq(&self) -> f64 {
         f64::from_bits(self.stats.residual_sq.load(Ordering::Relaxed))

@@ -208,28 +208,30 @@ impl Balancer {
         }
     }
 
-    /// Runs the balancer if it is thread `t`'s turn and a call is due.
+    /// Runs the balancer if it is thread `t`'s turn and a call is due at
+    /// `now` (nanoseconds since the run's start; read only on the thread
+    /// whose turn it is). Returns whether it called.
     pub(super) fn maybe_call(
         &self,
         t: usize,
-        start: Instant,
+        now: impl FnOnce() -> u64,
         view: &RunView<'_>,
         assignment: &Assignment,
         thread_sockets: &[usize],
-    ) {
-        let (turn, due) = (
-            self.turn.load(Ordering::Acquire),
-            self.next_due_ns.load(Ordering::Relaxed),
-        );
-        let now = start.elapsed().as_nanos() as u64;
-        if !Rotation::is_due_at(turn, due, t, now) {
-            return;
+    ) -> bool {
+        let turn = self.turn.load(Ordering::Acquire);
+        if turn != t {
+            return false;
+        }
+        let now = now();
+        if !Rotation::is_due_at(turn, self.next_due_ns.load(Ordering::Relaxed), t, now) {
+            return false;
         }
         let began = Instant::now();
         let mut st = self.state.lock();
         // The published copies may be stale; the rotation itself is not.
         if !st.rotation.is_due(t, now) {
-            return;
+            return false;
         }
         let moves = st.caller.decide(view, thread_sockets);
         let mut handoff = Handoff {
@@ -243,6 +245,7 @@ impl Balancer {
         drop(st);
         self.next_due_ns.store(due, Ordering::Relaxed);
         self.turn.store(turn, Ordering::Release);
+        true
     }
 
     pub(super) fn stats(&self) -> LbStats {
@@ -291,6 +294,75 @@ mod tests {
         s1.clear();
         a.refresh(1, &mut s1);
         assert!(s1.is_empty());
+    }
+    /// The runtime's balancer (atomics, locks, the handoff) and the
+    /// simulator's (plain arrays) driven through one scripted run: the same
+    /// counts and clocks in, the same calls, owners, sets and tallies out,
+    /// at every step, for every scope.
+    #[test]
+    fn the_runtime_and_the_simulator_balance_alike_on_one_script() {
+        use crate::policy::{Progressive, Scope};
+        use crate::sim::{Balance, Board};
+        let (threads, sockets) = (4, [0, 0, 1, 1]);
+        let p = Problem::new(16, threads, 4).unwrap();
+        let scopes = [Scope::Joint, Scope::Split, Scope::Hybrid { period: 3 }];
+        for scope in scopes {
+            let policy: Arc<dyn Policy> = Arc::new(Progressive {
+                scope,
+                pairs: 6,
+                low_threshold: 2,
+                high_threshold: 6,
+                min_gap: 0,
+                predict: true,
+                seed: 7,
+            });
+            let interval = 10;
+            let subs = subdomain::build(&p);
+            let assignment = Assignment::new(&subs, threads);
+            let totals: Vec<CachePadded<AtomicU64>> =
+                (0..threads).map(|_| Default::default()).collect();
+            let runtime = Balancer::new(policy.clone(), Duration::from_nanos(interval), threads);
+            let mut board = Board::new(&p);
+            let mut sim = Balance {
+                rotation: Rotation::new(threads, interval),
+                caller: Caller::new(policy),
+            };
+            let (mut now, mut calls) = (0, 0);
+            for step in 0..300u64 {
+                now += 7;
+                // Thread 0 runs at a third of the others' speed, with jitter.
+                for s in 0..subs.len() {
+                    let owner = board.owners[s];
+                    let speed = if owner == 0 { 1 } else { 3 };
+                    let done = speed + (step * 31 + s as u64 * 17) % 3;
+                    board.counts[s] += done;
+                    board.updates[owner] += done;
+                    subs[s].set_count(board.counts[s]);
+                    totals[owner].store(board.updates[owner], Ordering::Relaxed);
+                }
+                for t in 0..threads {
+                    let view = RunView {
+                        subs: &subs,
+                        thread_updates: &totals,
+                    };
+                    let real = runtime.maybe_call(t, || now, &view, &assignment, &sockets);
+                    let virt = sim.maybe_call(t, now, 0, &mut board, &sockets);
+                    assert_eq!(real, virt, "{scope:?}: step {step}, thread {t}");
+                    calls += u64::from(real);
+                }
+                let owners: Vec<usize> = subs.iter().map(Subdomain::owner).collect();
+                assert_eq!(owners, board.owners, "{scope:?}: step {step}");
+                assert_eq!(assignment.all_at_once(), board.sets, "{scope:?}: step {step}");
+            }
+            let (real, virt) = (runtime.stats(), sim.caller.stats().clone());
+            assert_eq!(
+                (real.calls, real.moves, real.cross_socket_moves),
+                (virt.calls, virt.moves, virt.cross_socket_moves),
+                "{scope:?}"
+            );
+            assert_eq!(real.calls, calls);
+            assert!(real.moves > 0, "{scope:?}: the script never moved anything");
+        }
     }
 }
 

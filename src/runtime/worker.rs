@@ -82,9 +82,10 @@ fn work(sh: &Shared<'_>, t: usize) {
     'run: while !sh.stop.is_set() {
         sh.assignment.refresh(t, &mut set);
         if let Some(b) = &sh.balancer {
+            let now = || sh.start.elapsed().as_nanos() as u64;
             b.maybe_call(
                 t,
-                sh.start,
+                now,
                 &sh.view(),
                 &sh.assignment,
                 &sh.placement.sockets,
