@@ -329,7 +329,8 @@ mod tests {
             };
             let (mut now, mut calls) = (0, 0);
             for step in 0..300u64 {
-                now += 7;
+                // An uneven clock, so that a due time off by a tick shows.
+                now += 1 + step * 13 % 7;
                 // Thread 0 runs at a third of the others' speed, with jitter.
                 for s in 0..subs.len() {
                     let owner = board.owners[s];
