@@ -141,7 +141,7 @@ pub fn main() -> ExitCode {
         None => run(RunArgs::default(), Engine::Real),
         Some(Command::Run(args)) => run(args, Engine::Real),
         Some(Command::Sim(args)) if args.calibrate => {
-            print!("{}", crate::sim::calibrate::measure());
+            print!("{}", crate::calibrate::measure());
             Ok(())
         }
         Some(Command::Sim(args)) => run(args.run, Engine::Sim),

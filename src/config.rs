@@ -10,6 +10,8 @@ use serde::{Serialize, Serializer};
 
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
+use crate::sim::SimCosts;
+use crate::topology::SyntheticTopology;
 use crate::variant::{BalancerKind, Mode, Variant, VariantError};
 
 /// `auto`, or a value.
@@ -24,6 +26,22 @@ impl<T: Serialize> Serialize for AutoOr<T> {
         match self {
             AutoOr::Auto => s.serialize_str("auto"),
             AutoOr::Value(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<T> AutoOr<T> {
+    /// The value, or `None` for `auto`.
+    ///
+    /// ```
+    /// use braid::config::AutoOr;
+    /// assert_eq!(AutoOr::Value(3).value(), Some(&3));
+    /// assert_eq!(AutoOr::<u8>::Auto.value(), None);
+    /// ```
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            AutoOr::Auto => None,
+            AutoOr::Value(v) => Some(v),
         }
     }
 }
@@ -55,64 +73,6 @@ pub struct NoiseCore {
     /// `auto`: the core of the thread whose domain touches the source.
     pub core: AutoOr<usize>,
     pub duty: Option<f64>,
-}
-
-/// A synthetic machine in hwloc's synthetic syntax, e.g. `pack:2 core:18`:
-/// `pack`/`package`/`socket` levels multiply into sockets, every other level
-/// (`numa`, `l3`, `core`, `pu`...) into cores per socket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct SyntheticTopology {
-    pub sockets: usize,
-    pub cores_per_socket: usize,
-}
-
-impl std::fmt::Display for SyntheticTopology {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "pack:{} core:{}", self.sockets, self.cores_per_socket)
-    }
-}
-
-/// The simulator's costs, in nanoseconds of virtual time. Defaults were
-/// measured on this project's machine with `braid sim --calibrate`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct SimCosts {
-    /// Per cell of a subdomain update.
-    #[serde(rename = "sim_cell_ns")]
-    pub cell_ns: f64,
-    /// Per subdomain update, besides its cells (halo exchange, bookkeeping).
-    #[serde(rename = "sim_update_ns")]
-    pub update_ns: f64,
-    /// Per balancer call.
-    #[serde(rename = "sim_balancer_ns")]
-    pub balancer_ns: f64,
-    /// Extra per cell for the first update of a subdomain after it moved to
-    /// another socket (cold caches, remote memory).
-    #[serde(rename = "sim_remote_cell_ns")]
-    pub remote_cell_ns: f64,
-    /// Per barrier (sync).
-    #[serde(rename = "sim_barrier_ns")]
-    pub barrier_ns: f64,
-    /// Per work iteration of a noise parasite.
-    #[serde(rename = "sim_noise_iter_ns")]
-    pub noise_iter_ns: f64,
-    /// Cost per cell of an update that also computes its local residual
-    /// (runs with a tolerance), as a multiple of `cell_ns`.
-    #[serde(rename = "sim_residual_factor")]
-    pub residual_factor: f64,
-}
-
-impl Default for SimCosts {
-    fn default() -> Self {
-        SimCosts {
-            cell_ns: 0.29,
-            update_ns: 300.0,
-            balancer_ns: 1800.0,
-            remote_cell_ns: 0.60,
-            barrier_ns: 4500.0,
-            noise_iter_ns: 4.06,
-            residual_factor: 1.15,
-        }
-    }
 }
 
 /// Everything a run needs to know, as typed values.

@@ -5,6 +5,7 @@
 //! Data flows one way: [`config`] -> [`problem`] + [`topology`] -> [`plan`]
 //! -> [`runtime`] -> [`report`] -> [`cli`].
 
+pub mod calibrate;
 pub mod child;
 pub mod cli;
 pub mod config;

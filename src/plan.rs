@@ -86,7 +86,10 @@ pub struct Plan {
 impl Plan {
     pub fn new(config: &Config, machine: &Topology) -> Result<Plan, PlanError> {
         config.validate()?;
-        let topology = machine.select(&config.cores, &config.sockets)?;
+        let topology = machine.select(
+            config.cores.value().map(Vec::as_slice),
+            config.sockets.value().copied(),
+        )?;
         let threads = match config.threads {
             AutoOr::Auto => topology.physical_cores(),
             AutoOr::Value(n) => n,

@@ -20,7 +20,20 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::config::AutoOr;
+/// A synthetic machine in hwloc's synthetic syntax, e.g. `pack:2 core:18`:
+/// `pack`/`package`/`socket` levels multiply into sockets, every other level
+/// (`numa`, `l3`, `core`, `pu`...) into cores per socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SyntheticTopology {
+    pub sockets: usize,
+    pub cores_per_socket: usize,
+}
+
+impl std::fmt::Display for SyntheticTopology {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pack:{} core:{}", self.sockets, self.cores_per_socket)
+    }
+}
 
 /// How the socket layout was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -121,7 +134,7 @@ impl Topology {
     }
 
     /// The simulator's machine.
-    pub fn synthetic(t: crate::config::SyntheticTopology) -> Topology {
+    pub fn synthetic(t: SyntheticTopology) -> Topology {
         Topology {
             source: Source::Synthetic,
             ..Topology::uniform(t.sockets, t.cores_per_socket)
@@ -163,14 +176,14 @@ impl Topology {
         })
     }
 
-    /// Applies the `cores` and `sockets` settings.
+    /// Applies the `cores` and `sockets` settings (`None` = `auto`).
     pub fn select(
         &self,
-        cores: &AutoOr<Vec<usize>>,
-        sockets: &AutoOr<usize>,
+        cores: Option<&[usize]>,
+        sockets: Option<usize>,
     ) -> Result<Topology, TopologyError> {
         let mut topo = self.clone();
-        if let AutoOr::Value(list) = cores {
+        if let Some(list) = cores {
             let available = self.cores();
             if let Some(&core) = list.iter().find(|c| !available.contains(c)) {
                 return Err(TopologyError::UnknownCore {
@@ -190,7 +203,7 @@ impl Topology {
                 .filter(|s| !s.cores.is_empty())
                 .collect();
         }
-        if let AutoOr::Value(n) = *sockets {
+        if let Some(n) = sockets {
             let all: Vec<Vec<usize>> = topo.sockets.iter().flat_map(|s| s.cores.clone()).collect();
             if n > all.len() {
                 return Err(TopologyError::TooManySockets {
@@ -442,21 +455,19 @@ mod tests {
     #[test]
     fn virtual_sockets_split_consecutive_cores() {
         let t = Topology::uniform(1, 6);
-        let v = t.select(&AutoOr::Auto, &AutoOr::Value(2)).unwrap();
+        let v = t.select(None, Some(2)).unwrap();
         assert_eq!(v.source, Source::Virtual);
         assert_eq!(v.sockets[0].cores, vec![vec![0], vec![1], vec![2]]);
         assert_eq!(v.sockets[1].cores, vec![vec![3], vec![4], vec![5]]);
-        assert!(t.select(&AutoOr::Auto, &AutoOr::Value(7)).is_err());
+        assert!(t.select(None, Some(7)).is_err());
     }
 
     #[test]
     fn a_core_list_must_name_available_cores() {
         let t = Topology::uniform(2, 2);
-        let sel = t.select(&AutoOr::Value(vec![3, 0]), &AutoOr::Auto).unwrap();
+        let sel = t.select(Some(&[3, 0]), None).unwrap();
         assert_eq!(sel.cores(), vec![0, 3]);
-        let e = t
-            .select(&AutoOr::Value(vec![9]), &AutoOr::Auto)
-            .unwrap_err();
+        let e = t.select(Some(&[9]), None).unwrap_err();
         assert!(e.to_string().contains("CPU 9"), "{e}");
     }
 
@@ -572,9 +583,7 @@ mod tests {
     #[test]
     fn cpus_picked_by_hand_are_cores_of_their_own() {
         let t = two_by_four_ht();
-        let sel = t
-            .select(&AutoOr::Value(vec![0, 8, 4]), &AutoOr::Auto)
-            .unwrap();
+        let sel = t.select(Some(&[0, 8, 4]), None).unwrap();
         assert_eq!(sel.physical_cores(), 3);
         let p = sel.place(3, false).unwrap();
         assert_eq!(p.cores, vec![0, 8, 4]);

@@ -51,7 +51,12 @@ fn both_engines_converge_to_a_verified_residual_on_the_same_target() {
     let dir = scratch("engines_tolerance");
     for variant in ["sync", "ssync(1)", "async(4)"] {
         let mut args = BASE.to_vec();
-        args.extend(["--variant", variant, "tolerance=0.001", "max_iterations=100000"]);
+        args.extend([
+            "--variant",
+            variant,
+            "tolerance=0.001",
+            "max_iterations=100000",
+        ]);
         for engine in ["run", "sim"] {
             let r = report(&dir, engine, &args);
             assert_eq!(r["stop_reason"], "converged", "{engine} {variant}");
@@ -73,5 +78,8 @@ fn both_engines_compute_the_same_sync_grid_bit_for_bit() {
         report(&dir, engine, &a);
         std::fs::read(dir.join(&file)).unwrap()
     };
-    assert!(grid("run") == grid("sim"), "the two engines' sync grids differ");
+    assert!(
+        grid("run") == grid("sim"),
+        "the two engines' sync grids differ"
+    );
 }

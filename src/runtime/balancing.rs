@@ -332,13 +332,13 @@ mod tests {
                 // An uneven clock, so that a due time off by a tick shows.
                 now += 1 + step * 13 % 7;
                 // Thread 0 runs at a third of the others' speed, with jitter.
-                for s in 0..subs.len() {
+                for (s, sub) in subs.iter().enumerate() {
                     let owner = board.owners[s];
                     let speed = if owner == 0 { 1 } else { 3 };
                     let done = speed + (step * 31 + s as u64 * 17) % 3;
                     board.counts[s] += done;
                     board.updates[owner] += done;
-                    subs[s].set_count(board.counts[s]);
+                    sub.set_count(board.counts[s]);
                     totals[owner].store(board.updates[owner], Ordering::Relaxed);
                 }
                 for t in 0..threads {
@@ -353,7 +353,11 @@ mod tests {
                 }
                 let owners: Vec<usize> = subs.iter().map(Subdomain::owner).collect();
                 assert_eq!(owners, board.owners, "{scope:?}: step {step}");
-                assert_eq!(assignment.all_at_once(), board.sets, "{scope:?}: step {step}");
+                assert_eq!(
+                    assignment.all_at_once(),
+                    board.sets,
+                    "{scope:?}: step {step}"
+                );
             }
             let (real, virt) = (runtime.stats(), sim.caller.stats().clone());
             assert_eq!(

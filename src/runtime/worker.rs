@@ -83,13 +83,7 @@ fn work(sh: &Shared<'_>, t: usize) {
         sh.assignment.refresh(t, &mut set);
         if let Some(b) = &sh.balancer {
             let now = || sh.start.elapsed().as_nanos() as u64;
-            b.maybe_call(
-                t,
-                now,
-                &sh.view(),
-                &sh.assignment,
-                &sh.placement.sockets,
-            );
+            b.maybe_call(t, now, &sh.view(), &sh.assignment, &sh.placement.sockets);
         }
         let mut progressed = false;
         for &s in &set {

@@ -22,14 +22,15 @@
 //!   same instant are all published before any update starts, threads in id
 //!   order. Time is integer picoseconds: same inputs, same bytes out.
 
-pub mod calibrate;
+mod costs;
 pub mod timeline;
+
+pub use costs::SimCosts;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
-use crate::config::SimCosts;
 use crate::engine::{Clock, Outcome, Residual, StopReason, TraceSample};
 use crate::noise::{Applied, Level, NoiseReport};
 use crate::plan::Plan;

@@ -4,11 +4,11 @@
 use std::fmt;
 use std::time::Instant;
 
-use crate::config::SimCosts;
 use crate::kernel;
 use crate::policy::{Policy, Progressive, Scope, Snapshot};
 use crate::problem::Problem;
 use crate::runtime::{StopBarrier, StopFlag};
+use crate::sim::SimCosts;
 use crate::subdomain::{self, EdgeVersion};
 
 /// Measured costs, and how.
