@@ -101,7 +101,7 @@ pub struct Config {
     /// `auto`: `subdomains + 2`, the paper's 6 at 4.
     pub high_threshold: AutoOr<usize>,
     /// A pair is balanced only when its count gap exceeds this; `auto`:
-    /// [`Config::min_gap`].
+    /// `policy::DEFAULT_MIN_GAP` (resolved by `plan`).
     pub lb_min_gap: AutoOr<u64>,
     /// Move only when the move is predicted to help (see `policy`).
     pub lb_predict: bool,
@@ -363,14 +363,6 @@ impl Config {
         match self.high_threshold {
             AutoOr::Value(n) => n,
             AutoOr::Auto => self.subdomains + 2,
-        }
-    }
-
-    /// `lb_min_gap`, resolved: see `DEFAULT_MIN_GAP` in `policy`.
-    pub fn min_gap(&self) -> u64 {
-        match self.lb_min_gap {
-            AutoOr::Value(n) => n,
-            AutoOr::Auto => crate::policy::DEFAULT_MIN_GAP,
         }
     }
 

@@ -2,8 +2,34 @@
 //! load balancing (Zarins & Weiland, IA3 2017), built for experiments on
 //! multi-socket nodes.
 //!
-//! Data flows one way: [`config`] -> [`problem`] + [`topology`] -> [`plan`]
-//! -> [`runtime`] -> [`report`] -> [`cli`].
+//! Data flows one way: a module imports only those to its left and the
+//! shared vocabulary below, never one to its right. (`config` parses straight
+//! into the leaf types it configures: `engine`'s hooks, `sim::SimCosts`,
+//! `topology::SyntheticTopology`; those leaves import nothing from braid.)
+//!
+//! ```text
+//! config -> plan -> engine: runtime | sim -> report -> experiment -> plot
+//!             \-> noise (parasites beside the engines)      cli drives it all
+//! ```
+//!
+//! * [`config`]: `config.txt`, overrides and labels into a typed [`config::Config`].
+//! * [`plan`]: the configuration on a machine: [`problem`] (geometry),
+//!   [`topology`] (sockets, cores, placement), [`noise`] (parasites), the
+//!   policy and the [`engine::Settings`].
+//! * The engines: [`runtime`] (pinned threads, atomics, wall clock) and
+//!   [`sim`] (virtual cores, virtual clock). Both drive the one
+//!   [`schedule`] core, call the pure [`policy`], update [`subdomain`]s
+//!   with the [`kernel`], and return an [`engine::Outcome`]; neither
+//!   imports the other (one test in `runtime` drives both balancers side by
+//!   side). [`calibrate`] measures the runtime's costs for the simulator.
+//! * [`report`]: an outcome with its plan, as one typed value ([`model`]
+//!   adds the slowest-mode forecast); [`experiment`] runs suites of them and
+//!   [`plot`] draws the figures.
+//! * Shared vocabulary, imported anywhere: [`variant`] (paper labels),
+//!   [`engine`] (what engines take and give), [`limits`] (every bound).
+//! * At the edges: [`cli`], [`files`] (atomic writes, bounded reads),
+//!   [`interrupt`] (SIGINT/SIGTERM), [`child`] (processes that die with
+//!   their parent).
 
 pub mod calibrate;
 pub mod child;

@@ -163,7 +163,11 @@ fn policy(cfg: &Config) -> Option<Arc<dyn Policy>> {
         pairs: cfg.pairs,
         low_threshold: cfg.low_threshold(),
         high_threshold: cfg.high_threshold(),
-        min_gap: cfg.min_gap(),
+        min_gap: cfg
+            .lb_min_gap
+            .value()
+            .copied()
+            .unwrap_or(crate::policy::DEFAULT_MIN_GAP),
         predict: cfg.lb_predict,
         seed: cfg.seed,
     }))
