@@ -6,7 +6,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
@@ -26,6 +26,25 @@ impl<T: Serialize> Serialize for AutoOr<T> {
         match self {
             AutoOr::Auto => s.serialize_str("auto"),
             AutoOr::Value(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for AutoOr<T> {
+    /// `"auto"`, or a value as `T` reads it (the inverse of `Serialize`).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr<T> {
+            Value(T),
+            Text(String),
+        }
+        match Repr::<T>::deserialize(d)? {
+            Repr::Value(v) => Ok(AutoOr::Value(v)),
+            Repr::Text(t) if t == "auto" => Ok(AutoOr::Auto),
+            Repr::Text(t) => Err(serde::de::Error::custom(format!(
+                "expected auto or a value, found `{t}`"
+            ))),
         }
     }
 }
@@ -56,7 +75,7 @@ impl<T: fmt::Display> fmt::Display for AutoOr<T> {
 }
 
 /// Where the parasite noise runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NoiseMode {
     None,
@@ -68,7 +87,7 @@ pub enum NoiseMode {
 
 /// One noisy core: its id and, optionally, the duty cycle to aim for
 /// (otherwise `noise_sleep_us` / `noise_work_iters` as given).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct NoiseCore {
     /// `auto`: the core of the thread whose domain touches the source.
     pub core: AutoOr<usize>,
@@ -76,7 +95,7 @@ pub struct NoiseCore {
 }
 
 /// Everything a run needs to know, as typed values.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Config {
     pub domain_size: usize,
     pub subdomains: usize,

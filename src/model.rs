@@ -13,12 +13,12 @@
 //! 2 x 18 (tests/sim.rs): the model says +2.2% for the centre core at 19%
 //! (measured +2.0%), +9.2% at 50% (+9.9%), +0.21% next to the source (+0.26%).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::problem::Problem;
 
 /// The model's forecast for one noisy thread.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Forecast {
     /// The thread whose domain shares its core with the noise.
     pub thread: usize,

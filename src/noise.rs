@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use braid_noise::{Calibration, NoiseStats, Rhythm};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::NoiseMode;
 
@@ -46,7 +46,7 @@ pub struct NoisePlan {
 }
 
 /// What one parasite did, measured on itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Applied {
     pub core: usize,
     pub sleep_us: u64,
@@ -58,7 +58,7 @@ pub struct Applied {
     pub elapsed_s: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoiseReport {
     pub mode: NoiseMode,
     pub parasites: Vec<Applied>,

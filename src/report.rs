@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::engine::{Clock, LbStats, Outcome, StopReason, TraceSample};
@@ -13,7 +13,7 @@ use crate::plan::Plan;
 use crate::topology::Topology;
 use crate::variant::Mode;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GridInfo {
     pub domain_size: usize,
     pub rows: usize,
@@ -22,9 +22,9 @@ pub struct GridInfo {
     pub width: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
-    pub braid_version: &'static str,
+    pub braid_version: String,
     /// `wall` for the real runtime, `virtual` for the simulator.
     pub clock: Clock,
     pub variant: String,
@@ -129,7 +129,7 @@ impl Report {
         let secs = out.elapsed_s.max(f64::MIN_POSITIVE);
         let model = forecasts(plan, noise.as_ref());
         Report {
-            braid_version: env!("CARGO_PKG_VERSION"),
+            braid_version: env!("CARGO_PKG_VERSION").to_string(),
             clock: out.clock,
             variant: plan.config.variant().to_string(),
             mode: plan.config.mode,
@@ -294,6 +294,37 @@ impl fmt::Display for Report {
                 "  residual       {residual:.3e} (verified): target {target:e} NOT reached",
             ),
             None => writeln!(f, "  residual       {residual:.3e} (verified)"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Topology;
+
+    #[test]
+    fn a_report_reads_back_as_it_was_written() {
+        for label in ["sync", "async(4)+hybrid(0.001,3)"] {
+            let mut cfg = Config::default();
+            cfg.apply_variant(label).unwrap();
+            cfg.apply_overrides(&[
+                "max_iterations=50",
+                "trace_interval=0.00001",
+                "noise=thread",
+                "numerics=true",
+                "tolerance=0.5",
+                "cores=0,1,2,3",
+            ])
+            .unwrap();
+            let plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+            let (out, noise) = crate::sim::run(&plan);
+            let report = Report::new(&plan, &out, noise);
+            let text = serde_json::to_string(&report).unwrap();
+            let back: Report = serde_json::from_str(&text).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), text, "{label}");
+            assert!(back.trace.is_some_and(|t| t.len() > 1), "{label}");
+            assert!(back.noise.is_some() && !back.model.is_empty(), "{label}");
         }
     }
 }

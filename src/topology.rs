@@ -18,12 +18,12 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A synthetic machine in hwloc's synthetic syntax, e.g. `pack:2 core:18`:
 /// `pack`/`package`/`socket` levels multiply into sockets, every other level
 /// (`numa`, `l3`, `core`, `pu`...) into cores per socket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyntheticTopology {
     pub sockets: usize,
     pub cores_per_socket: usize,
@@ -36,7 +36,7 @@ impl std::fmt::Display for SyntheticTopology {
 }
 
 /// How the socket layout was obtained.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Hwloc,
@@ -49,7 +49,7 @@ pub enum Source {
     Synthetic,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Socket {
     /// Physical cores, each as the OS ids of its logical CPUs (PUs),
     /// ascending. A CPU picked by hand (`cores = ...`) is a core of its own.
@@ -65,7 +65,7 @@ impl Socket {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Topology {
     pub source: Source,
     pub sockets: Vec<Socket>,

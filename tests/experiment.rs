@@ -337,6 +337,23 @@ fn plot_names_the_file_line_and_field_of_a_bad_record_and_never_loops() {
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
         assert!(!dir.join("p").exists(), "nothing is drawn from bad records");
     }
+    // A report without a field a figure reads, as an older or renamed
+    // report would be: named, never drawn as a zero.
+    for field in ["spread", "iteration_rate", "threads"] {
+        let mut lines: Vec<Value> = good
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        lines[1]["report"].as_object_mut().unwrap().remove(field);
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(dir.join("bad.jsonl"), text).unwrap();
+        let r = braid(&dir, &["plot", "bad.jsonl", "--out", "p"]);
+        assert_eq!(r.status, Some(2), "without {field}: {}", r.stderr);
+        for needle in ["bad.jsonl: line 2", field] {
+            assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+        }
+        assert!(!dir.join("p").exists(), "nothing is drawn from bad records");
+    }
     // An output directory that cannot be made is bad input, as for `run`.
     let r = braid(&dir, &["plot", "r.jsonl", "--out", "/proc/braid-plots"]);
     assert_eq!(r.status, Some(2), "{}", r.stderr);

@@ -18,6 +18,7 @@ use thiserror::Error;
 use crate::config::Config;
 use crate::interrupt::Interrupt;
 use crate::plan::{Numbers, Plan};
+use crate::report::Report;
 use crate::topology::Topology;
 use provenance::Provenance;
 use results::{Record, ResultsFile, Status};
@@ -151,7 +152,7 @@ pub fn run(
         let (cfg, topology) = &configs[i];
         let started = Instant::now();
         let (status, error, report) = match run_sample(&exe, suite, sample, interrupt)? {
-            SampleEnd::Report(report) => (Status::Ok, None, Some(report)),
+            SampleEnd::Report(report) => (Status::Ok, None, Some(*report)),
             SampleEnd::Failed(e) => (Status::Failed, Some(e), None),
             SampleEnd::Interrupted(signal) => {
                 summary.interrupted = Some(signal);
@@ -231,7 +232,7 @@ fn effective_config(
 
 /// How one sample's process ended.
 enum SampleEnd {
-    Report(serde_json::Value),
+    Report(Box<Report>),
     /// Why there is no report: the exit status and the end of its stderr,
     /// or the timeout.
     Failed(String),
@@ -290,9 +291,9 @@ fn run_sample(
             SampleEnd::Failed(format!("{status}: {}", last_lines(&stderr, 3)))
         }
         Waited::Exited(_) => match serde_json::from_str(&stdout) {
-            Ok(report) => SampleEnd::Report(report),
+            Ok(report) => SampleEnd::Report(Box::new(report)),
             Err(e) => SampleEnd::Failed(format!(
-                "its report is not JSON ({e}): {}",
+                "its output is not a braid report ({e}): {}",
                 last_lines(&stderr, 3)
             )),
         },

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::ExperimentError;
 use super::provenance::Provenance;
 use super::suite::{Engine, Figure, Sample};
+use crate::report::Report;
 
 /// How a sample ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,8 +38,8 @@ pub struct Record {
     /// Real seconds the sample's process took.
     pub wall_s: f64,
     pub provenance: Provenance,
-    /// The sample's `braid run`/`braid sim` JSON report, when it finished.
-    pub report: Option<serde_json::Value>,
+    /// The sample's `braid run`/`braid sim` report, when it finished.
+    pub report: Option<Report>,
 }
 
 /// A results file opened for appending, and what it already holds.
@@ -198,14 +199,17 @@ pub fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, ExperimentErro
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Record>(line.trim_end()) {
+        // The path names the field that is missing or of the wrong type
+        // (`report.spread`), not just a column.
+        let mut json = serde_json::Deserializer::from_str(line.trim_end());
+        match serde_path_to_error::deserialize::<_, Record>(&mut json) {
             Ok(r) => out.push((i + 1, r)),
             Err(_) if i + 1 == lines.len() && !line.ends_with('\n') => {}
             Err(e) => {
                 return Err(ExperimentError::BadRecord {
                     path: path.to_path_buf(),
                     line: i + 1,
-                    message: e.to_string(),
+                    message: format!("field `{}`: {}", e.path(), e.inner()),
                 });
             }
         }

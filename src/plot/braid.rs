@@ -7,6 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{Draw, DrawResult, FONT, colour, legend, panel_title};
+use crate::engine::TraceSample;
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -15,8 +16,7 @@ const STRANDS: usize = 4;
 pub fn has_trace(r: &Record) -> bool {
     r.report
         .as_ref()
-        .and_then(|rep| rep.get("trace"))
-        .and_then(|t| t.as_array())
+        .and_then(|rep| rep.trace.as_ref())
         .is_some_and(|t| t.len() >= 2)
 }
 
@@ -38,22 +38,19 @@ pub struct Braid {
 impl Braid {
     pub fn new(r: &Record) -> Braid {
         let rep = r.report.as_ref().expect("a braid record has a report");
-        let trace = rep["trace"].as_array().cloned().unwrap_or_default();
-        let at = |s: &serde_json::Value, key: &str| -> Vec<f64> {
-            s[key]
-                .as_array()
-                .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
-                .unwrap_or_default()
-        };
-        let subs = trace.first().map(|s| at(s, "counts").len()).unwrap_or(0);
-        let owners0 = trace.first().map(|s| at(s, "owners")).unwrap_or_default();
+        let trace: &[TraceSample] = rep.trace.as_deref().unwrap_or_default();
+        let subs = trace.first().map_or(0, |s| s.counts.len());
+        let owners0: &[usize] = trace.first().map_or(&[], |s| &s.owners);
         // The noisy thread's subdomains first (what balancing rescues),
         // then evenly spaced others.
-        let cores: Vec<f64> = at(rep, "cores");
-        let noisy_core = rep["noise"]["parasites"][0]["core"].as_f64();
-        let noisy_thread = noisy_core.and_then(|c| cores.iter().position(|&x| x == c));
+        let noisy_core = rep
+            .noise
+            .as_ref()
+            .and_then(|n| n.parasites.first())
+            .map(|p| p.core);
+        let noisy_thread = noisy_core.and_then(|c| rep.cores.iter().position(|&x| x == c));
         let mut chosen: Vec<usize> = (0..subs)
-            .filter(|&s| noisy_thread.is_some_and(|t| owners0.get(s) == Some(&(t as f64))))
+            .filter(|&s| noisy_thread.is_some_and(|t| owners0.get(s) == Some(&t)))
             .take(STRANDS / 2)
             .collect();
         let step = (subs / STRANDS).max(1);
@@ -71,21 +68,20 @@ impl Braid {
                 let mut points = Vec::new();
                 let mut moves = Vec::new();
                 let mut owner = owners0.get(s).copied();
-                for sample in &trace {
-                    let counts = at(sample, "counts");
-                    let owners = at(sample, "owners");
-                    let mean = counts.iter().sum::<f64>() / counts.len().max(1) as f64;
-                    let t = sample["t_s"].as_f64().unwrap_or(0.0);
-                    let pt = (t, counts.get(s).copied().unwrap_or(0.0) - mean);
+                for sample in trace {
+                    let counts = &sample.counts;
+                    let mean = counts.iter().sum::<u64>() as f64 / counts.len().max(1) as f64;
+                    let count = counts.get(s).map_or(0.0, |&c| c as f64);
+                    let pt = (sample.t_s, count - mean);
                     points.push(pt);
-                    if owners.get(s).copied() != owner {
+                    if sample.owners.get(s).copied() != owner {
                         moves.push(pt);
-                        owner = owners.get(s).copied();
+                        owner = sample.owners.get(s).copied();
                     }
                 }
                 Strand {
                     subdomain: s,
-                    first_owner: owners0.get(s).copied().unwrap_or(0.0) as usize,
+                    first_owner: owners0.get(s).copied().unwrap_or(0),
                     points,
                     moves,
                 }

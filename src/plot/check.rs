@@ -5,39 +5,45 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-
 use super::PlotError;
+use crate::engine::TraceSample;
 use crate::experiment::results::Record;
 use crate::experiment::suite::{Engine, Figure};
+use crate::report::Report;
 
-/// How a field must look.
-#[derive(Debug, Clone, Copy)]
-enum Kind {
+/// A value a figure reads, as the check sees it.
+enum Field<'a> {
     /// A finite number >= 0.
-    Number,
-    /// A finite number >= 0, or null (a run that did not converge has no
+    Number(f64),
+    /// A finite number >= 0, or none (a run that did not converge has no
     /// time to solution).
-    NumberOrNull,
+    NumberOrNone(Option<f64>),
     /// A whole number >= 1.
-    Count,
-    /// The trace of a braid figure: at least two samples, each with `t_s`
-    /// and equally long `counts` and `owners`.
-    Trace,
+    Count(usize),
+    /// The trace of a braid figure: at least two samples, with equally long
+    /// `counts` and `owners`.
+    Trace(Option<&'a [TraceSample]>),
 }
 
-/// The fields `figure` reads from a report of `engine`.
-fn needs(figure: Figure, engine: Engine) -> Vec<(&'static str, Kind)> {
-    let mut out = vec![("threads", Kind::Count)];
+/// The fields `figure` reads from a report of `engine`. (Types were checked
+/// when the record was read: a missing field or a string where a number
+/// belongs is a [`crate::experiment::ExperimentError::BadRecord`] naming
+/// the field.)
+fn needs(figure: Figure, engine: Engine, r: &Report) -> Vec<(&'static str, Field<'_>)> {
+    let mut out = vec![("threads", Field::Count(r.threads))];
     if engine == Engine::Sim {
-        out.push(("sockets", Kind::Count));
+        out.push(("sockets", Field::Count(r.sockets)));
     }
     match figure {
-        Figure::Landscape => {
-            out.extend([("iteration_rate", Kind::Number), ("spread", Kind::Number)])
-        }
-        Figure::Tts | Figure::Payoff => out.push(("time_to_solution_s", Kind::NumberOrNull)),
-        Figure::Braid => out.push(("trace", Kind::Trace)),
+        Figure::Landscape => out.extend([
+            ("iteration_rate", Field::Number(r.iteration_rate)),
+            ("spread", Field::Number(r.spread as f64)),
+        ]),
+        Figure::Tts | Figure::Payoff => out.push((
+            "time_to_solution_s",
+            Field::NumberOrNone(r.time_to_solution_s),
+        )),
+        Figure::Braid => out.push(("trace", Field::Trace(r.trace.as_deref()))),
     }
     out
 }
@@ -56,17 +62,13 @@ pub fn record(path: &Path, line: usize, r: &Record) -> Result<(), PlotError> {
             "missing in a record whose status is ok".into(),
         ));
     };
-    for (field, kind) in needs(r.figure, r.engine) {
-        let v = report.get(field).unwrap_or(&Value::Null);
-        let problem = match kind {
-            Kind::Number => number(v),
-            Kind::NumberOrNull if v.is_null() => None,
-            Kind::NumberOrNull => number(v),
-            Kind::Count => match v.as_u64() {
-                Some(n) if n >= 1 => None,
-                _ => Some(format!("expected a whole number >= 1, found {}", shown(v))),
-            },
-            Kind::Trace => trace(v),
+    for (field, value) in needs(r.figure, r.engine, report) {
+        let problem = match value {
+            Field::Number(x) | Field::NumberOrNone(Some(x)) => number(x),
+            Field::NumberOrNone(None) => None,
+            Field::Count(n) if n >= 1 => None,
+            Field::Count(n) => Some(format!("expected a whole number >= 1, found {n}")),
+            Field::Trace(t) => trace(t),
         };
         if let Some(problem) = problem {
             return Err(bad(field, problem));
@@ -75,19 +77,13 @@ pub fn record(path: &Path, line: usize, r: &Record) -> Result<(), PlotError> {
     Ok(())
 }
 
-fn number(v: &Value) -> Option<String> {
-    match v.as_f64() {
-        Some(x) if x.is_finite() && x >= 0.0 => None,
-        _ => Some(format!("expected a number >= 0, found {}", shown(v))),
-    }
+fn number(x: f64) -> Option<String> {
+    (!(x.is_finite() && x >= 0.0)).then(|| format!("expected a number >= 0, found {x}"))
 }
 
-fn trace(v: &Value) -> Option<String> {
-    let Some(samples) = v.as_array() else {
-        return Some(format!(
-            "expected a trace (run with trace_interval > 0), found {}",
-            shown(v)
-        ));
+fn trace(samples: Option<&[TraceSample]>) -> Option<String> {
+    let Some(samples) = samples else {
+        return Some("no trace (run with trace_interval > 0)".into());
     };
     if samples.len() < 2 {
         return Some(format!(
@@ -95,37 +91,13 @@ fn trace(v: &Value) -> Option<String> {
             samples.len()
         ));
     }
-    let len = |s: &Value, k: &str| -> Option<usize> {
-        let a = s.get(k)?.as_array()?;
-        a.iter().all(|x| x.as_u64().is_some()).then_some(a.len())
-    };
-    let first = len(&samples[0], "counts");
+    let n = samples[0].counts.len();
     for (i, s) in samples.iter().enumerate() {
-        let t_ok = s
-            .get("t_s")
-            .and_then(Value::as_f64)
-            .is_some_and(f64::is_finite);
-        let counts = len(s, "counts");
-        if !t_ok || counts.is_none() || counts != first || len(s, "owners") != counts {
+        if !s.t_s.is_finite() || s.counts.len() != n || s.owners.len() != n {
             return Some(format!(
-                "sample {i} needs t_s and counts and owners (whole numbers, as long as sample 0's)"
+                "sample {i} needs a finite t_s and counts and owners as long as sample 0's"
             ));
         }
     }
     None
-}
-
-/// A value as it appears in the file, cut short.
-fn shown(v: &Value) -> String {
-    match v {
-        Value::Null => "null (or nothing)".into(),
-        other => {
-            let text = other.to_string();
-            if text.chars().count() > 40 {
-                format!("{}...", text.chars().take(40).collect::<String>())
-            } else {
-                text
-            }
-        }
-    }
 }

@@ -55,9 +55,12 @@ impl Landscape {
                         .collect();
                     let rate: Vec<f64> = group
                         .iter()
-                        .filter_map(|r| num(r, "iteration_rate"))
+                        .filter_map(|r| num(r, |rep| rep.iteration_rate))
                         .collect();
-                    let spread: Vec<f64> = group.iter().filter_map(|r| num(r, "spread")).collect();
+                    let spread: Vec<f64> = group
+                        .iter()
+                        .filter_map(|r| num(r, |rep| rep.spread as f64))
+                        .collect();
                     if let (Some(rate), Some(spread)) = (Five::of(&rate), Five::of(&spread)) {
                         points.push(Point {
                             variant: vi,

@@ -21,6 +21,7 @@ use crate::experiment::ExperimentError;
 use crate::experiment::results::{self, Record, Status};
 use crate::experiment::suite::{Engine, Figure};
 use crate::files::write_atomic;
+use crate::report::Report;
 
 #[derive(Debug, Error)]
 pub enum PlotError {
@@ -246,7 +247,7 @@ where
 /// A panel's title: the engine and the machine it ran (or simulated).
 fn panel_title(r: &Record) -> String {
     let rep = r.report.as_ref().expect("plotted records have reports");
-    let threads = rep["threads"].as_u64().unwrap_or(0);
+    let threads = rep.threads;
     match r.engine {
         Engine::Run => format!(
             "braid run: {}, {threads} threads",
@@ -259,7 +260,7 @@ fn panel_title(r: &Record) -> String {
         ),
         Engine::Sim => format!(
             "braid sim: {} sockets, {threads} threads (virtual time)",
-            rep["sockets"].as_u64().unwrap_or(0)
+            rep.sockets
         ),
     }
 }
@@ -285,7 +286,7 @@ fn colour(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// The report's number at `key`, if present.
-fn num(r: &Record, key: &str) -> Option<f64> {
-    r.report.as_ref()?.get(key)?.as_f64()
+/// A number read from a record's report, if it has one.
+fn num(r: &Record, field: impl Fn(&Report) -> f64) -> Option<f64> {
+    r.report.as_ref().map(field)
 }

@@ -12,6 +12,7 @@ use super::landscape::{family, variant_order};
 use super::stats::quantile;
 use super::{Draw, DrawResult, FONT, colour, legend};
 use crate::experiment::results::Record;
+use crate::model::Forecast;
 
 struct Panel {
     title: String,
@@ -32,13 +33,13 @@ fn median_of(records: &[&&Record], f: impl Fn(&Record) -> Option<f64>) -> Option
 }
 
 fn tts(r: &Record) -> Option<f64> {
-    r.report.as_ref()?.get("time_to_solution_s")?.as_f64()
+    r.report.as_ref()?.time_to_solution_s
 }
 
 /// Sum of one field over the report's model forecasts.
-fn model_sum(r: &Record, field: &str) -> Option<f64> {
-    let model = r.report.as_ref()?.get("model")?.as_array()?;
-    (!model.is_empty()).then(|| model.iter().filter_map(|m| m[field].as_f64()).sum())
+fn model_sum(r: &Record, field: impl Fn(&Forecast) -> f64) -> Option<f64> {
+    let model = &r.report.as_ref()?.model;
+    (!model.is_empty()).then(|| model.iter().map(field).sum())
 }
 
 impl PayoffMap {
@@ -88,7 +89,7 @@ impl PayoffMap {
                         (!pts.is_empty()).then_some((vi, pts))
                     })
                     .collect();
-                let forecast = |field: &str| -> Vec<(f64, f64)> {
+                let forecast = |field: fn(&Forecast) -> f64| -> Vec<(f64, f64)> {
                     duties
                         .iter()
                         .filter_map(|&d| {
@@ -101,8 +102,8 @@ impl PayoffMap {
                 Panel {
                     title: format!("noise on: {place}"),
                     lines,
-                    model: forecast("plain_async_loss"),
-                    ideal: forecast("ideal_balanced_loss"),
+                    model: forecast(|m| m.plain_async_loss),
+                    ideal: forecast(|m| m.ideal_balanced_loss),
                 }
             })
             .collect();

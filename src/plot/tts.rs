@@ -34,7 +34,7 @@ pub fn times(records: &[&Record], variant: &str, noise: bool) -> Vec<f64> {
     records
         .iter()
         .filter(|r| r.sample.variant == variant && r.sample.noise == noise)
-        .filter_map(|r| r.report.as_ref()?.get("time_to_solution_s")?.as_f64())
+        .filter_map(|r| r.report.as_ref()?.time_to_solution_s)
         .collect()
 }
 

@@ -1,11 +1,11 @@
 //! The simulator's cost model: what an update, a barrier, a balancer call
 //! and a parasite's work iteration cost in virtual time.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The simulator's costs, in nanoseconds of virtual time. Defaults were
 /// measured on this project's machine with `braid sim --calibrate`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SimCosts {
     /// Per cell of a subdomain update.
     #[serde(rename = "sim_cell_ns")]
