@@ -242,12 +242,12 @@ pub enum ConfigError {
 pub const KEYS: &[&str] = &[
     "domain_size",
     "subdomains",
-    "threads",
     "mode",
     "staleness",
     "max_iterations",
     "tolerance",
     "time_limit",
+    "threads",
     "sockets",
     "cores",
     "oversubscribe",
@@ -879,6 +879,34 @@ mod tests {
     fn the_shipped_config_parses_to_the_defaults() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.txt");
         assert_eq!(Config::from_file(&path).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn the_shipped_config_documents_every_key_once_in_key_list_order() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.txt");
+        let text = std::fs::read_to_string(path).unwrap();
+        let keys: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.split('#').next()?.split_once('='))
+            .map(|(k, _)| k.trim())
+            .collect();
+        assert_eq!(keys, KEYS);
+        // And each is documented: a comment above its line (two related
+        // keys may share one).
+        let lines: Vec<&str> = text.lines().collect();
+        for key in KEYS {
+            let mut at = lines
+                .iter()
+                .position(|l| l.starts_with(&format!("{key} ")))
+                .unwrap();
+            while at > 0 && lines[at - 1].contains('=') && !lines[at - 1].starts_with('#') {
+                at -= 1;
+            }
+            assert!(
+                at > 0 && lines[at - 1].starts_with('#'),
+                "`{key}` has no comment"
+            );
+        }
     }
 
     #[test]
