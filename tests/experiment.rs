@@ -316,43 +316,38 @@ fn plot_names_the_file_line_and_field_of_a_bad_record_and_never_loops() {
     let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
     assert_eq!(r.status, Some(0), "{}", r.stderr);
     let good = std::fs::read_to_string(dir.join("r.jsonl")).unwrap();
+    // Plots a copy of the results with line 2's report changed by `change`:
+    // refused with exit 2, naming the line and `field`, drawing nothing.
+    let refused = |field: &str, change: &dyn Fn(&mut Value)| {
+        let mut lines: Vec<Value> = good
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        change(&mut lines[1]["report"]);
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(dir.join("bad.jsonl"), text).unwrap();
+        let r = braid(&dir, &["plot", "bad.jsonl", "--out", "p"]);
+        assert_eq!(r.status, Some(2), "{field}: {}", r.stderr);
+        for needle in ["bad.jsonl: line 2", field] {
+            assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+        }
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        assert!(!dir.join("p").exists(), "nothing is drawn from bad records");
+    };
     for (field, value) in [
         ("iteration_rate", Value::Null),
         ("spread", Value::from("many")),
         ("iteration_rate", Value::from(-1.0)),
         ("threads", Value::from(0)),
     ] {
-        let mut lines: Vec<Value> = good
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        lines[1]["report"][field] = value.clone();
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(dir.join("bad.jsonl"), text).unwrap();
-        let r = braid(&dir, &["plot", "bad.jsonl", "--out", "p"]);
-        assert_eq!(r.status, Some(2), "{field}={value}: {}", r.stderr);
-        for needle in ["bad.jsonl: line 2", field] {
-            assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
-        }
-        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-        assert!(!dir.join("p").exists(), "nothing is drawn from bad records");
+        refused(field, &|report| report[field] = value.clone());
     }
     // A report without a field a figure reads, as an older or renamed
     // report would be: named, never drawn as a zero.
     for field in ["spread", "iteration_rate", "threads"] {
-        let mut lines: Vec<Value> = good
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        lines[1]["report"].as_object_mut().unwrap().remove(field);
-        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(dir.join("bad.jsonl"), text).unwrap();
-        let r = braid(&dir, &["plot", "bad.jsonl", "--out", "p"]);
-        assert_eq!(r.status, Some(2), "without {field}: {}", r.stderr);
-        for needle in ["bad.jsonl: line 2", field] {
-            assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
-        }
-        assert!(!dir.join("p").exists(), "nothing is drawn from bad records");
+        refused(field, &|report| {
+            report.as_object_mut().unwrap().remove(field);
+        });
     }
     // An output directory that cannot be made is bad input, as for `run`.
     let r = braid(&dir, &["plot", "r.jsonl", "--out", "/proc/braid-plots"]);
