@@ -22,7 +22,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Takes about a second.
 pub fn measure() -> Measured {
     core_affinity::set_for_current(core_affinity::CoreId { id: 0 });
-    let mut costs = SimCosts::default();
+    let mut costs = crate::config::Config::default().sim_costs();
     // Kernel: ns per cell on a 150 x 150 subdomain (the paper's split).
     let (h, w) = (150, 150);
     let mut a = vec![1.0; (h + 2) * (w + 2)];

@@ -45,6 +45,9 @@ enum Command {
     /// how), and where N threads would be pinned. BRAID_SYSFS_ROOT=DIR reads
     /// a captured sysfs tree (DIR/devices/system/cpu) instead of /sys.
     Topology(TopologyArgs),
+    /// Print every configuration key with its documentation and default, as
+    /// `config.txt` (`braid config > my.txt` starts a configuration).
+    Config,
     /// The process form of the noise parasite (what `noise = process` runs).
     #[command(name = "__parasite", hide = true)]
     Parasite(braid_noise::cli::NoiseArgs),
@@ -148,6 +151,10 @@ pub fn main() -> ExitCode {
         Some(Command::Experiment(args)) => experiment(args),
         Some(Command::Plot(args)) => plot(args),
         Some(Command::Topology(args)) => topology(&args),
+        Some(Command::Config) => {
+            print!("{}", crate::config::document());
+            Ok(())
+        }
         Some(Command::Parasite(args)) => return braid_noise::cli::main_with(args),
     };
     match result {

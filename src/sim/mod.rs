@@ -242,7 +242,7 @@ fn timelines(plan: &Plan) -> Vec<Timeline> {
             .find(|q| q.core == core)?;
         let sleep = parasite.sleep_us as f64 * 1e6;
         let work = match parasite.level {
-            Level::Iterations(iters) => iters as f64 * cfg.sim_costs.noise_iter_ns * 1e3,
+            Level::Iterations(iters) => iters as f64 * cfg.sim_noise_iter_ns * 1e3,
             Level::Duty(d) => d / (1.0 - d) * sleep,
         };
         Some((sleep.round() as u64, work.round() as u64))
@@ -291,7 +291,7 @@ impl<'a> Engine<'a> {
         };
         Engine {
             plan,
-            costs: cfg.sim_costs,
+            costs: cfg.sim_costs(),
             numerics: cfg.numerics,
             residual: if cfg.numerics {
                 settings.residual()

@@ -1,0 +1,263 @@
+//! Every configuration key, defined once: its name, type, default, the
+//! parser that checks its bounds, its documentation and its section. The
+//! [`Config`] struct (and so the effective configuration in every report),
+//! its `Default`, the key list, the setter and `config.txt` itself
+//! ([`document`], printed by `braid config`) are all generated from the one
+//! table below.
+
+use serde::{Deserialize, Serialize};
+
+use super::parser::Parser;
+use super::{AutoOr, ConfigError, NoiseCore, NoiseMode, Origin};
+use crate::engine::{Slow, Stall};
+use crate::limits::*;
+use crate::topology::SyntheticTopology;
+use crate::variant::{BalancerKind, Mode};
+
+/// One key as `config.txt` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub name: &'static str,
+    /// The default, as written in `config.txt`.
+    pub default: &'static str,
+    /// Comment lines printed above it (empty: it shares the one above).
+    pub doc: &'static [&'static str],
+    /// The section it opens, if it is the first of one.
+    pub section: Option<&'static str>,
+}
+
+/// Parses a key's default text; a default that does not parse is a bug
+/// that `every_default_parses` catches.
+fn default_of<T>(
+    key: &'static str,
+    text: &'static str,
+    parse: fn(&Parser<'_>) -> Result<T, ConfigError>,
+) -> T {
+    parse(&Parser::new(key, text, Origin::Default))
+        .unwrap_or_else(|e| panic!("the default of `{key}` does not parse: {e}"))
+}
+
+macro_rules! config_keys {
+    (
+        $(
+            $([$section:literal])?
+            $(#[doc = $doc:literal])*
+            $key:ident: $ty:ty = $default:literal, $parse:expr;
+        )*
+    ) => {
+        /// Everything a run needs to know, as typed values (one field per
+        /// key, in `config.txt` order). Read back from a report, a key that
+        /// report's braid did not have yet takes its default.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct Config {
+            $( $(#[doc = $doc])* pub $key: $ty, )*
+        }
+
+        /// Every key, in `config.txt` order.
+        pub const KEYS: &[Key] = &[
+            $( Key {
+                name: stringify!($key),
+                default: $default,
+                doc: &[$($doc),*],
+                section: config_keys!(@section $($section)?),
+            }, )*
+        ];
+
+        impl Default for Config {
+            /// The paper's settings: the defaults in the table.
+            fn default() -> Self {
+                Config {
+                    $( $key: default_of(stringify!($key), $default, $parse), )*
+                }
+            }
+        }
+
+        impl Config {
+            /// Sets `key` from its text; an unknown key is refused.
+            pub(super) fn set(
+                &mut self,
+                key: &str,
+                value: &str,
+                origin: Origin,
+            ) -> Result<(), ConfigError> {
+                match key {
+                    $( stringify!($key) => {
+                        let parse: fn(&Parser<'_>) -> Result<$ty, ConfigError> = $parse;
+                        self.$key = parse(&Parser::new(stringify!($key), value, origin))?;
+                    } )*
+                    _ => {
+                        return Err(ConfigError::UnknownKey {
+                            origin,
+                            key: key.to_string(),
+                        })
+                    }
+                }
+                Ok(())
+            }
+        }
+    };
+    (@section $s:literal) => { Some($s) };
+    (@section) => { None };
+}
+
+config_keys! {
+    ["Problem"]
+    /// Cells per side of each thread's square domain (paper: 300). The T domains
+    /// tile the global grid as rows x cols, rows = largest divisor of T <= sqrt(T).
+    domain_size: usize = "300", |p| p.count(MAX_DOMAIN_SIZE);
+    /// Pieces each domain is split into, as square as possible (paper: 4). A
+    /// subdomain is the unit of work and of migration.
+    subdomains: usize = "4", |p| p.count(MAX_SUBDOMAINS);
+
+    ["Scheme"]
+    /// sync | ssync | async. Paper labels via --variant: sync, ssync(n), async(n),
+    /// async(n)+split(f), async(n)+joint(f), async(n)+hybrid(f,k).
+    mode: Mode = "async", |p| p.choice(&[
+        ("sync", Mode::Sync),
+        ("ssync", Mode::Ssync),
+        ("async", Mode::Async),
+    ]);
+    /// ssync only: a subdomain may be updated only while every neighbour's update
+    /// count is >= its own minus this.
+    staleness: u64 = "0", |p| p.whole();
+
+    ["Stopping"]
+    /// Iterations per domain: the run stops when one thread has done
+    /// max_iterations x subdomains subdomain updates (paper: 5000).
+    max_iterations: u64 = "5000", |p| p.within(1, MAX_ITERATIONS);
+    /// Relative residual target ||r||/||r0|| (paper's time-to-solution runs: 1e-4).
+    /// 0 = no target: run to max_iterations.
+    tolerance: f64 = "0", |p| p.number("a number", 1.0);
+    /// Wall-clock limit in seconds; 0 = none. A run that hits it reports so.
+    time_limit: f64 = "0", |p| p.seconds(" (0 = none)");
+
+    ["Machine"]
+    /// Threads, one per core; auto = one per selected core.
+    threads: AutoOr<usize> = "auto", |p| p.auto_or(|p| p.count(MAX_THREADS));
+    /// auto = sockets as detected; a number N splits the selected cores into N
+    /// virtual sockets of consecutive cores (to exercise split/hybrid balancing).
+    sockets: AutoOr<usize> = "auto", |p| p.auto_or(|p| p.count(MAX_CPUS));
+    /// auto = every core this process may run on; or a list such as 0,2,4-7.
+    cores: AutoOr<Vec<usize>> = "auto", |p| p.auto_or(|p| p.core_list());
+    /// Allow more threads than cores (several threads pinned per core).
+    oversubscribe: bool = "false", |p| p.boolean();
+    /// Seed for every random choice (hybrid's cross-socket pick).
+    seed: u64 = "0", |p| p.whole();
+    /// Memory a run may take, in GiB: auto = what the machine has available now
+    /// (MemAvailable). A run whose estimate (grids, subdomains, trace) exceeds it
+    /// is refused before anything is allocated.
+    memory_limit: AutoOr<f64> = "auto", |p| p.auto_or(|p| p.number("GiB", 1e9));
+
+    ["Progressive load balancing (async only)"]
+    /// none | split | joint | hybrid
+    balancer: BalancerKind = "none", |p| p.choice(&[
+        ("none", BalancerKind::None),
+        ("split", BalancerKind::Split),
+        ("joint", BalancerKind::Joint),
+        ("hybrid", BalancerKind::Hybrid),
+    ]);
+    /// Seconds between balancer calls (paper: 0.001).
+    lb_interval: f64 = "0.001", |p| p.seconds("");
+    /// hybrid: one cross-socket move every this many calls (paper: 500).
+    hybrid_period: u64 = "500", |p| p.positive().map(|n| n as u64);
+    /// Most/least updated subdomain pairs considered per call (paper: 6).
+    pairs: usize = "6", |p| p.positive();
+    /// A thread keeps more than low_threshold subdomains and receives one only
+    /// while it has fewer than high_threshold. auto = subdomains - 2 (at least 1)
+    /// and subdomains + 2: the paper's 2 and 6 at 4 subdomains. A balancer that
+    /// could never move (high_threshold <= subdomains) is refused.
+    low_threshold: AutoOr<usize> = "auto",
+        |p| p.auto_or(|p| p.within(0, MAX_SUBDOMAINS as u64).map(|n| n as usize));
+    high_threshold: AutoOr<usize> = "auto", |p| p.auto_or(|p| p.count(MAX_SUBDOMAINS));
+    /// The dead band: a pair is balanced only when the most updated subdomain is
+    /// more than this many updates ahead of the least updated one (0 = any gap,
+    /// as Algorithm 1 is printed). auto = the measured default (src/policy/).
+    lb_min_gap: AutoOr<u64> = "auto", |p| p.auto_or(|p| p.within(0, MAX_ITERATIONS));
+    /// Predicted moves: a pair is balanced only when the fast thread, holding one
+    /// more subdomain, would still update each of its subdomains faster than the
+    /// slow thread does now (both measured over the last interval). false =
+    /// Algorithm 1 as printed, which also moves when that makes things worse.
+    lb_predict: bool = "true", |p| p.boolean();
+    /// Seconds between samples of every subdomain's count and owner in the
+    /// report's `trace` (the braid plot); 0 = no trace.
+    trace_interval: f64 = "0", |p| p.seconds(" (0 = no trace)");
+
+    ["Noise (the paper's parasite, section 4.3)"]
+    /// none | process | thread: a parasite on each noisy core alternates sleeping
+    /// noise_sleep_us and noise_work_iters iterations of sum = sum * a + b
+    /// (about 13% of a core here; `braid-noise --calibrate` tells).
+    noise: NoiseMode = "none", |p| p.choice(&[
+        ("none", NoiseMode::None),
+        ("process", NoiseMode::Process),
+        ("thread", NoiseMode::Thread),
+    ]);
+    /// A list of CORE or CORE:DUTY, e.g. auto:0.19, 3:0.05. auto = the core of
+    /// the thread whose domain is next to the source (the paper's placement); a
+    /// number = any core this process may use, worker or not. DUTY in (0, 1) picks
+    /// the work iterations that take that share of the core on this machine;
+    /// without it, noise_sleep_us and noise_work_iters below.
+    noise_cores: Vec<NoiseCore> = "auto", |p| p.noise_cores();
+    noise_sleep_us: u64 = "200", |p| p.within(0, MAX_NOISE_SLEEP_US);
+    noise_work_iters: u64 = "10000", |p| p.within(0, MAX_NOISE_WORK_ITERS);
+
+    ["Test hooks"]
+    /// none, or THREAD@UPDATES:SECONDS: that thread stalls for SECONDS inside its
+    /// UPDATES-th subdomain update (proves that no run can hang).
+    stall: Option<Stall> = "none", |p| p.stall();
+    /// none, or THREAD:FACTOR: after each update that thread spins for FACTOR times
+    /// the update's duration, like a core 1 + FACTOR times slower (a noise stand-in
+    /// for tests of balancing).
+    slow: Option<Slow> = "none", |p| p.slow();
+
+    ["braid sim (virtual time; ignored by braid run)"]
+    /// Do the real Jacobi arithmetic (needed for tolerance, residuals and --grid);
+    /// false counts updates only, which is much faster.
+    numerics: bool = "false", |p| p.boolean();
+    /// The simulated machine, in hwloc's synthetic syntax (paper's Cirrus: pack:2 core:18).
+    sim_topology: SyntheticTopology = "pack:2 core:18", |p| p.synthetic();
+    /// Speed factors of cores (manufacturing variability): uniform, or CORE:FACTOR,
+    /// e.g. 3:0.95, 7:1.05 (higher is faster; unlisted cores 1.0).
+    sim_speed: Vec<(usize, f64)> = "uniform", |p| p.speeds();
+    /// Costs in nanoseconds of virtual time, measured on this machine by
+    /// `braid sim --calibrate`: per cell of an update, per update besides its cells,
+    /// per balancer call, extra per cell for the first update after a move to
+    /// another socket, per barrier, per work iteration of a noise parasite; and the
+    /// cost per cell of an update that also computes its local residual (runs with a
+    /// tolerance), as a multiple of sim_cell_ns.
+    /// sim_remote_cell_ns cannot be measured on a one-socket machine: an assumption
+    /// (about twice the local cost per cell for one cold update).
+    sim_cell_ns: f64 = "0.29", |p| p.cost();
+    sim_update_ns: f64 = "300", |p| p.cost();
+    sim_balancer_ns: f64 = "1800", |p| p.cost();
+    sim_remote_cell_ns: f64 = "0.6", |p| p.cost();
+    sim_barrier_ns: f64 = "4500", |p| p.cost();
+    sim_noise_iter_ns: f64 = "4.06", |p| p.cost();
+    sim_residual_factor: f64 = "1.15", |p| p.number("a multiple of sim_cell_ns", 1e3);
+}
+
+/// The head of `config.txt`.
+const PREAMBLE: &str = "\
+# braid run configuration.
+#
+# Format: one `key = value` per line; `#` starts a comment. Every key is
+# optional (its default is the value shown). On the command line,
+# `--variant LABEL` sets mode/staleness/subdomains/balancer from a paper label
+# and then `KEY=VALUE` arguments override single keys, in that order.
+";
+
+/// `config.txt`: every key with its documentation and default, by section.
+pub fn document() -> String {
+    let mut out = PREAMBLE.to_string();
+    for key in KEYS {
+        if let Some(section) = key.section {
+            let rule = "-".repeat(70usize.saturating_sub(section.len()));
+            out.push_str(&format!("\n# --- {section} {rule}\n"));
+        }
+        for line in key.doc {
+            out.push_str(&format!("#{line}\n").replace("# \n", "#\n"));
+        }
+        out.push_str(&format!("{} = {}\n", key.name, key.default));
+    }
+    out
+}

@@ -1,0 +1,545 @@
+//! Run configuration: the `config.txt` format (`key = value`, `#` comments),
+//! `KEY=VALUE` overrides, paper labels applied on top, and the checks that
+//! need no hardware. Every bad input becomes a [`ConfigError`] naming the key
+//! and, for a file, the line.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+mod keys;
+mod parser;
+
+pub use keys::{Config, KEYS, Key, document};
+
+use crate::limits::*;
+use crate::sim::SimCosts;
+use crate::variant::{BalancerKind, Mode, Variant, VariantError};
+
+/// `auto`, or a value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AutoOr<T> {
+    Auto,
+    Value(T),
+}
+
+impl<T: Serialize> Serialize for AutoOr<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            AutoOr::Auto => s.serialize_str("auto"),
+            AutoOr::Value(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for AutoOr<T> {
+    /// `"auto"`, or a value as `T` reads it (the inverse of `Serialize`).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr<T> {
+            Value(T),
+            Text(String),
+        }
+        match Repr::<T>::deserialize(d)? {
+            Repr::Value(v) => Ok(AutoOr::Value(v)),
+            Repr::Text(t) if t == "auto" => Ok(AutoOr::Auto),
+            Repr::Text(t) => Err(serde::de::Error::custom(format!(
+                "expected auto or a value, found `{t}`"
+            ))),
+        }
+    }
+}
+
+impl<T> AutoOr<T> {
+    /// The value, or `None` for `auto`.
+    ///
+    /// ```
+    /// use braid::config::AutoOr;
+    /// assert_eq!(AutoOr::Value(3).value(), Some(&3));
+    /// assert_eq!(AutoOr::<u8>::Auto.value(), None);
+    /// ```
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            AutoOr::Auto => None,
+            AutoOr::Value(v) => Some(v),
+        }
+    }
+}
+
+impl<T: fmt::Display> fmt::Display for AutoOr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AutoOr::Auto => write!(f, "auto"),
+            AutoOr::Value(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// Where the parasite noise runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoiseMode {
+    None,
+    /// A child process (`braid __parasite`), as on the paper's ARCHER.
+    Process,
+    /// A thread inside braid, as on the paper's Cirrus.
+    Thread,
+}
+
+/// One noisy core: its id and, optionally, the duty cycle to aim for
+/// (otherwise `noise_sleep_us` / `noise_work_iters` as given).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NoiseCore {
+    /// `auto`: the core of the thread whose domain touches the source.
+    pub core: AutoOr<usize>,
+    pub duty: Option<f64>,
+}
+
+/// Where a setting came from, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    File {
+        path: PathBuf,
+        line: usize,
+    },
+    Override(String),
+    /// A default in the key table.
+    Default,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
+            Origin::Override(text) => write!(f, "override `{text}`"),
+            Origin::Default => write!(f, "the default"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{origin}: expected `key = value`, got `{text}`")]
+    Syntax { origin: Origin, text: String },
+    #[error("{origin}: unknown key `{key}` (known keys: {})", key_names())]
+    UnknownKey { origin: Origin, key: String },
+    #[error("{origin}: key `{key}` is set twice (first on line {first})")]
+    Duplicate {
+        origin: Origin,
+        key: String,
+        first: usize,
+    },
+    #[error("override `{key}` is given twice (overrides {first} and {second})")]
+    DuplicateOverride {
+        key: String,
+        first: usize,
+        second: usize,
+    },
+    #[error("{origin}: `{key}`: {expected}, got `{value}`")]
+    BadValue {
+        origin: Origin,
+        key: &'static str,
+        value: String,
+        expected: String,
+    },
+    #[error("`{key}`: {message}")]
+    Invalid { key: &'static str, message: String },
+    #[error(transparent)]
+    Variant(#[from] VariantError),
+}
+
+impl Config {
+    /// Reads a config file over the defaults.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text =
+            crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|source| ConfigError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let mut cfg = Config::default();
+        cfg.apply_text(&text, path)?;
+        Ok(cfg)
+    }
+
+    /// Applies the lines of a config file.
+    pub fn apply_text(&mut self, text: &str, path: &Path) -> Result<(), ConfigError> {
+        let mut seen: Vec<(String, usize)> = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let origin = Origin::File {
+                path: path.to_path_buf(),
+                line: i + 1,
+            };
+            let (key, value) = split_pair(line).ok_or_else(|| ConfigError::Syntax {
+                origin: origin.clone(),
+                text: raw.trim().to_string(),
+            })?;
+            if let Some((_, first)) = seen.iter().find(|(k, _)| k == key) {
+                return Err(ConfigError::Duplicate {
+                    origin,
+                    key: key.to_string(),
+                    first: *first,
+                });
+            }
+            seen.push((key.to_string(), i + 1));
+            self.set(key, value, origin)?;
+        }
+        Ok(())
+    }
+
+    /// Applies `KEY=VALUE` overrides from the command line, in order; a key
+    /// given twice is refused, as in a file.
+    pub fn apply_overrides<S: AsRef<str>>(&mut self, texts: &[S]) -> Result<(), ConfigError> {
+        let mut seen: Vec<(&str, usize)> = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let text = text.as_ref();
+            self.apply_override(text)?;
+            let key = split_pair(text).map_or("", |(k, _)| k);
+            if let Some(&(_, first)) = seen.iter().find(|(k, _)| *k == key) {
+                return Err(ConfigError::DuplicateOverride {
+                    key: key.to_string(),
+                    first: first + 1,
+                    second: i + 1,
+                });
+            }
+            seen.push((key, i));
+        }
+        Ok(())
+    }
+
+    /// Applies one `KEY=VALUE` override from the command line.
+    pub fn apply_override(&mut self, text: &str) -> Result<(), ConfigError> {
+        let origin = Origin::Override(text.to_string());
+        let (key, value) = split_pair(text).ok_or_else(|| ConfigError::Syntax {
+            origin: origin.clone(),
+            text: text.to_string(),
+        })?;
+        self.set(key, value, origin)
+    }
+
+    /// Sets mode, staleness, subdomains and balancing from a paper label.
+    pub fn apply_variant(&mut self, label: &str) -> Result<(), ConfigError> {
+        let v = Variant::parse(label)?;
+        self.mode = v.mode;
+        self.staleness = v.staleness;
+        self.subdomains = v.subdomains;
+        self.balancer = v.balancer;
+        if v.balancer != BalancerKind::None {
+            self.lb_interval = v.lb_interval;
+        }
+        if v.balancer == BalancerKind::Hybrid {
+            self.hybrid_period = v.hybrid_period;
+        }
+        Ok(())
+    }
+
+    /// `low_threshold`, resolved: `subdomains - 2`, at least 1 (the paper's
+    /// 2 at 4 subdomains).
+    pub fn low_threshold(&self) -> usize {
+        match self.low_threshold {
+            AutoOr::Value(n) => n,
+            AutoOr::Auto => self.subdomains.saturating_sub(2).max(1),
+        }
+    }
+
+    /// `high_threshold`, resolved: `subdomains + 2` (the paper's 6 at 4).
+    pub fn high_threshold(&self) -> usize {
+        match self.high_threshold {
+            AutoOr::Value(n) => n,
+            AutoOr::Auto => self.subdomains + 2,
+        }
+    }
+
+    /// The paper label of this configuration.
+    pub fn variant(&self) -> Variant {
+        Variant {
+            mode: self.mode,
+            staleness: self.staleness,
+            subdomains: self.subdomains,
+            balancer: self.balancer,
+            lb_interval: self.lb_interval,
+            hybrid_period: self.hybrid_period,
+        }
+    }
+
+    /// The simulator's costs, from the `sim_*` keys.
+    pub fn sim_costs(&self) -> SimCosts {
+        SimCosts {
+            cell_ns: self.sim_cell_ns,
+            update_ns: self.sim_update_ns,
+            balancer_ns: self.sim_balancer_ns,
+            remote_cell_ns: self.sim_remote_cell_ns,
+            barrier_ns: self.sim_barrier_ns,
+            noise_iter_ns: self.sim_noise_iter_ns,
+            residual_factor: self.sim_residual_factor,
+        }
+    }
+
+    /// Checks that need no hardware knowledge.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key, message: String| Err(ConfigError::Invalid { key, message });
+        if self.mode != Mode::Async && self.balancer != BalancerKind::None {
+            return invalid(
+                "balancer",
+                format!("balancing needs mode = async (mode is {:?})", self.mode).to_lowercase(),
+            );
+        }
+        if self.mode == Mode::Sync && self.staleness != 0 {
+            return invalid(
+                "staleness",
+                "only ssync uses staleness; set it to 0 or use mode = ssync".into(),
+            );
+        }
+        if self.noise != NoiseMode::None && self.noise_sleep_us == 0 && self.noise_work_iters == 0 {
+            return invalid(
+                "noise_sleep_us",
+                "noise_sleep_us and noise_work_iters cannot both be 0".into(),
+            );
+        }
+        let (low, high) = (self.low_threshold(), self.high_threshold());
+        if low >= high {
+            return invalid(
+                "low_threshold",
+                format!("must be below high_threshold ({low} >= {high})"),
+            );
+        }
+        // Every thread starts with `subdomains`: a receiver needs fewer than
+        // the high threshold, a donor more than the low one.
+        if self.balancer != BalancerKind::None {
+            let n = self.subdomains;
+            if high <= n {
+                return invalid(
+                    "high_threshold",
+                    format!(
+                        "{high} <= subdomains ({n}): no thread could ever receive a subdomain, \
+                         so the balancer would never move one (use auto: subdomains + 2)"
+                    ),
+                );
+            }
+            if low >= n {
+                return invalid(
+                    "low_threshold",
+                    format!(
+                        "{low} >= subdomains ({n}): no thread could ever give a subdomain away, \
+                         so the balancer would never move one (use auto: subdomains - 2)"
+                    ),
+                );
+            }
+        }
+        if let AutoOr::Value(t) = self.threads {
+            let hooks = [
+                ("stall", self.stall.map(|s| s.thread)),
+                ("slow", self.slow.map(|s| s.thread)),
+            ];
+            for (key, thread) in hooks {
+                if let Some(thread) = thread.filter(|&th| th >= t) {
+                    return invalid(key, format!("thread {thread} does not exist ({t} threads)"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn key_names() -> String {
+    KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+}
+
+fn split_pair(text: &str) -> Option<(&str, &str)> {
+    let (k, v) = text.split_once('=')?;
+    let (k, v) = (k.trim(), v.trim());
+    (!k.is_empty() && !v.is_empty()).then_some((k, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        let mut c = Config::default();
+        c.apply_text(text, Path::new("test.txt"))?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    #[test]
+    fn the_shipped_config_parses_to_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.txt");
+        assert_eq!(Config::from_file(&path).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn the_shipped_config_is_the_key_tables_document() {
+        // Regenerate with `braid config > config.txt` after changing a key.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.txt");
+        let shipped = std::fs::read_to_string(path).unwrap();
+        let generated = document();
+        for (i, (a, b)) in shipped.lines().zip(generated.lines()).enumerate() {
+            assert_eq!(
+                a,
+                b,
+                "config.txt line {} differs from `braid config`",
+                i + 1
+            );
+        }
+        assert_eq!(shipped, generated);
+    }
+
+    #[test]
+    fn every_default_parses_and_every_key_has_a_doc_or_shares_one() {
+        let _ = Config::default(); // panics naming a default that does not parse
+        for (i, key) in KEYS.iter().enumerate() {
+            assert!(!key.doc.is_empty() || i > 0, "{} has no doc", key.name);
+        }
+        let mut names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), KEYS.len(), "a key is defined twice");
+    }
+
+    #[test]
+    fn every_key_in_the_key_list_is_accepted() {
+        let c = Config::default();
+        let json = serde_json::to_value(&c).unwrap();
+        let fields: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let mut keys: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+        keys.sort_unstable();
+        let mut fields = fields;
+        fields.sort_unstable();
+        assert_eq!(keys, fields);
+    }
+
+    #[test]
+    fn comments_blank_lines_and_spaces_are_ignored() {
+        let c = parse("# a comment\n\n  threads = 3   # trailing\nmode=ssync\nstaleness = 30\n")
+            .unwrap();
+        assert_eq!(c.threads, AutoOr::Value(3));
+        assert_eq!(c.mode, Mode::Ssync);
+        assert_eq!(c.staleness, 30);
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_line() {
+        let cases = [
+            ("threads = 0", "test.txt:1", "`threads`"),
+            ("\nthreads = two", "test.txt:2", "`threads`"),
+            ("tolerance = -1e-6", "test.txt:1", "`tolerance`"),
+            ("tolerance = nan", "test.txt:1", "`tolerance`"),
+            ("mode = fast", "test.txt:1", "`mode`"),
+            ("cores = 3-1", "test.txt:1", "`cores`"),
+            ("cores = 1,1", "test.txt:1", "`cores`"),
+            ("colour = red", "test.txt:1", "`colour`"),
+            ("threads 2", "test.txt:1", "key = value"),
+            ("threads = 2\nthreads = 3", "test.txt:2", "`threads`"),
+            ("stall = 0@x:1", "test.txt:1", "`stall`"),
+            ("slow = 0:-1", "test.txt:1", "`slow`"),
+            ("slow = 1", "test.txt:1", "`slow`"),
+            ("noise = loud", "test.txt:1", "`noise`"),
+            ("noise_cores = 1:1.5", "test.txt:1", "`noise_cores`"),
+            ("noise_cores = 1:0", "test.txt:1", "`noise_cores`"),
+            ("noise_cores = 1, 1", "test.txt:1", "`noise_cores`"),
+            (
+                "sim_topology = pack:0 core:4",
+                "test.txt:1",
+                "`sim_topology`",
+            ),
+            ("sim_topology = blob:2", "test.txt:1", "`sim_topology`"),
+            ("sim_speed = 1:0", "test.txt:1", "`sim_speed`"),
+            ("sim_cell_ns = -1", "test.txt:1", "`sim_cell_ns`"),
+            ("numerics = yes", "test.txt:1", "`numerics`"),
+        ];
+        for (text, at, key) in cases {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(at) && e.contains(key), "{text:?} -> {e}");
+        }
+    }
+
+    #[test]
+    fn impossible_combinations_are_rejected() {
+        for (text, key) in [
+            ("mode = sync\nbalancer = joint", "balancer"),
+            ("mode = sync\nstaleness = 3", "staleness"),
+            ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
+            ("balancer = split\nhigh_threshold = 4", "high_threshold"),
+            (
+                "balancer = joint\nsubdomains = 8\nlow_threshold = 2\nhigh_threshold = 6",
+                "never",
+            ),
+            ("balancer = joint\nlow_threshold = 4", "low_threshold"),
+            ("threads = 2\nstall = 2@1:1", "stall"),
+            ("threads = 2\nslow = 5:1", "slow"),
+            (
+                "noise = thread\nnoise_sleep_us = 0\nnoise_work_iters = 0",
+                "noise_sleep_us",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(key), "{text:?} -> {e}");
+        }
+    }
+
+    #[test]
+    fn overrides_and_variants_apply_in_order() {
+        let mut c = Config::default();
+        c.apply_variant("async(4) + hybrid(0.01, 50)").unwrap();
+        assert_eq!(c.variant().to_string(), "async(4)+hybrid(0.01,50)");
+        c.apply_variant("ssync(30)").unwrap();
+        c.apply_override("subdomains=2").unwrap();
+        assert_eq!((c.mode, c.staleness, c.subdomains), (Mode::Ssync, 30, 2));
+        assert_eq!(c.balancer, BalancerKind::None);
+        let e = c.apply_override("threads=").unwrap_err().to_string();
+        assert!(e.contains("override `threads=`"), "{e}");
+    }
+
+    #[test]
+    fn noise_cores_take_levels_per_core() {
+        let c = parse("noise = process\nnoise_cores = 1:0.19, 3:0.05, 4").unwrap();
+        assert_eq!(c.noise, NoiseMode::Process);
+        let at = |core, duty| NoiseCore {
+            core: AutoOr::Value(core),
+            duty,
+        };
+        assert_eq!(
+            c.noise_cores,
+            vec![at(1, Some(0.19)), at(3, Some(0.05)), at(4, None)]
+        );
+        let c = parse("noise = thread\nnoise_cores = auto:0.19").unwrap();
+        let auto = NoiseCore {
+            core: AutoOr::Auto,
+            duty: Some(0.19),
+        };
+        assert_eq!(c.noise_cores, vec![auto]);
+    }
+
+    #[test]
+    fn synthetic_topologies_follow_hwlocs_syntax() {
+        let c = parse("sim_topology = pack:2 l3:1 core:18 pu:1").unwrap();
+        assert_eq!(
+            (c.sim_topology.sockets, c.sim_topology.cores_per_socket),
+            (2, 18)
+        );
+        let c = parse("sim_topology = package:4 core:6").unwrap();
+        assert_eq!(c.sim_topology.to_string(), "pack:4 core:6");
+    }
+
+    #[test]
+    fn core_lists_accept_ranges() {
+        let c = parse("cores = 0, 2-4,7").unwrap();
+        assert_eq!(c.cores, AutoOr::Value(vec![0, 2, 3, 4, 7]));
+    }
+}

@@ -1,0 +1,296 @@
+//! Parsers for single values: each checks its bounds and names its key
+//! (and, for a file, the line) in the error.
+
+use super::{AutoOr, ConfigError, NoiseCore, Origin};
+use crate::engine::{Slow, Stall};
+use crate::limits::*;
+use crate::topology::SyntheticTopology;
+
+/// Parses one key's value, producing errors that name the key.
+pub(super) struct Parser<'a> {
+    key: &'static str,
+    value: &'a str,
+    origin: Origin,
+}
+
+impl<'a> Parser<'a> {
+    pub(super) fn new(key: &'static str, value: &'a str, origin: Origin) -> Self {
+        Parser { key, value, origin }
+    }
+}
+
+impl Parser<'_> {
+    fn bad(&self, expected: impl Into<String>) -> ConfigError {
+        // Long values (a pasted file, say) are cut in the message.
+        let mut value: String = self.value.chars().take(80).collect();
+        if value.len() < self.value.len() {
+            value.push_str("...");
+        }
+        ConfigError::BadValue {
+            origin: self.origin.clone(),
+            key: self.key,
+            value,
+            expected: expected.into(),
+        }
+    }
+
+    pub(super) fn whole(&self) -> Result<u64, ConfigError> {
+        self.value
+            .parse()
+            .map_err(|_| self.bad("a whole number >= 0"))
+    }
+
+    /// A whole number in `lo..=hi`.
+    pub(super) fn within(&self, lo: u64, hi: u64) -> Result<u64, ConfigError> {
+        self.value
+            .parse()
+            .ok()
+            .filter(|n: &u64| (lo..=hi).contains(n))
+            .ok_or_else(|| self.bad(format!("a whole number from {lo} to {hi}")))
+    }
+
+    pub(super) fn positive(&self) -> Result<usize, ConfigError> {
+        self.value
+            .parse()
+            .ok()
+            .filter(|&n: &usize| n > 0)
+            .ok_or_else(|| self.bad("a whole number >= 1"))
+    }
+
+    /// A count of things braid allocates: `1..=max`.
+    pub(super) fn count(&self, max: usize) -> Result<usize, ConfigError> {
+        self.within(1, max as u64).map(|n| n as usize)
+    }
+
+    /// A finite number in `0..=max`; `unit` names what it counts.
+    pub(super) fn number(&self, unit: &str, max: f64) -> Result<f64, ConfigError> {
+        self.number_noted(unit, max, "")
+    }
+
+    pub(super) fn seconds(&self, what: &str) -> Result<f64, ConfigError> {
+        self.number_noted("seconds", MAX_SECONDS, what)
+    }
+
+    /// A finite number in `0..=max`; the message ends with `note`.
+    fn number_noted(&self, unit: &str, max: f64, note: &str) -> Result<f64, ConfigError> {
+        self.value
+            .parse()
+            .ok()
+            .filter(|f: &f64| (0.0..=max).contains(f))
+            .ok_or_else(|| self.bad(format!("{unit} from 0 to {max:e}{note}")))
+    }
+
+    pub(super) fn auto_or<T>(
+        &self,
+        f: impl FnOnce(&Self) -> Result<T, ConfigError>,
+    ) -> Result<AutoOr<T>, ConfigError> {
+        if self.value == "auto" {
+            Ok(AutoOr::Auto)
+        } else {
+            f(self).map(AutoOr::Value)
+        }
+    }
+
+    /// `0,2,4-7`
+    pub(super) fn core_list(&self) -> Result<Vec<usize>, ConfigError> {
+        let bad = || {
+            self.bad(format!(
+                "auto or a list of CPU ids below {MAX_CPUS} like 0,2,4-7"
+            ))
+        };
+        let id = |s: &str| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&c| c < MAX_CPUS)
+                .ok_or_else(bad)
+        };
+        let mut cores = Vec::new();
+        for part in self.value.split(',') {
+            match part.split_once('-') {
+                Some((a, b)) => {
+                    let (a, b) = (id(a)?, id(b)?);
+                    if a > b || cores.len() + (b - a) >= MAX_CPUS {
+                        return Err(bad());
+                    }
+                    cores.extend(a..=b);
+                }
+                None => cores.push(id(part)?),
+            }
+            if cores.len() > MAX_CPUS {
+                return Err(bad());
+            }
+        }
+        let mut sorted = cores.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != cores.len() {
+            return Err(self.bad("a list without repeated cores"));
+        }
+        Ok(cores)
+    }
+
+    /// `none` or `THREAD@AFTER:SECONDS`
+    pub(super) fn stall(&self) -> Result<Option<Stall>, ConfigError> {
+        if self.value == "none" {
+            return Ok(None);
+        }
+        let bad = || {
+            self.bad(format!(
+                "none or THREAD@UPDATES:SECONDS (SECONDS up to {MAX_SECONDS:e}), e.g. 0@100:2.5"
+            ))
+        };
+        let (thread, rest) = self.value.split_once('@').ok_or_else(bad)?;
+        let (after, seconds) = rest.split_once(':').ok_or_else(bad)?;
+        let seconds: f64 = seconds.parse().map_err(|_| bad())?;
+        if !(seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&seconds)) {
+            return Err(bad());
+        }
+        Ok(Some(Stall {
+            thread: thread.parse().map_err(|_| bad())?,
+            after: after.parse().map_err(|_| bad())?,
+            seconds,
+        }))
+    }
+}
+
+impl Parser<'_> {
+    pub(super) fn cost(&self) -> Result<f64, ConfigError> {
+        self.number("nanoseconds", MAX_COST_NS)
+    }
+
+    /// `pack:2 core:18` (hwloc's synthetic syntax)
+    pub(super) fn synthetic(&self) -> Result<SyntheticTopology, ConfigError> {
+        let bad = || {
+            self.bad(format!(
+                "levels like `pack:2 core:18` with counts >= 1, at most {MAX_CPUS} cores in all"
+            ))
+        };
+        let (mut sockets, mut cores) = (1usize, 1usize);
+        let mut levels = 0;
+        for level in self.value.split_whitespace() {
+            let (kind, n) = level.split_once(':').ok_or_else(bad)?;
+            let n: usize = n.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?;
+            match kind.to_ascii_lowercase().as_str() {
+                "pack" | "package" | "socket" => {
+                    sockets = sockets.checked_mul(n).ok_or_else(bad)?
+                }
+                "machine" | "group" | "numa" | "node" | "l3" | "l3cache" | "l2" | "l2cache"
+                | "l1" | "l1cache" | "core" | "pu" => {
+                    cores = cores.checked_mul(n).ok_or_else(bad)?
+                }
+                _ => return Err(bad()),
+            }
+            levels += 1;
+        }
+        if levels == 0 || sockets.checked_mul(cores).is_none_or(|n| n > MAX_CPUS) {
+            return Err(bad());
+        }
+        Ok(SyntheticTopology {
+            sockets,
+            cores_per_socket: cores,
+        })
+    }
+
+    /// `uniform` or `CORE:FACTOR, ...`
+    pub(super) fn speeds(&self) -> Result<Vec<(usize, f64)>, ConfigError> {
+        if self.value == "uniform" {
+            return Ok(Vec::new());
+        }
+        let bad = || {
+            self.bad(format!(
+                    "uniform, or CORE:FACTOR with CORE below {MAX_CPUS} and FACTOR in (0, {MAX_FACTOR:e}], e.g. 3:0.95, 7:1.05"
+                ),
+            )
+        };
+        self.value
+            .split(',')
+            .map(|part| {
+                let (c, f) = part.trim().split_once(':').ok_or_else(bad)?;
+                let f: f64 = f.trim().parse().map_err(|_| bad())?;
+                if !(f > 0.0 && f <= MAX_FACTOR) {
+                    return Err(bad());
+                }
+                let c: usize = c.trim().parse().map_err(|_| bad())?;
+                if c >= MAX_CPUS {
+                    return Err(bad());
+                }
+                Ok((c, f))
+            })
+            .collect()
+    }
+
+    /// `1:0.19, 3:0.05`, `1, 3` (the default rhythm) or `auto[:DUTY]`
+    pub(super) fn noise_cores(&self) -> Result<Vec<NoiseCore>, ConfigError> {
+        let bad = || {
+            self.bad("a list of CORE or CORE:DUTY (CORE a number or auto, DUTY in (0, 1)), e.g. auto:0.19, 3:0.05",
+            )
+        };
+        let mut cores: Vec<NoiseCore> = Vec::new();
+        for part in self.value.split(',') {
+            let (core, duty) = match part.trim().split_once(':') {
+                Some((c, d)) => {
+                    let d: f64 = d.trim().parse().map_err(|_| bad())?;
+                    if !(d > 0.0 && d < 1.0) {
+                        return Err(bad());
+                    }
+                    (c, Some(d))
+                }
+                None => (part.trim(), None),
+            };
+            let core = match core.trim() {
+                "auto" => AutoOr::Auto,
+                c => AutoOr::Value(
+                    c.parse()
+                        .ok()
+                        .filter(|&c: &usize| c < MAX_CPUS)
+                        .ok_or_else(bad)?,
+                ),
+            };
+            if cores.iter().any(|c| c.core == core) {
+                return Err(self.bad("each core at most once"));
+            }
+            cores.push(NoiseCore { core, duty });
+        }
+        Ok(cores)
+    }
+
+    /// `none` or `THREAD:FACTOR`
+    pub(super) fn slow(&self) -> Result<Option<Slow>, ConfigError> {
+        if self.value == "none" {
+            return Ok(None);
+        }
+        let bad = || {
+            self.bad(format!(
+                "none or THREAD:FACTOR with FACTOR from 0 to {MAX_FACTOR:e}, e.g. 0:1.0"
+            ))
+        };
+        let (thread, factor) = self.value.split_once(':').ok_or_else(bad)?;
+        let factor: f64 = factor.parse().map_err(|_| bad())?;
+        if !(factor.is_finite() && (0.0..=MAX_FACTOR).contains(&factor)) {
+            return Err(bad());
+        }
+        Ok(Some(Slow {
+            thread: thread.parse().map_err(|_| bad())?,
+            factor,
+        }))
+    }
+}
+
+impl Parser<'_> {
+    /// One of the named options.
+    pub(super) fn choice<T: Copy>(&self, options: &[(&str, T)]) -> Result<T, ConfigError> {
+        options
+            .iter()
+            .find(|(name, _)| *name == self.value)
+            .map(|&(_, v)| v)
+            .ok_or_else(|| {
+                let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+                self.bad(format!("one of {}", names.join(", ")))
+            })
+    }
+
+    pub(super) fn boolean(&self) -> Result<bool, ConfigError> {
+        self.choice(&[("true", true), ("false", false)])
+    }
+}
