@@ -30,15 +30,83 @@ pub enum BalancerKind {
     Hybrid,
 }
 
-/// A scheme as the paper labels it.
+/// A scheme as the paper labels it: a staleness only in ssync, a
+/// subdomain count and a balancer only in async.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Variant {
-    pub mode: Mode,
-    pub staleness: u64,
-    pub subdomains: usize,
-    pub balancer: BalancerKind,
-    pub lb_interval: f64,
-    pub hybrid_period: u64,
+pub enum Variant {
+    /// One subdomain per domain, a barrier per iteration.
+    Sync,
+    /// One subdomain per domain, neighbours at most `staleness` apart.
+    Ssync { staleness: u64 },
+    Async {
+        subdomains: usize,
+        balancing: Option<Balanced>,
+    },
+}
+
+/// The balancer of a label, with what only it needs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Balanced {
+    Split { interval: f64 },
+    Joint { interval: f64 },
+    Hybrid { interval: f64, period: u64 },
+}
+
+impl Balanced {
+    pub fn kind(&self) -> BalancerKind {
+        match self {
+            Balanced::Split { .. } => BalancerKind::Split,
+            Balanced::Joint { .. } => BalancerKind::Joint,
+            Balanced::Hybrid { .. } => BalancerKind::Hybrid,
+        }
+    }
+
+    /// Seconds between balancer calls.
+    pub fn interval(&self) -> f64 {
+        match *self {
+            Balanced::Split { interval }
+            | Balanced::Joint { interval }
+            | Balanced::Hybrid { interval, .. } => interval,
+        }
+    }
+}
+
+impl Variant {
+    /// ```
+    /// use braid::variant::{Mode, Variant};
+    /// let v = Variant::parse("ssync(30)").unwrap();
+    /// assert_eq!((v.mode(), v.staleness(), v.subdomains()), (Mode::Ssync, 30, 1));
+    /// ```
+    pub fn mode(&self) -> Mode {
+        match self {
+            Variant::Sync => Mode::Sync,
+            Variant::Ssync { .. } => Mode::Ssync,
+            Variant::Async { .. } => Mode::Async,
+        }
+    }
+
+    /// The staleness bound (0 outside ssync, as the `staleness` key).
+    pub fn staleness(&self) -> u64 {
+        match *self {
+            Variant::Ssync { staleness } => staleness,
+            _ => 0,
+        }
+    }
+
+    /// Subdomains per domain: the paper's sync and ssync use one.
+    pub fn subdomains(&self) -> usize {
+        match *self {
+            Variant::Async { subdomains, .. } => subdomains,
+            _ => 1,
+        }
+    }
+
+    pub fn balancing(&self) -> Option<Balanced> {
+        match *self {
+            Variant::Async { balancing, .. } => balancing,
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -64,30 +132,26 @@ impl Variant {
             Some((b, l)) => (b, Some(l)),
             None => (compact.as_str(), None),
         };
-        let mut v = Variant {
-            mode: Mode::Async,
-            staleness: 0,
-            subdomains: 1,
-            balancer: BalancerKind::None,
-            lb_interval: 0.0,
-            hybrid_period: 0,
-        };
-        if base == "sync" {
-            v.mode = Mode::Sync;
+        let mut v = if base == "sync" {
+            Variant::Sync
         } else if let Some(args) = call(base, "ssync") {
-            v.mode = Mode::Ssync;
-            v.staleness = one_arg(args).ok_or_else(|| fail("ssync takes a whole number"))?;
+            let staleness = one_arg(args).ok_or_else(|| fail("ssync takes a whole number"))?;
+            Variant::Ssync { staleness }
         } else if let Some(args) = call(base, "async") {
-            v.subdomains = one_arg(args)
+            let subdomains = one_arg(args)
                 .filter(|&n| n > 0 && n <= crate::limits::MAX_SUBDOMAINS)
                 .ok_or_else(|| fail("async takes a positive whole number of subdomains"))?;
+            Variant::Async {
+                subdomains,
+                balancing: None,
+            }
         } else {
             return Err(fail("no such scheme"));
-        }
+        };
         if let Some(lb) = balancing {
-            if v.mode != Mode::Async {
+            let Variant::Async { balancing, .. } = &mut v else {
                 return Err(fail("only async variants can be balanced"));
-            }
+            };
             let interval = |args: &str| -> Result<f64, VariantError> {
                 args.parse::<f64>()
                     .ok()
@@ -99,24 +163,27 @@ impl Variant {
                         ))
                     })
             };
-            if let Some(args) = call(lb, "split") {
-                v.balancer = BalancerKind::Split;
-                v.lb_interval = interval(args)?;
+            *balancing = Some(if let Some(args) = call(lb, "split") {
+                Balanced::Split {
+                    interval: interval(args)?,
+                }
             } else if let Some(args) = call(lb, "joint") {
-                v.balancer = BalancerKind::Joint;
-                v.lb_interval = interval(args)?;
+                Balanced::Joint {
+                    interval: interval(args)?,
+                }
             } else if let Some(args) = call(lb, "hybrid") {
                 let (f, k) = args
                     .split_once(',')
                     .ok_or_else(|| fail("hybrid takes two arguments, (f,k)"))?;
-                v.balancer = BalancerKind::Hybrid;
-                v.lb_interval = interval(f)?;
-                v.hybrid_period = one_arg(k)
-                    .filter(|&k| k > 0)
-                    .ok_or_else(|| fail("hybrid's period k is a positive whole number"))?;
+                Balanced::Hybrid {
+                    interval: interval(f)?,
+                    period: one_arg(k)
+                        .filter(|&k| k > 0)
+                        .ok_or_else(|| fail("hybrid's period k is a positive whole number"))?,
+                }
             } else {
                 return Err(fail("no such balancer"));
-            }
+            });
         }
         Ok(v)
     }
@@ -133,22 +200,24 @@ fn one_arg<T: std::str::FromStr>(s: &str) -> Option<T> {
 
 impl fmt::Display for Variant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.mode {
-            Mode::Sync => write!(f, "sync")?,
-            Mode::Ssync => write!(f, "ssync({})", self.staleness)?,
-            Mode::Async => write!(f, "async({})", self.subdomains)?,
-        }
-        if self.mode == Mode::Async {
-            match self.balancer {
-                BalancerKind::None => {}
-                BalancerKind::Split => write!(f, "+split({})", self.lb_interval)?,
-                BalancerKind::Joint => write!(f, "+joint({})", self.lb_interval)?,
-                BalancerKind::Hybrid => {
-                    write!(f, "+hybrid({},{})", self.lb_interval, self.hybrid_period)?
+        match *self {
+            Variant::Sync => write!(f, "sync"),
+            Variant::Ssync { staleness } => write!(f, "ssync({staleness})"),
+            Variant::Async {
+                subdomains,
+                balancing,
+            } => {
+                write!(f, "async({subdomains})")?;
+                match balancing {
+                    None => Ok(()),
+                    Some(Balanced::Split { interval }) => write!(f, "+split({interval})"),
+                    Some(Balanced::Joint { interval }) => write!(f, "+joint({interval})"),
+                    Some(Balanced::Hybrid { interval, period }) => {
+                        write!(f, "+hybrid({interval},{period})")
+                    }
                 }
             }
         }
-        Ok(())
     }
 }
 
@@ -176,20 +245,30 @@ mod tests {
     #[test]
     fn labels_with_spaces_as_printed_in_the_paper_parse() {
         let v = Variant::parse("async(4) + hybrid(0.001, 500)").unwrap();
-        assert_eq!(v.balancer, BalancerKind::Hybrid);
-        assert_eq!(v.hybrid_period, 500);
-        assert_eq!(v.lb_interval, 0.001);
-        assert_eq!(v.subdomains, 4);
+        let b = v.balancing().unwrap();
+        assert_eq!(b.kind(), BalancerKind::Hybrid);
+        assert_eq!(
+            b,
+            Balanced::Hybrid {
+                interval: 0.001,
+                period: 500
+            }
+        );
+        assert_eq!(b.interval(), 0.001);
+        assert_eq!(v.subdomains(), 4);
     }
 
     #[test]
     fn labels_set_mode_staleness_and_subdomains() {
         let s = Variant::parse("ssync(30)").unwrap();
-        assert_eq!((s.mode, s.staleness, s.subdomains), (Mode::Ssync, 30, 1));
+        assert_eq!(
+            (s.mode(), s.staleness(), s.subdomains()),
+            (Mode::Ssync, 30, 1)
+        );
         let a = Variant::parse("async(4)").unwrap();
         assert_eq!(
-            (a.mode, a.subdomains, a.balancer),
-            (Mode::Async, 4, BalancerKind::None)
+            (a.mode(), a.subdomains(), a.balancing()),
+            (Mode::Async, 4, None)
         );
     }
 

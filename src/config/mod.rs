@@ -15,7 +15,7 @@ pub use keys::{Config, KEYS, Key, document};
 
 use crate::limits::*;
 use crate::sim::SimCosts;
-use crate::variant::{BalancerKind, Mode, Variant, VariantError};
+use crate::variant::{Balanced, BalancerKind, Mode, Variant, VariantError};
 
 /// `auto`, or a value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -230,15 +230,15 @@ impl Config {
     /// Sets mode, staleness, subdomains and balancing from a paper label.
     pub fn apply_variant(&mut self, label: &str) -> Result<(), ConfigError> {
         let v = Variant::parse(label)?;
-        self.mode = v.mode;
-        self.staleness = v.staleness;
-        self.subdomains = v.subdomains;
-        self.balancer = v.balancer;
-        if v.balancer != BalancerKind::None {
-            self.lb_interval = v.lb_interval;
+        self.mode = v.mode();
+        self.staleness = v.staleness();
+        self.subdomains = v.subdomains();
+        self.balancer = v.balancing().map_or(BalancerKind::None, |b| b.kind());
+        if let Some(b) = v.balancing() {
+            self.lb_interval = b.interval();
         }
-        if v.balancer == BalancerKind::Hybrid {
-            self.hybrid_period = v.hybrid_period;
+        if let Some(Balanced::Hybrid { period, .. }) = v.balancing() {
+            self.hybrid_period = period;
         }
         Ok(())
     }
@@ -262,13 +262,24 @@ impl Config {
 
     /// The paper label of this configuration.
     pub fn variant(&self) -> Variant {
-        Variant {
-            mode: self.mode,
-            staleness: self.staleness,
-            subdomains: self.subdomains,
-            balancer: self.balancer,
-            lb_interval: self.lb_interval,
-            hybrid_period: self.hybrid_period,
+        let interval = self.lb_interval;
+        match self.mode {
+            Mode::Sync => Variant::Sync,
+            Mode::Ssync => Variant::Ssync {
+                staleness: self.staleness,
+            },
+            Mode::Async => Variant::Async {
+                subdomains: self.subdomains,
+                balancing: match self.balancer {
+                    BalancerKind::None => None,
+                    BalancerKind::Split => Some(Balanced::Split { interval }),
+                    BalancerKind::Joint => Some(Balanced::Joint { interval }),
+                    BalancerKind::Hybrid => Some(Balanced::Hybrid {
+                        interval,
+                        period: self.hybrid_period,
+                    }),
+                },
+            },
         }
     }
 
