@@ -69,9 +69,7 @@ pub fn measure() -> Measured {
             .map(|_| {
                 let t = Instant::now();
                 for _ in 0..200 {
-                    let mut c = s.lock();
-                    s.update(
-                        &mut c,
+                    s.lock().update(
                         &subs,
                         EdgeVersion::Latest,
                         crate::engine::Residual::Skip,

@@ -53,8 +53,15 @@ use crate::problem::{Neighbour, Problem, Side, SubdomainGeom};
 /// halo. The boundary-ring parts of the halo are written once, at creation.
 #[derive(Debug)]
 pub struct Cells {
-    pub cur: Vec<f64>,
+    cur: Vec<f64>,
     next: Vec<f64>,
+}
+
+/// A subdomain's cells, locked: the only way to update them. It carries its
+/// own subdomain, so the cells of one cannot be passed to another's update.
+pub struct Held<'a> {
+    sub: &'a Subdomain,
+    cells: parking_lot::MutexGuard<'a, Cells>,
 }
 
 /// One published copy of the four edges, as `f64` bits.
@@ -118,7 +125,7 @@ impl Cells {
     /// Copies both buffers into memory this thread allocates and writes
     /// first (fresh pages: first touch places them on this thread's NUMA
     /// node), and frees the old ones.
-    pub fn rehome(&mut self) {
+    fn rehome(&mut self) {
         let copy = |v: &[f64]| {
             let mut fresh = Vec::with_capacity(v.len());
             fresh.extend_from_slice(v);
@@ -161,29 +168,13 @@ impl Subdomain {
     /// Allocates and fills the cells on the calling thread (`thread`), if
     /// they are not yet: a worker calls it for its subdomains after pinning.
     pub fn touch(&self, problem: &Problem, thread: usize) {
-        self.ensure_touched(&mut self.cells.lock(), problem, thread);
-    }
-
-    /// [`Self::touch`] with the lock held (`cells` must be this
-    /// subdomain's): a subdomain handed over before its first owner got to
-    /// it is allocated by whoever updates it first.
-    pub fn ensure_touched(&self, cells: &mut Cells, problem: &Problem, thread: usize) {
-        if cells.cur.is_empty() {
-            *cells = Cells::initial(problem, &self.geom);
-            self.stats.toucher.store(thread, Ordering::Relaxed);
-        }
+        self.lock().ensure_touched(problem, thread);
     }
 
     /// The thread that first wrote the current cells (`usize::MAX` when the
     /// calling thread of [`build`] did).
     pub fn first_toucher(&self) -> usize {
         self.stats.toucher.load(Ordering::Relaxed)
-    }
-
-    /// Records that `thread` re-homed the cells ([`Cells::rehome`]); call
-    /// under the lock.
-    pub fn set_first_toucher(&self, thread: usize) {
-        self.stats.toucher.store(thread, Ordering::Relaxed);
     }
 
     /// Updates done so far.
@@ -212,13 +203,19 @@ impl Subdomain {
     }
 
     /// Locks the cells for an update.
-    pub fn lock(&self) -> parking_lot::MutexGuard<'_, Cells> {
-        self.cells.lock()
+    pub fn lock(&self) -> Held<'_> {
+        Held {
+            sub: self,
+            cells: self.cells.lock(),
+        }
     }
 
     /// Locks the cells if nobody holds them.
-    pub fn try_lock(&self) -> Option<parking_lot::MutexGuard<'_, Cells>> {
-        self.cells.try_lock()
+    pub fn try_lock(&self) -> Option<Held<'_>> {
+        Some(Held {
+            sub: self,
+            cells: self.cells.try_lock()?,
+        })
     }
 
     /// Copies the interior into `out`, a padded global grid (nothing for
@@ -236,52 +233,6 @@ impl Subdomain {
                 out[[g.row0 + i, g.col0 + j]] = v;
             }
         }
-    }
-
-    /// One Jacobi update: [`Self::begin_update`] then [`Self::finish_update`].
-    /// `pause` runs between the two (a test hook to stall a thread inside
-    /// an update).
-    pub fn update(
-        &self,
-        cells: &mut Cells,
-        subs: &[Subdomain],
-        version: EdgeVersion,
-        residual: Residual,
-        pause: impl FnOnce(),
-    ) {
-        self.begin_update(cells, subs, version, residual);
-        pause();
-        self.finish_update(cells);
-    }
-
-    /// Computes the next values into the spare buffer, reading the
-    /// neighbours' edges as published now. Nothing is visible to others
-    /// until [`Self::finish_update`]. `cells` must be this subdomain's.
-    pub fn begin_update(
-        &self,
-        cells: &mut Cells,
-        subs: &[Subdomain],
-        version: EdgeVersion,
-        residual: Residual,
-    ) {
-        let (h, w) = (self.geom.height, self.geom.width);
-        let c = self.stats.count.load(Ordering::Relaxed);
-        self.fill_halo(&mut cells.cur, subs, version, c);
-        if residual == Residual::Compute {
-            let r = kernel::sweep_with_residual(&cells.cur, &mut cells.next, h, w);
-            self.stats.residual_sq.store(r.to_bits(), Ordering::Relaxed);
-        } else {
-            kernel::sweep(&cells.cur, &mut cells.next, h, w);
-        }
-    }
-
-    /// Makes the values computed by [`Self::begin_update`] current and
-    /// publishes them: edges first, then the count (`Release`).
-    pub fn finish_update(&self, cells: &mut Cells) {
-        let c = self.stats.count.load(Ordering::Relaxed);
-        std::mem::swap(&mut cells.cur, &mut cells.next);
-        self.publish(&cells.cur, ((c + 1) % 2) as usize);
-        self.stats.count.store(c + 1, Ordering::Release);
     }
 
     fn fill_halo(&self, cur: &mut [f64], subs: &[Subdomain], version: EdgeVersion, own: u64) {
@@ -335,6 +286,68 @@ impl Subdomain {
     }
 }
 
+impl Held<'_> {
+    /// Allocates the cells on the calling thread (`thread`) if nobody has
+    /// yet: a subdomain handed over before its first owner got to it is
+    /// allocated by whoever updates it first.
+    pub fn ensure_touched(&mut self, problem: &Problem, thread: usize) {
+        if self.cells.cur.is_empty() {
+            *self.cells = Cells::initial(problem, &self.sub.geom);
+            self.sub.stats.toucher.store(thread, Ordering::Relaxed);
+        }
+    }
+
+    /// Moves the cells into memory this thread touches first
+    /// ([`Cells::rehome`]) and records it as their first toucher.
+    pub fn rehome(&mut self, thread: usize) {
+        self.cells.rehome();
+        self.sub.stats.toucher.store(thread, Ordering::Relaxed);
+    }
+
+    /// One Jacobi update: [`Self::begin_update`] then [`Self::finish_update`].
+    /// `pause` runs between the two (a test hook to stall a thread inside
+    /// an update).
+    pub fn update(
+        &mut self,
+        subs: &[Subdomain],
+        version: EdgeVersion,
+        residual: Residual,
+        pause: impl FnOnce(),
+    ) {
+        self.begin_update(subs, version, residual);
+        pause();
+        self.finish_update();
+    }
+
+    /// Computes the next values into the spare buffer, reading the
+    /// neighbours' edges as published now. Nothing is visible to others
+    /// until [`Self::finish_update`].
+    pub fn begin_update(&mut self, subs: &[Subdomain], version: EdgeVersion, residual: Residual) {
+        let sub = self.sub;
+        let cells = &mut *self.cells;
+        let (h, w) = (sub.geom.height, sub.geom.width);
+        let c = sub.stats.count.load(Ordering::Relaxed);
+        sub.fill_halo(&mut cells.cur, subs, version, c);
+        if residual == Residual::Compute {
+            let r = kernel::sweep_with_residual(&cells.cur, &mut cells.next, h, w);
+            sub.stats.residual_sq.store(r.to_bits(), Ordering::Relaxed);
+        } else {
+            kernel::sweep(&cells.cur, &mut cells.next, h, w);
+        }
+    }
+
+    /// Makes the values computed by [`Self::begin_update`] current and
+    /// publishes them: edges first, then the count (`Release`).
+    pub fn finish_update(&mut self) {
+        let sub = self.sub;
+        let cells = &mut *self.cells;
+        let c = sub.stats.count.load(Ordering::Relaxed);
+        std::mem::swap(&mut cells.cur, &mut cells.next);
+        sub.publish(&cells.cur, ((c + 1) % 2) as usize);
+        sub.stats.count.store(c + 1, Ordering::Release);
+    }
+}
+
 /// All subdomains of a problem, in id order.
 pub fn build(problem: &Problem) -> Vec<Subdomain> {
     problem
@@ -377,14 +390,8 @@ mod tests {
             // Update in reverse order so that some neighbours are already one
             // version ahead when read: the parity copies must hide that.
             for s in subs.iter().rev() {
-                let mut cells = s.lock();
-                s.update(
-                    &mut cells,
-                    &subs,
-                    EdgeVersion::Own,
-                    Residual::Compute,
-                    || {},
-                );
+                s.lock()
+                    .update(&subs, EdgeVersion::Own, Residual::Compute, || {});
             }
         }
         assert_eq!(assemble(&p, &subs), sequential_jacobi(&p, 5));
@@ -395,14 +402,9 @@ mod tests {
         let p = Problem::new(4, 2, 1).unwrap();
         let subs = build(&p);
         for _ in 0..3 {
-            let mut cells = subs[0].lock();
-            subs[0].update(
-                &mut cells,
-                &subs,
-                EdgeVersion::Latest,
-                Residual::Skip,
-                || {},
-            );
+            subs[0]
+                .lock()
+                .update(&subs, EdgeVersion::Latest, Residual::Skip, || {});
         }
         assert_eq!(subs[0].lag(&subs), 3);
         assert_eq!(subs[1].lag(&subs), 0);

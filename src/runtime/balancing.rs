@@ -374,7 +374,7 @@ mod tests {
 /// A model check of the handoff: `RUSTFLAGS="--cfg loom" cargo test
 /// --release --lib loom`. The worker's side (try_lock, owner check under the
 /// lock, update, count published with Release: worker.rs and
-/// `Subdomain::finish_update`) and the balancer's `set_owner` are restated
+/// `Held::finish_update`) and the balancer's `set_owner` are restated
 /// here on loom's Mutex and atomics, step for step, because the real cells
 /// sit behind parking_lot's mutex, which loom cannot schedule.
 #[cfg(all(test, loom))]

@@ -109,11 +109,10 @@ fn work(sh: &Shared<'_>, t: usize) {
             }
             // Memory follows its thread: cells last written first by a thread
             // on another socket are copied into this thread's memory.
-            sub.ensure_touched(&mut cells, sh.problem, t);
+            cells.ensure_touched(sh.problem, t);
             let toucher = sub.first_toucher();
             if toucher != t && socket_of(toucher) != my_socket {
-                cells.rehome();
-                sub.set_first_toucher(t);
+                cells.rehome(t);
                 sh.rehomes.fetch_add(1, Ordering::Relaxed);
             }
             let pause = || {
@@ -124,7 +123,7 @@ fn work(sh: &Shared<'_>, t: usize) {
             // The clock is read only for the slow hook: a vDSO call per
             // update is measurable at small subdomains.
             let began = slow.map(|_| Instant::now());
-            sub.update(&mut cells, sh.subs, version, residual, pause);
+            cells.update(sh.subs, version, residual, pause);
             drop(cells);
             if let (Some(factor), Some(began)) = (slow, began) {
                 fastest_update = fastest_update.min(began.elapsed());

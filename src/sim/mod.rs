@@ -17,8 +17,8 @@
 //! * ssync/async are discrete events, one pending completion per thread.
 //!   With `numerics = true` an update computes at its start, reading its
 //!   neighbours' edges as published at that virtual time, and publishes at
-//!   its end (through [`Subdomain::begin_update`] and
-//!   [`Subdomain::finish_update`], the runtime's own code). Completions at the
+//!   its end (through [`subdomain::Held::begin_update`] and
+//!   [`subdomain::Held::finish_update`], the runtime's own code). Completions at the
 //!   same instant are all published before any update starts, threads in id
 //!   order. Time is integer picoseconds: same inputs, same bytes out.
 
@@ -345,14 +345,9 @@ impl<'a> Engine<'a> {
     }
 
     /// Locks subdomain `s` and computes its next values (numerics only).
-    fn begin(
-        &self,
-        s: usize,
-        version: EdgeVersion,
-    ) -> parking_lot::MutexGuard<'_, subdomain::Cells> {
-        let sub = &self.subs[s];
-        let mut cells = sub.lock();
-        sub.begin_update(&mut cells, &self.subs, version, self.residual);
+    fn begin(&self, s: usize, version: EdgeVersion) -> subdomain::Held<'_> {
+        let mut cells = self.subs[s].lock();
+        cells.begin_update(&self.subs, version, self.residual);
         cells
     }
 
@@ -376,7 +371,7 @@ impl<'a> Engine<'a> {
                     let s = self.threads[t].set[i];
                     if self.numerics {
                         // Own-version edges: order within an iteration is free.
-                        self.subs[s].finish_update(&mut self.begin(s, EdgeVersion::Own));
+                        self.begin(s, EdgeVersion::Own).finish_update();
                     }
                     let tl = self.threads[t].timeline;
                     clock = tl.finish(clock, tl.scaled(self.cost(s)));
@@ -442,8 +437,7 @@ impl<'a> Engine<'a> {
             .take()
             .expect("a completion has an update");
         if self.numerics {
-            let sub = &self.subs[s];
-            sub.finish_update(&mut sub.lock());
+            self.subs[s].lock().finish_update();
         }
         self.board.counts[s] += 1;
         self.busy[s] = false;
