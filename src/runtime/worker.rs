@@ -26,6 +26,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::{Crossing, Idler, Shared, StopReason};
+use crate::engine::{Residual, Stall};
 use crate::schedule::{Gate, Verdicts};
 use crate::subdomain::EdgeVersion;
 use crate::variant::Mode;
@@ -52,118 +53,169 @@ fn work(sh: &Shared<'_>, t: usize) {
     if core_affinity::set_for_current(core) {
         sh.pinned.fetch_add(1, Ordering::Relaxed);
     }
-    let socket_of = |thread: usize| sh.placement.sockets.get(thread).copied();
-    let my_socket = socket_of(t);
-    let settings = sh.settings;
-    let mode = settings.mode();
-    let gate = Gate {
-        staleness: settings.scheme.staleness(),
-    };
-    let version = match mode {
-        Mode::Sync => EdgeVersion::Own,
-        Mode::Ssync | Mode::Async => EdgeVersion::Latest,
-    };
-    let residual = settings.residual();
-    let stall = settings.stall.filter(|s| s.thread == t);
-    let slow = settings.slow.filter(|s| s.thread == t).map(|s| s.factor);
-    let mut done = sh.thread_updates[t].load(Ordering::Relaxed);
-    let mut max_lag = sh.max_lag[t].load(Ordering::Relaxed);
-    let mut idler = Idler::default();
+    let mut w = Worker::new(sh, t);
     let mut set = sh.assignment.current(t);
     // First touch, now that this thread is pinned: its cells go on its node.
     for &s in &set {
         sh.subs[s].touch(sh.problem, t);
     }
-    // The slow hook spins a multiple of the fastest update seen: wall time of
-    // a single update includes time preempted by an oversubscribed neighbour,
-    // and spinning for that would feed on itself.
-    let mut fastest_update = Duration::MAX;
-
-    'run: while !sh.stop.is_set() {
+    let mut idler = Idler::default();
+    while !sh.stop.is_set() {
         sh.assignment.refresh(t, &mut set);
         if let Some(b) = &sh.balancer {
             let now = || sh.start.elapsed().as_nanos() as u64;
             b.maybe_call(t, now, &sh.view(), &sh.assignment, &sh.placement.sockets);
         }
-        let mut progressed = false;
-        for &s in &set {
-            if sh.stop.is_set() {
-                break 'run;
-            }
-            let sub = &sh.subs[s];
-            // Sync never shares a subdomain; otherwise one held by another
-            // thread (being handed over) is skipped, not waited for.
-            let locked = match mode {
-                Mode::Sync => Some(sub.lock()),
-                Mode::Ssync | Mode::Async => sub.try_lock(),
-            };
-            let Some(mut cells) = locked else {
-                continue;
-            };
-            // Under the lock the own count cannot move, and neighbours only
-            // advance, so the lag can only shrink during the update. A
-            // subdomain moved away is skipped; the new set arrives next sweep.
-            let lag = sub.lag(sh.subs);
-            if !gate.admits(t, sub.owner(), lag) {
-                continue;
-            }
-            // Memory follows its thread: cells last written first by a thread
-            // on another socket are copied into this thread's memory.
-            cells.ensure_touched(sh.problem, t);
-            let toucher = sub.first_toucher();
-            if toucher != t && socket_of(toucher) != my_socket {
-                cells.rehome(t);
-                sh.rehomes.fetch_add(1, Ordering::Relaxed);
-            }
-            let pause = || {
-                if let Some(st) = stall.filter(|st| st.after == done) {
-                    sh.stop.sleep(Duration::from_secs_f64(st.seconds));
-                }
-            };
-            // The clock is read only for the slow hook: a vDSO call per
-            // update is measurable at small subdomains.
-            let began = slow.map(|_| Instant::now());
-            cells.update(sh.subs, version, residual, pause);
-            drop(cells);
-            if let (Some(factor), Some(began)) = (slow, began) {
-                fastest_update = fastest_update.min(began.elapsed());
-                let until = Instant::now() + fastest_update.mul_f64(factor);
-                while Instant::now() < until && !sh.stop.is_set() {
-                    std::hint::spin_loop();
-                }
-            }
-            done += 1;
-            sh.thread_updates[t].store(done, Ordering::Relaxed);
-            max_lag = max_lag.max(lag);
-            progressed = true;
-            if mode != Mode::Sync && sh.rule.budget_spent(done) {
-                sh.stop.request(StopReason::MaxIterations);
-                break 'run;
-            }
-        }
-        match mode {
+        let Some(progressed) = w.sweep(&set) else {
+            break;
+        };
+        match w.mode {
             Mode::Sync => {
-                // The leader looks after every thread has arrived: then the
-                // counts and the local residuals are exact.
-                let crossing = sh.barrier.wait(&sh.stop, || {
-                    let look = Verdicts {
-                        most_updates: Some(sh.most_updates()),
-                        ..Verdicts::default()
-                    };
-                    sh.rule.first(look, || sh.estimate_met())
-                });
-                if crossing == Crossing::Stop {
+                if w.cross_barrier() == Crossing::Stop {
                     break;
                 }
             }
-            Mode::Ssync | Mode::Async => {
-                if progressed {
-                    idler.reset();
-                } else {
-                    idler.idle();
+            Mode::Ssync | Mode::Async if progressed => idler.reset(),
+            Mode::Ssync | Mode::Async => idler.idle(),
+        }
+    }
+    sh.max_lag[t].store(w.max_lag, Ordering::Relaxed);
+}
+
+/// One worker's settings and running tallies.
+struct Worker<'s, 'a> {
+    sh: &'s Shared<'a>,
+    t: usize,
+    mode: Mode,
+    gate: Gate,
+    version: EdgeVersion,
+    residual: Residual,
+    my_socket: Option<usize>,
+    stall: Option<Stall>,
+    slow: Option<f64>,
+    /// Subdomain updates this thread has made (over all epochs).
+    done: u64,
+    max_lag: u64,
+    /// The slow hook spins a multiple of the fastest update seen: wall time
+    /// of a single update includes time preempted by an oversubscribed
+    /// neighbour, and spinning for that would feed on itself.
+    fastest_update: Duration,
+}
+
+impl<'s, 'a> Worker<'s, 'a> {
+    fn new(sh: &'s Shared<'a>, t: usize) -> Self {
+        let settings = sh.settings;
+        let mode = settings.mode();
+        Worker {
+            sh,
+            t,
+            mode,
+            gate: Gate {
+                staleness: settings.scheme.staleness(),
+            },
+            version: match mode {
+                Mode::Sync => EdgeVersion::Own,
+                Mode::Ssync | Mode::Async => EdgeVersion::Latest,
+            },
+            residual: settings.residual(),
+            my_socket: sh.placement.sockets.get(t).copied(),
+            stall: settings.stall.filter(|s| s.thread == t),
+            slow: settings.slow.filter(|s| s.thread == t).map(|s| s.factor),
+            done: sh.thread_updates[t].load(Ordering::Relaxed),
+            max_lag: sh.max_lag[t].load(Ordering::Relaxed),
+            fastest_update: Duration::MAX,
+        }
+    }
+
+    /// One pass over `set`: whether any update was made, or `None` once the
+    /// run is to stop.
+    fn sweep(&mut self, set: &[usize]) -> Option<bool> {
+        let mut progressed = false;
+        for &s in set {
+            if self.sh.stop.is_set() {
+                return None;
+            }
+            if self.try_update(s) {
+                progressed = true;
+                if self.mode != Mode::Sync && self.sh.rule.budget_spent(self.done) {
+                    self.sh.stop.request(StopReason::MaxIterations);
+                    return None;
                 }
             }
         }
+        Some(progressed)
     }
-    sh.max_lag[t].store(max_lag, Ordering::Relaxed);
+
+    /// Updates subdomain `s` if this thread may now; whether it did.
+    fn try_update(&mut self, s: usize) -> bool {
+        let (sh, t) = (self.sh, self.t);
+        let sub = &sh.subs[s];
+        // Sync never shares a subdomain; otherwise one held by another
+        // thread (being handed over) is skipped, not waited for.
+        let locked = match self.mode {
+            Mode::Sync => Some(sub.lock()),
+            Mode::Ssync | Mode::Async => sub.try_lock(),
+        };
+        let Some(mut cells) = locked else {
+            return false;
+        };
+        // Under the lock the own count cannot move, and neighbours only
+        // advance, so the lag can only shrink during the update. A
+        // subdomain moved away is skipped; the new set arrives next sweep.
+        let lag = sub.lag(sh.subs);
+        if !self.gate.admits(t, sub.owner(), lag) {
+            return false;
+        }
+        // Memory follows its thread: cells last written first by a thread
+        // on another socket are copied into this thread's memory.
+        cells.ensure_touched(sh.problem, t);
+        let toucher = sub.first_toucher();
+        if toucher != t && sh.placement.sockets.get(toucher).copied() != self.my_socket {
+            cells.rehome(t);
+            sh.rehomes.fetch_add(1, Ordering::Relaxed);
+        }
+        let done = self.done;
+        let pause = || {
+            if let Some(st) = self.stall.filter(|st| st.after == done) {
+                sh.stop.sleep(Duration::from_secs_f64(st.seconds));
+            }
+        };
+        // The clock is read only for the slow hook: a vDSO call per update
+        // is measurable at small subdomains.
+        let began = self.slow.map(|_| Instant::now());
+        cells.update(sh.subs, self.version, self.residual, pause);
+        drop(cells);
+        if let Some(began) = began {
+            self.slow_down(began);
+        }
+        self.done += 1;
+        sh.thread_updates[t].store(self.done, Ordering::Relaxed);
+        self.max_lag = self.max_lag.max(lag);
+        true
+    }
+
+    /// The slow hook: spins `factor` times the fastest update seen.
+    fn slow_down(&mut self, began: Instant) {
+        let Some(factor) = self.slow else {
+            return;
+        };
+        self.fastest_update = self.fastest_update.min(began.elapsed());
+        let until = Instant::now() + self.fastest_update.mul_f64(factor);
+        while Instant::now() < until && !self.sh.stop.is_set() {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// The end of a sync iteration. The barrier's leader looks once every
+    /// thread has arrived: then the counts and the local residuals are exact.
+    fn cross_barrier(&self) -> Crossing {
+        let sh = self.sh;
+        sh.barrier.wait(&sh.stop, || {
+            let look = Verdicts {
+                most_updates: Some(sh.most_updates()),
+                ..Verdicts::default()
+            };
+            sh.rule.first(look, || sh.estimate_met())
+        })
+    }
 }
