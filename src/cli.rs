@@ -9,6 +9,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Config;
+use crate::engine::{Outcome, StopReason};
 use crate::files::AtomicFile;
 use crate::interrupt::Interrupt;
 use crate::plan::{Numbers, Plan};
@@ -299,49 +300,8 @@ enum Engine {
 
 fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
     let cfg = load_config(&args)?;
-    let machine = match engine {
-        Engine::Real => Topology::detect(),
-        Engine::Sim => Topology::synthetic(cfg.sim_topology),
-    };
-    let mut plan = Plan::new(&cfg, &machine).map_err(bad_input)?;
-    let numbers = match engine {
-        Engine::Sim if !plan.config.numerics => Numbers::Counted,
-        _ => Numbers::Held,
-    };
-    plan.check_memory(numbers).map_err(bad_input)?;
-    if engine == Engine::Sim {
-        crate::sim::check(&plan).map_err(bad_input)?;
-        if args.grid.is_some() && !plan.config.numerics {
-            return Err(bad_input(anyhow::anyhow!(
-                "--grid needs numerics = true in the simulator"
-            )));
-        }
-    }
-    let json_to_stdout = args.json.as_deref() == Some(Path::new("-"));
-    if args.grid.as_deref() == Some(Path::new("-")) {
-        return Err(bad_input(anyhow::anyhow!(
-            "--grid needs a file name, not `-`"
-        )));
-    }
-    if let (Some(j), Some(g)) = (&args.json, &args.grid)
-        && same_file(j, g)
-    {
-        return Err(bad_input(anyhow::anyhow!(
-            "--json and --grid name the same file ({}); give each its own",
-            g.display()
-        )));
-    }
-    let json = args
-        .json
-        .as_deref()
-        .map(|p| Output::open(p, "report"))
-        .transpose()?;
-    let grid = args
-        .grid
-        .as_deref()
-        .map(|p| Output::open(p, "grid"))
-        .transpose()?;
-
+    let mut plan = plan_for(&cfg, engine, &args)?;
+    let (json, grid) = open_outputs(&args)?;
     // From here on, Ctrl-C or SIGTERM ends the run cleanly: it stops, the
     // parasites are reaped, and the report and grid are still written.
     plan.settings.interrupt = Interrupt::install()
@@ -370,17 +330,72 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
         Engine::Sim => crate::sim::run(&plan),
     };
     let report = Report::new(&plan, &outcome, noise);
-
-    if json_to_stdout {
+    if args.json.as_deref() == Some(Path::new("-")) {
         eprint!("{report}");
     } else {
         print!("{report}");
     }
-    // Write both outputs even if one fails, so no result is lost needlessly.
+    write_outputs(json, grid, &report, &outcome)?;
+    ending(plan.settings.interrupt.signal(), outcome.stop)
+}
+
+/// The plan of a run, with every check made before anything starts.
+fn plan_for(cfg: &Config, engine: Engine, args: &RunArgs) -> Result<Plan, Failure> {
+    let machine = match engine {
+        Engine::Real => Topology::detect(),
+        Engine::Sim => Topology::synthetic(cfg.sim_topology),
+    };
+    let plan = Plan::new(cfg, &machine).map_err(bad_input)?;
+    let numbers = match engine {
+        Engine::Sim if !plan.config.numerics => Numbers::Counted,
+        _ => Numbers::Held,
+    };
+    plan.check_memory(numbers).map_err(bad_input)?;
+    if engine == Engine::Sim {
+        crate::sim::check(&plan).map_err(bad_input)?;
+        if args.grid.is_some() && !plan.config.numerics {
+            return Err(bad_input(anyhow::anyhow!(
+                "--grid needs numerics = true in the simulator"
+            )));
+        }
+    }
+    Ok(plan)
+}
+
+/// Checks and opens `--json` and `--grid` before the run, so a bad path
+/// costs nothing.
+fn open_outputs(args: &RunArgs) -> Result<(Option<Output>, Option<Output>), Failure> {
+    if args.grid.as_deref() == Some(Path::new("-")) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--grid needs a file name, not `-`"
+        )));
+    }
+    if let (Some(j), Some(g)) = (&args.json, &args.grid)
+        && same_file(j, g)
+    {
+        return Err(bad_input(anyhow::anyhow!(
+            "--json and --grid name the same file ({}); give each its own",
+            g.display()
+        )));
+    }
+    let open = |path: &Option<PathBuf>, what| path.as_deref().map(|p| Output::open(p, what));
+    Ok((
+        open(&args.json, "report").transpose()?,
+        open(&args.grid, "grid").transpose()?,
+    ))
+}
+
+/// Writes both outputs even if one fails, so no result is lost needlessly.
+fn write_outputs(
+    json: Option<Output>,
+    grid: Option<Output>,
+    report: &Report,
+    outcome: &Outcome,
+) -> Result<(), Failure> {
     let mut errors = Vec::new();
     if let Some(out) = json
         && let Err(e) = out.write("report", |w| {
-            serde_json::to_writer_pretty(&mut *w, &report)?;
+            serde_json::to_writer_pretty(&mut *w, report)?;
             writeln!(w)?;
             Ok(())
         })
@@ -398,10 +413,16 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
     {
         errors.push(e);
     }
-    if let Some(e) = errors.into_iter().next() {
-        return Err(e.into());
+    match errors.into_iter().next() {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
     }
-    match (plan.settings.interrupt.signal(), outcome.stop) {
+}
+
+/// The exit of a run that was reported: an interrupt's status, or 1 for a
+/// run that failed (a worker's panic, a simulated deadlock).
+fn ending(signal: Option<i32>, stop: StopReason) -> Result<(), Failure> {
+    match (signal, stop) {
         (Some(signal), _) => Err(Failure {
             status: Interrupt::exit_status(signal),
             error: anyhow::anyhow!(
