@@ -185,7 +185,17 @@ impl Report {
 }
 
 impl fmt::Display for Report {
+    /// The summary printed after a run: the run, then noise and balancing,
+    /// then the residual.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_run(f)?;
+        self.fmt_noise_and_balancing(f)?;
+        self.fmt_residual(f)
+    }
+}
+
+impl Report {
+    fn fmt_run(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let min = self.subdomain_updates.iter().min().copied().unwrap_or(0);
         let max = self.subdomain_updates.iter().max().copied().unwrap_or(0);
         let mut cores = self.cores.clone();
@@ -230,6 +240,10 @@ impl fmt::Display for Report {
             self.spread
         )?;
         writeln!(f, "  max staleness  {} updates", self.max_staleness_seen)?;
+        Ok(())
+    }
+
+    fn fmt_noise_and_balancing(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(noise) = &self.noise {
             for p in &noise.parasites {
                 writeln!(
@@ -280,6 +294,10 @@ impl fmt::Display for Report {
                 _ => String::new(),
             }
         )?;
+        Ok(())
+    }
+
+    fn fmt_residual(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let target = self.config.tolerance;
         let Some(residual) = self.residual else {
             return writeln!(f, "  residual       not computed (numerics = false)");
