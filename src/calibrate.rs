@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::Instant;
 
+use crate::engine::Residual;
 use crate::kernel;
 use crate::policy::{Policy, Progressive, Scope, Snapshot};
 use crate::problem::Problem;
@@ -23,65 +24,85 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub fn measure() -> Measured {
     core_affinity::set_for_current(core_affinity::CoreId { id: 0 });
     let mut costs = crate::config::Config::default().sim_costs();
-    // Kernel: ns per cell on a 150 x 150 subdomain (the paper's split).
-    let (h, w) = (150, 150);
-    let mut a = vec![1.0; (h + 2) * (w + 2)];
-    let mut b = a.clone();
-    costs.cell_ns = median(
+    costs.cell_ns = kernel_ns_per_cell();
+    costs.residual_factor = residual_factor();
+    costs.update_ns = update_ns(costs.cell_ns);
+    costs.balancer_ns = balancer_ns();
+    costs.barrier_ns = barrier_ns();
+    costs.noise_iter_ns = braid_noise::Calibration::measure().ns_per_iter;
+    Measured(costs)
+}
+
+/// The paper's split: a 150 x 150 subdomain, with its halo.
+const SIDE: usize = 150;
+
+fn buffers() -> (Vec<f64>, Vec<f64>) {
+    let a = vec![1.0; (SIDE + 2) * (SIDE + 2)];
+    (a.clone(), a)
+}
+
+/// Seconds of `sweeps` sweeps, plain or with the residual fused in.
+fn time_sweeps(a: &mut Vec<f64>, b: &mut Vec<f64>, sweeps: usize, residual: bool) -> f64 {
+    let t = Instant::now();
+    for _ in 0..sweeps {
+        if residual {
+            std::hint::black_box(kernel::sweep_with_residual(a, b, SIDE, SIDE));
+        } else {
+            kernel::sweep(a, b, SIDE, SIDE);
+        }
+        std::mem::swap(a, b);
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// Kernel: ns per cell on a 150 x 150 subdomain.
+fn kernel_ns_per_cell() -> f64 {
+    let (mut a, mut b) = buffers();
+    let per_run = (200 * SIDE * SIDE) as f64;
+    median(
+        (0..9)
+            .map(|_| time_sweeps(&mut a, &mut b, 200, false) * 1e9 / per_run)
+            .collect(),
+    )
+}
+
+/// The sweep with the residual fused in, relative to the plain one,
+/// interleaved so that both see the same machine.
+fn residual_factor() -> f64 {
+    let (mut a, mut b) = buffers();
+    median(
         (0..9)
             .map(|_| {
-                let t = Instant::now();
-                for _ in 0..200 {
-                    kernel::sweep(&a, &mut b, h, w);
-                    std::mem::swap(&mut a, &mut b);
-                }
-                t.elapsed().as_nanos() as f64 / (200 * h * w) as f64
+                let plain = time_sweeps(&mut a, &mut b, 200, false);
+                time_sweeps(&mut a, &mut b, 200, true) / plain
             })
             .collect(),
-    );
-    // The same sweep with the residual fused in, relative to the plain one,
-    // interleaved so that both see the same machine.
-    let mut ratios = Vec::new();
-    for _ in 0..9 {
-        let mut time = |residual: bool| {
-            let t = Instant::now();
-            for _ in 0..200 {
-                if residual {
-                    std::hint::black_box(kernel::sweep_with_residual(&a, &mut b, h, w));
-                } else {
-                    kernel::sweep(&a, &mut b, h, w);
-                }
-                std::mem::swap(&mut a, &mut b);
-            }
-            t.elapsed().as_secs_f64()
-        };
-        let plain = time(false);
-        ratios.push(time(true) / plain);
-    }
-    costs.residual_factor = median(ratios);
-    // A whole subdomain update minus its cells: halo, publication, counter.
+    )
+}
+
+/// A whole subdomain update minus its cells: halo, publication, counter.
+fn update_ns(cell_ns: f64) -> f64 {
     let p = Problem::new(300, 4, 4).expect("valid");
     let subs = subdomain::build(&p);
     let s = &subs[5]; // an inner subdomain: four neighbours
     let cells = s.geom.cells() as f64;
-    costs.update_ns = median(
+    median(
         (0..9)
             .map(|_| {
                 let t = Instant::now();
                 for _ in 0..200 {
-                    s.lock().update(
-                        &subs,
-                        EdgeVersion::Latest,
-                        crate::engine::Residual::Skip,
-                        || {},
-                    );
+                    s.lock()
+                        .update(&subs, EdgeVersion::Latest, Residual::Skip, || {});
                 }
-                t.elapsed().as_nanos() as f64 / 200.0 - cells * costs.cell_ns
+                t.elapsed().as_nanos() as f64 / 200.0 - cells * cell_ns
             })
             .collect(),
     )
-    .max(0.0);
-    // A balancer call at paper scale: 36 threads x 4 subdomains.
+    .max(0.0)
+}
+
+/// A balancer call at paper scale: 36 threads x 4 subdomains.
+fn balancer_ns() -> f64 {
     let policy = Progressive {
         scope: Scope::Joint,
         pairs: 6,
@@ -94,7 +115,7 @@ pub fn measure() -> Measured {
     let owners: Vec<usize> = (0..144).map(|s| s / 4).collect();
     let sockets: Vec<usize> = (0..36).map(|t| t / 18).collect();
     let counts: Vec<u64> = (0..144).map(|s| (s as u64 * 7919) % 97).collect();
-    costs.balancer_ns = median(
+    median(
         (0..9)
             .map(|_| {
                 let t = Instant::now();
@@ -110,8 +131,11 @@ pub fn measure() -> Measured {
                 t.elapsed().as_nanos() as f64 / 1000.0
             })
             .collect(),
-    );
-    // A barrier crossing with two threads.
+    )
+}
+
+/// A barrier crossing with two threads.
+fn barrier_ns() -> f64 {
     let barrier = StopBarrier::new(2);
     let stop = StopFlag::default();
     let crossings = 20_000;
@@ -131,9 +155,7 @@ pub fn measure() -> Measured {
             barrier.wait(&stop, || None);
         }
     });
-    costs.barrier_ns = t.elapsed().as_nanos() as f64 / crossings as f64;
-    costs.noise_iter_ns = braid_noise::Calibration::measure().ns_per_iter;
-    Measured(costs)
+    t.elapsed().as_nanos() as f64 / crossings as f64
 }
 
 impl fmt::Display for Measured {
