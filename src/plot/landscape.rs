@@ -3,6 +3,7 @@
 //! one panel per engine.
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::stats::Five;
@@ -99,35 +100,7 @@ impl Landscape {
     where
         DB::ErrorType: 'static,
     {
-        let (x0, x1) = p.points.iter().fold((f64::MAX, f64::MIN), |(a, b), q| {
-            (a.min(q.rate.q1), b.max(q.rate.q3))
-        });
-        let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.01).max(1e-9);
-        // At least 10 updates tall, so that whole-number ticks never repeat.
-        let y1 = p.points.iter().map(|q| q.spread.q3).fold(10.0, f64::max);
-        let mut chart = ChartBuilder::on(area)
-            .caption(&p.title, (FONT, 22))
-            .margin(18)
-            .x_label_area_size(60)
-            .y_label_area_size(80)
-            .build_cartesian_2d((x0 - pad)..(x1 + pad), (-0.04 * y1)..(y1 * 1.1))?;
-        let per = if p.virtual_time {
-            "virtual second"
-        } else {
-            "second"
-        };
-        chart
-            .configure_mesh()
-            .x_desc(format!(
-                "iteration rate (iterations per {per}, higher is better)"
-            ))
-            .y_desc("update spread (subdomain updates, lower is better)")
-            .axis_desc_style((FONT, 17))
-            .label_style((FONT, 14))
-            .x_label_formatter(&|v| format!("{v:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
+        let mut chart = axes(p, area)?;
         for q in &p.points {
             let c = colour(q.variant);
             let (x, y) = (q.rate.median, q.spread.median);
@@ -137,56 +110,7 @@ impl Landscape {
             ])?;
         }
         for (vi, v) in self.variants.iter().enumerate() {
-            let c = colour(vi);
-            let quiet: Vec<(f64, f64)> = p
-                .points
-                .iter()
-                .filter(|q| q.variant == vi && !q.noise)
-                .map(|q| (q.rate.median, q.spread.median))
-                .collect();
-            let noisy: Vec<(f64, f64)> = p
-                .points
-                .iter()
-                .filter(|q| q.variant == vi && q.noise)
-                .map(|q| (q.rate.median, q.spread.median))
-                .collect();
-            if quiet.is_empty() && noisy.is_empty() {
-                continue;
-            }
-            // Shape by family (square: sync/ssync, circle: plain async,
-            // triangle: balanced), so that 11 series stay apart even where
-            // colours are close; filled quiet, open with noise.
-            let (filled, open) = (c.filled(), c.stroke_width(3));
-            match family(v) {
-                0 => {
-                    let sq = |pt, st| EmptyElement::at(pt) + Rectangle::new([(-6, -6), (6, 6)], st);
-                    chart
-                        .draw_series(quiet.iter().map(|&pt| sq(pt, filled)))?
-                        .label(v.as_str())
-                        .legend(move |(x, y)| {
-                            Rectangle::new([(x + 1, y - 6), (x + 13, y + 6)], filled)
-                        });
-                    chart.draw_series(noisy.iter().map(|&pt| sq(pt, open)))?;
-                }
-                1 => {
-                    chart
-                        .draw_series(quiet.iter().map(|&pt| Circle::new(pt, 7, filled)))?
-                        .label(v.as_str())
-                        .legend(move |(x, y)| Circle::new((x + 7, y), 6, filled));
-                    chart.draw_series(noisy.iter().map(|&pt| Circle::new(pt, 7, open)))?;
-                }
-                _ => {
-                    chart
-                        .draw_series(quiet.iter().map(|&pt| TriangleMarker::new(pt, 9, filled)))?
-                        .label(v.as_str())
-                        .legend(move |(x, y)| TriangleMarker::new((x + 7, y), 8, filled));
-                    // TriangleMarker always fills: the open one is a path.
-                    let outline = vec![(0, -9), (8, 5), (-8, 5), (0, -9)];
-                    chart.draw_series(noisy.iter().map(|&pt| {
-                        EmptyElement::at(pt) + PathElement::new(outline.clone(), open)
-                    }))?;
-                }
-            }
+            markers(&mut chart, p, vi, v)?;
         }
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
@@ -199,6 +123,106 @@ impl Landscape {
         legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
         Ok(())
     }
+}
+
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The panel's axes, sized to its whiskers.
+fn axes<'a, DB: DrawingBackend>(
+    p: &Panel,
+    area: &DrawingArea<DB, Shift>,
+) -> Result<Chart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
+where
+    DB::ErrorType: 'static,
+{
+    let (x0, x1) = p.points.iter().fold((f64::MAX, f64::MIN), |(a, b), q| {
+        (a.min(q.rate.q1), b.max(q.rate.q3))
+    });
+    let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.01).max(1e-9);
+    // At least 10 updates tall, so that whole-number ticks never repeat.
+    let y1 = p.points.iter().map(|q| q.spread.q3).fold(10.0, f64::max);
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, (FONT, 22))
+        .margin(18)
+        .x_label_area_size(60)
+        .y_label_area_size(80)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), (-0.04 * y1)..(y1 * 1.1))?;
+    let per = if p.virtual_time {
+        "virtual second"
+    } else {
+        "second"
+    };
+    chart
+        .configure_mesh()
+        .x_desc(format!(
+            "iteration rate (iterations per {per}, higher is better)"
+        ))
+        .y_desc("update spread (subdomain updates, lower is better)")
+        .axis_desc_style((FONT, 17))
+        .label_style((FONT, 14))
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    Ok(chart)
+}
+
+/// Variant `vi`'s points: shape by family (square: sync/ssync, circle:
+/// plain async, triangle: balanced), so that 11 series stay apart even where
+/// colours are close; filled quiet, open with noise.
+fn markers<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    p: &Panel,
+    vi: usize,
+    v: &str,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let at = |noise: bool| -> Vec<(f64, f64)> {
+        p.points
+            .iter()
+            .filter(|q| q.variant == vi && q.noise == noise)
+            .map(|q| (q.rate.median, q.spread.median))
+            .collect()
+    };
+    let (quiet, noisy) = (at(false), at(true));
+    if quiet.is_empty() && noisy.is_empty() {
+        return Ok(());
+    }
+    let c = colour(vi);
+    let (filled, open) = (c.filled(), c.stroke_width(3));
+    match family(v) {
+        0 => {
+            let sq = |pt, st| EmptyElement::at(pt) + Rectangle::new([(-6, -6), (6, 6)], st);
+            chart
+                .draw_series(quiet.iter().map(|&pt| sq(pt, filled)))?
+                .label(v)
+                .legend(move |(x, y)| Rectangle::new([(x + 1, y - 6), (x + 13, y + 6)], filled));
+            chart.draw_series(noisy.iter().map(|&pt| sq(pt, open)))?;
+        }
+        1 => {
+            chart
+                .draw_series(quiet.iter().map(|&pt| Circle::new(pt, 7, filled)))?
+                .label(v)
+                .legend(move |(x, y)| Circle::new((x + 7, y), 6, filled));
+            chart.draw_series(noisy.iter().map(|&pt| Circle::new(pt, 7, open)))?;
+        }
+        _ => {
+            chart
+                .draw_series(quiet.iter().map(|&pt| TriangleMarker::new(pt, 9, filled)))?
+                .label(v)
+                .legend(move |(x, y)| TriangleMarker::new((x + 7, y), 8, filled));
+            // TriangleMarker always fills: the open one is a path.
+            let outline = vec![(0, -9), (8, 5), (-8, 5), (0, -9)];
+            chart.draw_series(
+                noisy
+                    .iter()
+                    .map(|&pt| EmptyElement::at(pt) + PathElement::new(outline.clone(), open)),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Marker family of a label: 0 sync/ssync, 1 plain async, 2 balanced.

@@ -6,6 +6,7 @@
 //! squares for sync/ssync, circles for plain async, triangles for balanced.
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::landscape::{family, variant_order};
@@ -145,25 +146,7 @@ impl PayoffMap {
     where
         DB::ErrorType: 'static,
     {
-        // The y axis is the asynchronous variants' (and the model's): sync
-        // loses ten times more and would flatten them; its points past the
-        // top are drawn at the edge as open markers, with a note.
-        let all = p
-            .lines
-            .iter()
-            .filter(|(vi, _)| family(&self.variants[*vi]) > 0)
-            .flat_map(|(_, pts)| pts.iter())
-            .chain(&p.model)
-            .chain(&p.ideal);
-        let (x1, y0, top) = all.fold((0.0f64, 0.0f64, 1.0f64), |(x, lo, hi), &(a, b)| {
-            (x.max(a), lo.min(b), hi.max(b))
-        });
-        let y1 = top * 1.25;
-        let x1 = p
-            .lines
-            .iter()
-            .flat_map(|(_, pts)| pts.iter())
-            .fold(x1, |x, &(a, _)| x.max(a));
+        let (x1, y0, y1) = self.bounds(p);
         let off: Vec<String> = p
             .lines
             .iter()
@@ -189,49 +172,9 @@ impl PayoffMap {
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         for (vi, pts) in &p.lines {
-            let c = colour(*vi);
-            let fam = family(&self.variants[*vi]);
-            let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x, y.min(y1))).collect();
-            let pts = &pts;
-            chart
-                .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
-                .label(self.variants[*vi].as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(3))
-                });
-            for &pt in pts {
-                match fam {
-                    0 => {
-                        chart
-                            .draw_series([EmptyElement::at(pt)
-                                + Rectangle::new([(-5, -5), (5, 5)], c.filled())])?
-                    }
-                    1 => chart.draw_series([Circle::new(pt, 5, c.filled())])?,
-                    _ => chart.draw_series([TriangleMarker::new(pt, 7, c.filled())])?,
-                };
-            }
+            self.draw_line(&mut chart, *vi, pts, y1)?;
         }
-        let grey = RGBColor(90, 90, 90);
-        let forecasts = [
-            (&p.model, (8, 5), "model: plain async", grey.stroke_width(2)),
-            (
-                &p.ideal,
-                (2, 4),
-                "model: perfect balancer",
-                grey.mix(0.5).stroke_width(2),
-            ),
-        ];
-        for (points, (dash, gap), label, key) in forecasts {
-            if points.is_empty() {
-                continue;
-            }
-            let line =
-                DashedLineSeries::new(points.iter().copied(), dash, gap, grey.stroke_width(2));
-            chart
-                .draw_series(line)?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], key));
-        }
+        draw_forecasts(&mut chart, p)?;
         legend(&mut chart, SeriesLabelPosition::UpperLeft, 13)?;
         if !off.is_empty() {
             let (px, py) = chart.backend_coord(&(x1 * 1.08, y1));
@@ -251,4 +194,90 @@ impl PayoffMap {
         }
         Ok(())
     }
+}
+
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+impl PayoffMap {
+    /// The axes' ends: x to the largest duty; y to the asynchronous
+    /// variants' and the model's range (sync loses ten times more and would
+    /// flatten them; its points past the top are drawn at the edge, with a
+    /// note), with room above.
+    fn bounds(&self, p: &Panel) -> (f64, f64, f64) {
+        let all = p
+            .lines
+            .iter()
+            .filter(|(vi, _)| family(&self.variants[*vi]) > 0)
+            .flat_map(|(_, pts)| pts.iter())
+            .chain(&p.model)
+            .chain(&p.ideal);
+        let (x1, y0, top) = all.fold((0.0f64, 0.0f64, 1.0f64), |(x, lo, hi), &(a, b)| {
+            (x.max(a), lo.min(b), hi.max(b))
+        });
+        let x1 = p
+            .lines
+            .iter()
+            .flat_map(|(_, pts)| pts.iter())
+            .fold(x1, |x, &(a, _)| x.max(a));
+        (x1, y0, top * 1.25)
+    }
+
+    /// Variant `vi`'s line, its markers shaped by family, clipped at `y1`.
+    fn draw_line<DB: DrawingBackend>(
+        &self,
+        chart: &mut Chart<'_, DB>,
+        vi: usize,
+        pts: &[(f64, f64)],
+        y1: f64,
+    ) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let c = colour(vi);
+        let fam = family(&self.variants[vi]);
+        let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x, y.min(y1))).collect();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
+            .label(self.variants[vi].as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(3)));
+        for &pt in &pts {
+            match fam {
+                0 => chart.draw_series([
+                    EmptyElement::at(pt) + Rectangle::new([(-5, -5), (5, 5)], c.filled())
+                ])?,
+                1 => chart.draw_series([Circle::new(pt, 5, c.filled())])?,
+                _ => chart.draw_series([TriangleMarker::new(pt, 7, c.filled())])?,
+            };
+        }
+        Ok(())
+    }
+}
+
+/// The model's two forecasts, dashed (plain async) and dotted (a perfect
+/// balancer).
+fn draw_forecasts<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, p: &Panel) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let grey = RGBColor(90, 90, 90);
+    let forecasts = [
+        (&p.model, (8, 5), "model: plain async", grey.stroke_width(2)),
+        (
+            &p.ideal,
+            (2, 4),
+            "model: perfect balancer",
+            grey.mix(0.5).stroke_width(2),
+        ),
+    ];
+    for (points, (dash, gap), label, key) in forecasts {
+        if points.is_empty() {
+            continue;
+        }
+        let line = DashedLineSeries::new(points.iter().copied(), dash, gap, grey.stroke_width(2));
+        chart
+            .draw_series(line)?
+            .label(label)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], key));
+    }
+    Ok(())
 }

@@ -3,6 +3,7 @@
 //! percentiles with the median marked; whiskers reach the extremes.
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -91,13 +92,14 @@ where
     let (x0, x1) = axis_range(&fives);
     let clipped = fives.iter().filter(|f| f.max > x1).count();
     let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.02).max(1e-9);
+    let left = (x0 - pad).max(0.0);
     let n = p.rows.len() as f64;
     let mut chart = ChartBuilder::on(area)
         .caption(&p.title, (FONT, 22))
         .margin(18)
         .x_label_area_size(60)
         .y_label_area_size(240)
-        .build_cartesian_2d((x0 - pad).max(0.0)..(x1 + pad), -0.6..(n - 0.4))?;
+        .build_cartesian_2d(left..(x1 + pad), -0.6..(n - 0.4))?;
     let unit = if p.virtual_time {
         "virtual seconds"
     } else {
@@ -120,41 +122,12 @@ where
         // Rows run top to bottom in suite order.
         let y = n - 1.0 - i as f64;
         for (five, dy, c) in [(row.quiet, 0.17, quiet), (row.noisy, -0.17, noisy)] {
-            let Some(mut f) = five else { continue };
-            let (lo, hi) = (y + dy - 0.13, y + dy + 0.13);
-            if f.max > x1 {
-                // An outlier past the axis: the whisker ends at the edge in
-                // an arrow head.
-                f.max = x1;
-                f.q3 = f.q3.min(x1);
-                f.median = f.median.min(x1);
-                let head = (x1 - x0) * 0.012;
-                chart.draw_series([Polygon::new(
-                    vec![(x1, y + dy), (x1 - head, lo + 0.04), (x1 - head, hi - 0.04)],
-                    c.filled(),
-                )])?;
+            if let Some(f) = five {
+                draw_box(&mut chart, f, y + dy, c, (x0, x1))?;
             }
-            chart.draw_series([
-                PathElement::new(vec![(f.min, y + dy), (f.q1, y + dy)], c.stroke_width(2)),
-                PathElement::new(vec![(f.q3, y + dy), (f.max, y + dy)], c.stroke_width(2)),
-                PathElement::new(
-                    vec![(f.min, lo + 0.06), (f.min, hi - 0.06)],
-                    c.stroke_width(2),
-                ),
-                PathElement::new(
-                    vec![(f.max, lo + 0.06), (f.max, hi - 0.06)],
-                    c.stroke_width(2),
-                ),
-                PathElement::new(vec![(f.median, lo), (f.median, hi)], BLACK.stroke_width(3)),
-            ])?;
-            chart.draw_series([Rectangle::new(
-                [(f.q1, lo), (f.q3, hi)],
-                c.mix(0.35).filled(),
-            )])?;
-            chart.draw_series([Rectangle::new([(f.q1, lo), (f.q3, hi)], c.stroke_width(2))])?;
         }
         // The variant's name, right-aligned left of the axis.
-        let (px, py) = chart.backend_coord(&((x0 - pad).max(0.0), y));
+        let (px, py) = chart.backend_coord(&(left, y));
         area.draw(&Text::new(
             row.variant.clone(),
             (
@@ -174,7 +147,7 @@ where
     }
     legend(&mut chart, SeriesLabelPosition::LowerRight, 15)?;
     if clipped > 0 {
-        let (px, py) = chart.backend_coord(&((x0 - pad).max(0.0), -0.6));
+        let (px, py) = chart.backend_coord(&(left, -0.6));
         area.draw(&Text::new(
             format!("{clipped} box(es) with outliers past {x1:.3}: arrow heads at the edge"),
             (
@@ -184,6 +157,50 @@ where
             TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom)),
         ))?;
     }
+    Ok(())
+}
+
+/// One box and its whiskers at height `y`; a whisker past the axis's right
+/// end `x1` stops there in an arrow head.
+fn draw_box<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    mut f: Five,
+    y: f64,
+    c: RGBColor,
+    (x0, x1): (f64, f64),
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (lo, hi) = (y - 0.13, y + 0.13);
+    if f.max > x1 {
+        f.max = x1;
+        f.q3 = f.q3.min(x1);
+        f.median = f.median.min(x1);
+        let head = (x1 - x0) * 0.012;
+        chart.draw_series([Polygon::new(
+            vec![(x1, y), (x1 - head, lo + 0.04), (x1 - head, hi - 0.04)],
+            c.filled(),
+        )])?;
+    }
+    chart.draw_series([
+        PathElement::new(vec![(f.min, y), (f.q1, y)], c.stroke_width(2)),
+        PathElement::new(vec![(f.q3, y), (f.max, y)], c.stroke_width(2)),
+        PathElement::new(
+            vec![(f.min, lo + 0.06), (f.min, hi - 0.06)],
+            c.stroke_width(2),
+        ),
+        PathElement::new(
+            vec![(f.max, lo + 0.06), (f.max, hi - 0.06)],
+            c.stroke_width(2),
+        ),
+        PathElement::new(vec![(f.median, lo), (f.median, hi)], BLACK.stroke_width(3)),
+    ])?;
+    chart.draw_series([Rectangle::new(
+        [(f.q1, lo), (f.q3, hi)],
+        c.mix(0.35).filled(),
+    )])?;
+    chart.draw_series([Rectangle::new([(f.q1, lo), (f.q3, hi)], c.stroke_width(2))])?;
     Ok(())
 }
 
