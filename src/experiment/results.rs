@@ -72,83 +72,17 @@ impl ResultsFile {
             path: path.to_path_buf(),
             source,
         };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-            && !dir.exists()
-        {
-            let grand = dir.parent().filter(|d| !d.as_os_str().is_empty());
-            if grand.is_some_and(|g| !g.is_dir()) {
-                return Err(io(std::io::Error::new(
-                    std::io::ErrorKind::NotFound,
-                    format!(
-                        "its directory's parent {} does not exist",
-                        grand.unwrap_or(dir).display()
-                    ),
-                )));
-            }
-            std::fs::create_dir(dir).map_err(io)?;
-        }
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-            return Err(io(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "not a regular file",
-            )));
-        }
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io)?;
-        // One writer per file: two suites appending to one file would run
-        // the same samples twice. The lock dies with the process.
-        if file.try_lock().is_err() {
-            return Err(ExperimentError::Busy {
-                path: path.to_path_buf(),
-            });
-        }
+        let mut file = open_locked(path)?;
         let mut text = String::new();
         (&mut file)
             .take(crate::limits::MAX_RESULTS_BYTES)
             .read_to_string(&mut text)
             .map_err(io)?;
-        let mut done = HashSet::new();
-        let mut failed = HashSet::new();
-        let mut good_end = 0;
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        for (i, line) in lines.iter().enumerate() {
-            let last = i + 1 == lines.len();
-            if line.trim().is_empty() && line.ends_with('\n') {
-                good_end += line.len();
-                continue;
-            }
-            let parsed = line
-                .strip_suffix('\n')
-                .ok_or(())
-                .and_then(|l| serde_json::from_str::<Record>(l).map_err(|_| ()));
-            match parsed {
-                Ok(r) if r.suite_digest != digest => {
-                    return Err(ExperimentError::OtherSuite {
-                        path: path.to_path_buf(),
-                        theirs: r.suite,
-                    });
-                }
-                Ok(r) => {
-                    match r.status {
-                        Status::Ok => done.insert(r.key),
-                        Status::Failed => failed.insert(r.key),
-                    };
-                    good_end += line.len();
-                }
-                Err(()) if last => break,
-                Err(()) => {
-                    return Err(ExperimentError::Corrupt {
-                        path: path.to_path_buf(),
-                        line: i + 1,
-                    });
-                }
-            }
-        }
+        let Scan {
+            done,
+            mut failed,
+            good_end,
+        } = scan(path, &text, digest)?;
         if good_end < text.len() {
             file.set_len(good_end as u64).map_err(io)?;
         }
@@ -176,6 +110,114 @@ impl ResultsFile {
                 source,
             })
     }
+}
+
+/// Opens `path` for reading and appending, creating it (and its own
+/// directory, when that directory's parent exists), refusing what is not a
+/// regular file, and taking the one-writer lock.
+fn open_locked(path: &Path) -> Result<File, ExperimentError> {
+    let io = |source| ExperimentError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        let grand = dir.parent().filter(|d| !d.as_os_str().is_empty());
+        if grand.is_some_and(|g| !g.is_dir()) {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "its directory's parent {} does not exist",
+                    grand.unwrap_or(dir).display()
+                ),
+            )));
+        }
+        std::fs::create_dir(dir).map_err(io)?;
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )));
+    }
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
+    // One writer per file: two suites appending to one file would run the
+    // same samples twice. The lock dies with the process.
+    if file.try_lock().is_err() {
+        return Err(ExperimentError::Busy {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(file)
+}
+
+/// What resuming needs of a record: which suite and sample, and how it
+/// ended. The report is not read (a record written by an older braid, whose
+/// report lacks a newer field, still counts as done).
+#[derive(Deserialize)]
+struct Head {
+    suite: String,
+    suite_digest: String,
+    key: String,
+    status: Status,
+}
+
+/// The samples a results file holds as done or failed, and the length of
+/// its intact part.
+struct Scan {
+    done: HashSet<String>,
+    failed: HashSet<String>,
+    good_end: usize,
+}
+
+fn scan(path: &Path, text: &str, digest: &str) -> Result<Scan, ExperimentError> {
+    let mut out = Scan {
+        done: HashSet::new(),
+        failed: HashSet::new(),
+        good_end: 0,
+    };
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (i, line) in lines.iter().enumerate() {
+        let last = i + 1 == lines.len();
+        if line.trim().is_empty() && line.ends_with('\n') {
+            out.good_end += line.len();
+            continue;
+        }
+        let parsed = line
+            .strip_suffix('\n')
+            .ok_or(())
+            .and_then(|l| serde_json::from_str::<Head>(l).map_err(|_| ()));
+        match parsed {
+            Ok(r) if r.suite_digest != digest => {
+                return Err(ExperimentError::OtherSuite {
+                    path: path.to_path_buf(),
+                    theirs: r.suite,
+                });
+            }
+            Ok(r) => {
+                match r.status {
+                    Status::Ok => out.done.insert(r.key),
+                    Status::Failed => out.failed.insert(r.key),
+                };
+                out.good_end += line.len();
+            }
+            Err(()) if last => break,
+            Err(()) => {
+                return Err(ExperimentError::Corrupt {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Reads every record of a results file (for plotting). A torn last line is
@@ -326,6 +368,19 @@ mod tests {
         let o = ResultsFile::open(&p, "d").unwrap();
         assert_eq!(o.done, HashSet::from(["b".to_string()]));
         assert_eq!(o.failed, HashSet::from(["a".to_string()]));
+    }
+
+    #[test]
+    fn a_record_whose_report_an_older_braid_wrote_still_counts_as_done() {
+        // Resuming reads only what it needs; plotting such a record names
+        // the missing field instead.
+        let p = path("older.jsonl");
+        let mut line: serde_json::Value = serde_json::to_value(record("d", "a")).unwrap();
+        line["report"] = serde_json::json!({ "threads": 2 });
+        std::fs::write(&p, format!("{line}\n")).unwrap();
+        assert_eq!(ResultsFile::open(&p, "d").unwrap().done.len(), 1);
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("report"), "{e}");
     }
 
     #[test]
