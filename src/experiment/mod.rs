@@ -7,6 +7,7 @@ pub mod provenance;
 pub mod results;
 pub mod suite;
 
+use std::collections::HashSet;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -127,29 +128,17 @@ pub fn run(
         source,
     })?;
 
-    let todo: Vec<usize> = (0..samples.len())
-        .filter(|&i| !done.contains(&samples[i].key()))
-        .collect();
-    let retried = todo
-        .iter()
-        .filter(|&&i| failed_before.contains(&samples[i].key()))
-        .count();
-    let mut summary = Summary {
-        total: samples.len(),
-        skipped: samples.len() - todo.len(),
-        retried,
-        ok: 0,
-        failed: 0,
-        interrupted: None,
-    };
-    if retried > 0 {
-        eprintln!("braid: {retried} sample(s) failed before and run again");
+    let (todo, mut summary) = plan_resume(&samples, &done, &failed_before);
+    if summary.retried > 0 {
+        eprintln!(
+            "braid: {} sample(s) failed before and run again",
+            summary.retried
+        );
     }
     let bar = progress_bar(samples.len() as u64, summary.skipped as u64);
     for i in todo {
         let sample = &samples[i];
         bar.set_message(sample.key());
-        let (cfg, topology) = &configs[i];
         let started = Instant::now();
         let (status, error, report) = match run_sample(&exe, suite, sample, interrupt)? {
             SampleEnd::Report(report) => (Status::Ok, None, Some(*report)),
@@ -159,19 +148,13 @@ pub fn run(
                 break;
             }
         };
-        match status {
-            Status::Ok => summary.ok += 1,
-            Status::Failed => {
-                summary.failed += 1;
-                bar.suspend(|| {
-                    eprintln!(
-                        "braid: sample `{}` failed: {}",
-                        sample.key(),
-                        error.as_deref().unwrap_or("")
-                    )
-                });
-            }
+        if let Some(e) = &error {
+            summary.failed += 1;
+            bar.suspend(|| eprintln!("braid: sample `{}` failed: {e}", sample.key()));
+        } else {
+            summary.ok += 1;
         }
+        let (cfg, topology) = &configs[i];
         file.append(&Record {
             suite: suite.suite.name.clone(),
             suite_digest: suite.digest(),
@@ -189,6 +172,31 @@ pub fn run(
     }
     bar.finish_and_clear();
     Ok(summary)
+}
+
+/// Which samples still need running (by index), and the summary's start:
+/// samples done before are skipped, and those that only failed run again.
+fn plan_resume(
+    samples: &[Sample],
+    done: &HashSet<String>,
+    failed_before: &HashSet<String>,
+) -> (Vec<usize>, Summary) {
+    let todo: Vec<usize> = (0..samples.len())
+        .filter(|&i| !done.contains(&samples[i].key()))
+        .collect();
+    let retried = todo
+        .iter()
+        .filter(|&&i| failed_before.contains(&samples[i].key()))
+        .count();
+    let summary = Summary {
+        total: samples.len(),
+        skipped: samples.len() - todo.len(),
+        retried,
+        ok: 0,
+        failed: 0,
+        interrupted: None,
+    };
+    (todo, summary)
 }
 
 /// The configuration a sample's process will use, and the machine it runs
