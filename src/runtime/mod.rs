@@ -115,36 +115,15 @@ fn run_observed(
     settings: &Settings,
     observer: Option<Observer<'_>>,
 ) -> Outcome {
-    let threads = placement.threads();
-    assert_eq!(threads, problem.threads, "one thread per domain");
+    assert_eq!(
+        placement.threads(),
+        problem.threads,
+        "one thread per domain"
+    );
     // Cells are allocated by their owners, after pinning (first touch).
     let subs = subdomain::build_untouched(problem);
     let r0 = residual_norm(&problem.initial_grid()).max(f64::MIN_POSITIVE);
-    let shared = Shared {
-        problem,
-        subs: &subs,
-        settings,
-        placement,
-        stop: StopFlag::default(),
-        barrier: StopBarrier::new(threads),
-        thread_updates: (0..threads).map(|_| Default::default()).collect(),
-        max_lag: (0..threads).map(|_| Default::default()).collect(),
-        assignment: Assignment::new(&subs, threads),
-        balancer: settings
-            .scheme
-            .balancing()
-            .map(|b| Balancer::new(b.policy.clone(), b.interval, threads)),
-        rule: StopRule {
-            budget: settings.update_budget,
-            time_limit: settings.time_limit.map(|d| d.as_nanos() as u64),
-        },
-        start: Instant::now(),
-        stop_line: AtomicU64::new(EstimateLine::new(r0, settings.tolerance).to_bits()),
-        finished: AtomicUsize::new(0),
-        pinned: AtomicUsize::new(0),
-        rehomes: AtomicU64::new(0),
-    };
-    let start = shared.start;
+    let shared = Shared::new(problem, &subs, settings, placement, r0);
     let mut trace = Vec::new();
     let mut refuted = 0;
     let (stop, grid, residual) = loop {
@@ -169,7 +148,7 @@ fn run_observed(
         line.tighten(tolerance, residual, Refutation::Restart);
         shared.stop_line.store(line.to_bits(), Ordering::Relaxed);
     };
-    let elapsed_s = start.elapsed().as_secs_f64();
+    let elapsed_s = shared.start.elapsed().as_secs_f64();
     let converged = settings.tolerance.is_some_and(|tol| residual <= tol);
     Outcome {
         clock: Clock::Wall,
@@ -183,12 +162,49 @@ fn run_observed(
         converged,
         time_to_solution_s: converged.then_some(elapsed_s),
         max_staleness_seen: load_all(&shared.max_lag).into_iter().max().unwrap_or(0),
-        pinned: shared.pinned.load(Ordering::Relaxed) == threads,
+        pinned: shared.pinned.load(Ordering::Relaxed) == placement.threads(),
         refuted_estimates: refuted,
         rehomes: shared.rehomes.load(Ordering::Relaxed),
         first_touchers: subs.iter().map(Subdomain::first_toucher).collect(),
         lb: shared.balancer.as_ref().map(Balancer::stats),
         trace,
+    }
+}
+
+impl<'a> Shared<'a> {
+    /// A run's shared state, its clock started; `r0` is `||r0||`.
+    fn new(
+        problem: &'a Problem,
+        subs: &'a [Subdomain],
+        settings: &'a Settings,
+        placement: &'a Placement,
+        r0: f64,
+    ) -> Self {
+        let threads = placement.threads();
+        Shared {
+            problem,
+            subs,
+            settings,
+            placement,
+            stop: StopFlag::default(),
+            barrier: StopBarrier::new(threads),
+            thread_updates: (0..threads).map(|_| Default::default()).collect(),
+            max_lag: (0..threads).map(|_| Default::default()).collect(),
+            assignment: Assignment::new(subs, threads),
+            balancer: settings
+                .scheme
+                .balancing()
+                .map(|b| Balancer::new(b.policy.clone(), b.interval, threads)),
+            rule: StopRule {
+                budget: settings.update_budget,
+                time_limit: settings.time_limit.map(|d| d.as_nanos() as u64),
+            },
+            start: Instant::now(),
+            stop_line: AtomicU64::new(EstimateLine::new(r0, settings.tolerance).to_bits()),
+            finished: AtomicUsize::new(0),
+            pinned: AtomicUsize::new(0),
+            rehomes: AtomicU64::new(0),
+        }
     }
 }
 
