@@ -347,8 +347,8 @@ fn plan_for(cfg: &Config, engine: Engine, args: &RunArgs) -> Result<Plan, Failur
     };
     let plan = Plan::new(cfg, &machine).map_err(bad_input)?;
     let numbers = match engine {
-        Engine::Sim if !plan.config.numerics => Numbers::Counted,
-        _ => Numbers::Held,
+        Engine::Sim => plan.sim_numbers(),
+        Engine::Real => Numbers::Held,
     };
     plan.check_memory(numbers).map_err(bad_input)?;
     if engine == Engine::Sim {

@@ -178,6 +178,16 @@ fn policy(cfg: &Config) -> Option<Arc<dyn Policy>> {
 pub const MAX_TOTAL_SUBDOMAINS: usize = 1 << 22;
 
 impl Plan {
+    /// What the simulator holds for this plan: the grid's numbers with
+    /// `numerics = true`, else only counts.
+    pub fn sim_numbers(&self) -> Numbers {
+        if self.config.numerics {
+            Numbers::Held
+        } else {
+            Numbers::Counted
+        }
+    }
+
     /// Bytes a run of this plan allocates, roughly, from above: per
     /// subdomain its two padded buffers, published edges and bookkeeping;
     /// the initial, assembled and residual grids; and the trace, when a time

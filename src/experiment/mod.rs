@@ -228,8 +228,8 @@ fn effective_config(
     };
     let plan = Plan::new(&cfg, &topology).map_err(|e| bad(e.to_string()))?;
     let numbers = match suite.suite.engine {
-        Engine::Sim if !plan.config.numerics => Numbers::Counted,
-        _ => Numbers::Held,
+        Engine::Sim => plan.sim_numbers(),
+        Engine::Run => Numbers::Held,
     };
     plan.check_memory(numbers).map_err(|e| bad(e.to_string()))?;
     if suite.suite.engine == Engine::Sim {

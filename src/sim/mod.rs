@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use crate::engine::{Clock, Outcome, Residual, StopReason, TraceSample};
 use crate::noise::{Applied, Level, NoiseReport};
-use crate::plan::Plan;
+use crate::plan::{Numbers, Plan};
 use crate::problem::residual_norm;
 use crate::schedule::{
     self, Caller, EstimateLine, Gate, Refutation, Rotation, Sampler, StopRule, Verdicts,
@@ -202,7 +202,7 @@ impl Balance {
 struct Engine<'a> {
     plan: &'a Plan,
     costs: SimCosts,
-    numerics: bool,
+    numbers: Numbers,
     residual: Residual,
     gate: Gate,
     rule: StopRule,
@@ -283,7 +283,8 @@ impl<'a> Engine<'a> {
                 current: None,
             })
             .collect();
-        let (subs, r0) = if cfg.numerics {
+        let numbers = plan.sim_numbers();
+        let (subs, r0) = if numbers == Numbers::Held {
             let r0 = residual_norm(&p.initial_grid()).max(f64::MIN_POSITIVE);
             (subdomain::build(p), r0)
         } else {
@@ -292,8 +293,8 @@ impl<'a> Engine<'a> {
         Engine {
             plan,
             costs: cfg.sim_costs(),
-            numerics: cfg.numerics,
-            residual: if cfg.numerics {
+            numbers,
+            residual: if numbers == Numbers::Held {
                 settings.residual()
             } else {
                 Residual::Skip
@@ -369,7 +370,7 @@ impl<'a> Engine<'a> {
                 let mut clock = start;
                 for i in 0..self.threads[t].set.len() {
                     let s = self.threads[t].set[i];
-                    if self.numerics {
+                    if self.numbers == Numbers::Held {
                         // Own-version edges: order within an iteration is free.
                         self.begin(s, EdgeVersion::Own).finish_update();
                     }
@@ -436,7 +437,7 @@ impl<'a> Engine<'a> {
             .current
             .take()
             .expect("a completion has an update");
-        if self.numerics {
+        if self.numbers == Numbers::Held {
             self.subs[s].lock().finish_update();
         }
         self.board.counts[s] += 1;
@@ -484,7 +485,7 @@ impl<'a> Engine<'a> {
             if !self.gate.admits(t, self.board.owners[s], lag) {
                 continue;
             }
-            if self.numerics {
+            if self.numbers == Numbers::Held {
                 drop(self.begin(s, EdgeVersion::Latest)); // publishes at completion
             }
             let tl = self.threads[t].timeline;
@@ -565,7 +566,7 @@ impl<'a> Engine<'a> {
         let elapsed_s = self.now as f64 / PS;
         let (residual, grid) = match self.verified.take() {
             Some((r, g)) => (Some(r), Some(g)),
-            None if self.numerics => {
+            None if self.numbers == Numbers::Held => {
                 let g = subdomain::assemble(&self.plan.problem, &self.subs);
                 (Some(residual_norm(&g) / self.r0), Some(g))
             }
