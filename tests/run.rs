@@ -284,3 +284,20 @@ fn topology_says_what_it_found_and_how() {
     assert_eq!(r.status, Some(0));
     assert!(r.stdout.contains("socket 0: cores"), "{}", r.stdout);
 }
+
+#[test]
+fn braid_config_prints_the_shipped_config_and_it_runs_as_the_defaults() {
+    let dir = scratch("config_cmd");
+    let r = braid(&dir, &["config"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config.txt"));
+    assert_eq!(r.stdout, shipped.unwrap());
+    // Edited and fed back, it configures a run: the printed keys are live.
+    let edited = r
+        .stdout
+        .replace("max_iterations = 5000", "max_iterations = 7");
+    std::fs::write(dir.join("mine.txt"), edited).unwrap();
+    let rep = report(&dir, &["--config", "mine.txt", "threads=1"]);
+    assert_eq!(rep["config"]["max_iterations"], 7);
+    assert_eq!(rep["thread_updates"][0], 7 * 4);
+}
