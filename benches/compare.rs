@@ -401,15 +401,7 @@ fn policy_cost(reps: usize) {
             let owners: Vec<usize> = (0..subs).map(|s| s * threads / subs).collect();
             let sockets: Vec<usize> = (0..threads).map(|t| t * 2 / threads).collect();
             let cost = |scope| {
-                let p = Progressive {
-                    scope,
-                    pairs: 6,
-                    low_threshold: 2,
-                    high_threshold: 6,
-                    min_gap: 0,
-                    predict: false,
-                    seed: 0,
-                };
+                let p = Progressive::as_printed(scope);
                 median(
                     (0..reps)
                         .map(|r| per_call(&p, subs, &owners, &sockets, r as u64))

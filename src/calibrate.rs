@@ -103,15 +103,7 @@ fn update_ns(cell_ns: f64) -> f64 {
 
 /// A balancer call at paper scale: 36 threads x 4 subdomains.
 fn balancer_ns() -> f64 {
-    let policy = Progressive {
-        scope: Scope::Joint,
-        pairs: 6,
-        low_threshold: 2,
-        high_threshold: 6,
-        min_gap: 0,
-        predict: false,
-        seed: 0,
-    };
+    let policy = Progressive::as_printed(Scope::Joint);
     let owners: Vec<usize> = (0..144).map(|s| s / 4).collect();
     let sockets: Vec<usize> = (0..36).map(|t| t / 18).collect();
     let counts: Vec<u64> = (0..144).map(|s| (s as u64 * 7919) % 97).collect();

@@ -106,6 +106,26 @@ impl Policy for Progressive {
 }
 
 impl Progressive {
+    /// Algorithm 1 as the paper prints it, at its 4 subdomains per thread:
+    /// 6 pairs, thresholds 2 and 6, no dead band, no prediction, seed 0.
+    ///
+    /// ```
+    /// use braid::policy::{Progressive, Scope};
+    /// let p = Progressive { seed: 7, ..Progressive::as_printed(Scope::Joint) };
+    /// assert_eq!((p.pairs, p.low_threshold, p.high_threshold, p.min_gap), (6, 2, 6, 0));
+    /// ```
+    pub fn as_printed(scope: Scope) -> Self {
+        Progressive {
+            scope,
+            pairs: 6,
+            low_threshold: 2,
+            high_threshold: 6,
+            min_gap: 0,
+            predict: false,
+            seed: 0,
+        }
+    }
+
     /// Algorithm 1 over group `g` (all subdomains, or one socket's).
     fn pairs_pass(&self, w: &mut Working<'_>, g: usize) {
         let ends = &w.ends[g];
@@ -405,13 +425,8 @@ mod tests {
 
     fn paper(scope: Scope) -> Progressive {
         Progressive {
-            scope,
-            pairs: 6,
-            low_threshold: 2,
-            high_threshold: 6,
-            min_gap: 0,
-            predict: false,
             seed: 7,
+            ..Progressive::as_printed(scope)
         }
     }
 

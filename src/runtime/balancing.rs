@@ -308,13 +308,9 @@ mod tests {
         let scopes = [Scope::Joint, Scope::Split, Scope::Hybrid { period: 3 }];
         for scope in scopes {
             let policy: Arc<dyn Policy> = Arc::new(Progressive {
-                scope,
-                pairs: 6,
-                low_threshold: 2,
-                high_threshold: 6,
-                min_gap: 0,
                 predict: true,
                 seed: 7,
+                ..Progressive::as_printed(scope)
             });
             let interval = 10;
             let subs = subdomain::build(&p);
