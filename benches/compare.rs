@@ -435,11 +435,8 @@ fn per_call(p: &Progressive, subs: usize, owners: &[usize], sockets: &[usize], s
         }
         moves += p
             .decide(&Snapshot {
-                counts: &counts,
-                owners,
-                thread_sockets: sockets,
-                progress: &[],
                 call,
+                ..Snapshot::of(&counts, owners, sockets)
             })
             .len();
     }

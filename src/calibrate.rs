@@ -113,11 +113,8 @@ fn balancer_ns() -> f64 {
                 let t = Instant::now();
                 for call in 1..=1000 {
                     std::hint::black_box(policy.decide(&Snapshot {
-                        counts: &counts,
-                        owners: &owners,
-                        thread_sockets: &sockets,
-                        progress: &[],
                         call,
+                        ..Snapshot::of(&counts, &owners, &sockets)
                     }));
                 }
                 t.elapsed().as_nanos() as f64 / 1000.0

@@ -26,8 +26,42 @@ pub struct Snapshot<'a> {
     /// the start, at the first): its measured speed over the last interval.
     /// Empty when unknown.
     pub progress: &'a [u64],
+    /// Each thread's update rate over the same interval: `progress` per
+    /// second of the engine's clock (wall or virtual). Empty when unknown
+    /// (no time has passed yet).
+    pub rates: &'a [f64],
+    /// Each subdomain's squared local residual as its last update computed
+    /// it. Empty when the run computes none (no residual target; or a
+    /// simulation that only counts).
+    pub residuals: &'a [f64],
+    /// Seconds since the previous call (since the start, at the first).
+    pub since_last_s: f64,
     /// 1-based number of this balancer call.
     pub call: u64,
+}
+
+impl<'a> Snapshot<'a> {
+    /// The first call's view of counts and owners alone, nothing measured
+    /// yet (tests and benchmarks build on it).
+    ///
+    /// ```
+    /// use braid::policy::Snapshot;
+    /// let s = Snapshot::of(&[3, 1], &[0, 1], &[0, 0]);
+    /// assert_eq!((s.threads(), s.sockets(), s.call), (2, 1, 1));
+    /// assert!(s.progress.is_empty() && s.rates.is_empty());
+    /// ```
+    pub fn of(counts: &'a [u64], owners: &'a [usize], thread_sockets: &'a [usize]) -> Self {
+        Snapshot {
+            counts,
+            owners,
+            thread_sockets,
+            progress: &[],
+            rates: &[],
+            residuals: &[],
+            since_last_s: 0.0,
+            call: 1,
+        }
+    }
 }
 
 impl Snapshot<'_> {
@@ -52,6 +86,29 @@ pub struct Move {
 pub trait Policy: Send + Sync + std::fmt::Debug {
     /// The moves to make, in order; a pure function of the snapshot.
     fn decide(&self, snapshot: &Snapshot<'_>) -> Vec<Move>;
+}
+
+/// A policy that moves nothing and keeps what each call saw (tests of what
+/// the engines measure).
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct Recorder {
+    /// Per call: progress, rates, residuals, seconds since the last call.
+    pub(crate) seen: std::sync::Mutex<Vec<(Vec<u64>, Vec<f64>, Vec<f64>, f64)>>,
+}
+
+#[cfg(test)]
+impl Policy for Recorder {
+    fn decide(&self, s: &Snapshot<'_>) -> Vec<Move> {
+        let seen = (
+            s.progress.to_vec(),
+            s.rates.to_vec(),
+            s.residuals.to_vec(),
+            s.since_last_s,
+        );
+        self.seen.lock().unwrap().push(seen);
+        Vec::new()
+    }
 }
 
 /// `lb_min_gap = auto`: how far apart (in updates) the two subdomains of a

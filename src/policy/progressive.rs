@@ -438,11 +438,8 @@ mod tests {
         call: u64,
     ) -> Vec<Move> {
         p.decide(&Snapshot {
-            counts,
-            owners,
-            thread_sockets: sockets,
-            progress: &[],
             call,
+            ..Snapshot::of(counts, owners, sockets)
         })
     }
 
@@ -711,11 +708,8 @@ mod tests {
         };
         let with = |progress: &[u64]| {
             p.decide(&Snapshot {
-                counts: &counts,
-                owners: &owners,
-                thread_sockets: &[0, 0],
                 progress,
-                call: 1,
+                ..Snapshot::of(&counts, &owners, &[0, 0])
             })
         };
         // Thread 1 at 81% of thread 0: 81/4 = 20.25 per subdomain now, and

@@ -68,7 +68,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::engine::LbStats;
+use crate::engine::{LbStats, Residual};
 use crate::policy::Policy;
 use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
@@ -136,6 +136,8 @@ impl Assignment {
 pub(super) struct RunView<'a> {
     pub(super) subs: &'a [Subdomain],
     pub(super) thread_updates: &'a [CachePadded<AtomicU64>],
+    /// Whether updates compute their local residuals.
+    pub(super) residual: Residual,
 }
 
 impl schedule::View for RunView<'_> {
@@ -153,6 +155,9 @@ impl schedule::View for RunView<'_> {
     }
     fn thread_updates(&self, t: usize) -> u64 {
         self.thread_updates[t].load(Ordering::Relaxed)
+    }
+    fn residual_sq(&self, sub: usize) -> Option<f64> {
+        (self.residual == Residual::Compute).then(|| self.subs[sub].residual_sq())
     }
 }
 
@@ -233,7 +238,7 @@ impl Balancer {
         if !st.rotation.is_due(t, now) {
             return false;
         }
-        let moves = st.caller.decide(view, thread_sockets);
+        let moves = st.caller.decide(view, thread_sockets, now as f64 / 1e9);
         let mut handoff = Handoff {
             assignment,
             subs: view.subs,
@@ -341,9 +346,10 @@ mod tests {
                     let view = RunView {
                         subs: &subs,
                         thread_updates: &totals,
+                        residual: Residual::Skip,
                     };
                     let real = runtime.maybe_call(t, || now, &view, &assignment, &sockets);
-                    let virt = sim.maybe_call(t, now, 0, &mut board, &sockets);
+                    let virt = sim.maybe_call(t, now, 0, &mut board, &sockets, &[]);
                     assert_eq!(real, virt, "{scope:?}: step {step}, thread {t}");
                     calls += u64::from(real);
                 }

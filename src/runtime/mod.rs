@@ -95,6 +95,7 @@ impl Shared<'_> {
         RunView {
             subs: self.subs,
             thread_updates: &self.thread_updates,
+            residual: self.settings.residual(),
         }
     }
 }
@@ -498,6 +499,34 @@ mod tests {
                 assert!(toucher < 4, "subdomain {s} never touched by a worker");
             }
         }
+    }
+
+    #[test]
+    fn the_policy_sees_wall_clock_rates_and_residuals_with_a_target() {
+        let recorder = Arc::new(crate::policy::Recorder::default());
+        let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
+        s.time_limit = Some(Duration::from_millis(100));
+        s.tolerance = Some(1e-12);
+        s.scheme = Scheme::Async {
+            balancing: Some(Balancing {
+                policy: recorder.clone(),
+                interval: Duration::from_millis(5),
+            }),
+        };
+        // Big enough not to converge inside the time limit.
+        let p = Problem::new(64, 2, 4).unwrap();
+        let placement = Topology::uniform(1, 2).place(2, true).unwrap();
+        let out = run(&p, &placement, &s);
+        assert_eq!(out.stop, StopReason::TimeLimit);
+        let seen = recorder.seen.lock().unwrap();
+        assert!(seen.len() > 2, "{} calls", seen.len());
+        let (progress, rates, residuals, since) = seen.last().unwrap();
+        assert!(*since > 0.0);
+        for (p, r) in progress.iter().zip(rates) {
+            assert!((*p as f64 / since - r).abs() <= 1e-9 * r.abs().max(1.0));
+        }
+        assert_eq!(residuals.len(), 8);
+        assert!(residuals.iter().any(|&r| r > 0.0), "{residuals:?}");
     }
 
     #[test]

@@ -82,6 +82,11 @@ pub struct Caller {
     /// since.
     last_updates: Vec<u64>,
     progress: Vec<u64>,
+    /// `progress` per second since the previous call.
+    rates: Vec<f64>,
+    residuals: Vec<f64>,
+    /// Seconds (engine clock) at the previous call.
+    last_s: f64,
 }
 
 impl Caller {
@@ -93,19 +98,28 @@ impl Caller {
             owners: Vec::new(),
             last_updates: Vec::new(),
             progress: Vec::new(),
+            rates: Vec::new(),
+            residuals: Vec::new(),
+            last_s: 0.0,
         }
     }
 
-    /// One call: snapshots `view`, asks the policy, and returns its moves
-    /// (to be applied with [`Caller::apply`] once the view is released).
-    pub fn decide(&mut self, view: &impl View, thread_sockets: &[usize]) -> Vec<Move> {
+    /// One call at `now_s` seconds of the engine's clock: snapshots `view`,
+    /// measures each thread's progress and rate since the previous call,
+    /// asks the policy, and returns its moves (to be applied with
+    /// [`Caller::apply`] once the view is released).
+    pub fn decide(&mut self, view: &impl View, thread_sockets: &[usize], now_s: f64) -> Vec<Move> {
         self.stats.calls += 1;
+        let n = view.subdomains();
         self.counts.clear();
-        self.counts
-            .extend((0..view.subdomains()).map(|s| view.count(s)));
+        self.counts.extend((0..n).map(|s| view.count(s)));
         self.owners.clear();
-        self.owners
-            .extend((0..view.subdomains()).map(|s| view.owner(s)));
+        self.owners.extend((0..n).map(|s| view.owner(s)));
+        self.residuals.clear();
+        if view.residual_sq(0).is_some() {
+            self.residuals
+                .extend((0..n).map(|s| view.residual_sq(s).unwrap_or(0.0)));
+        }
         self.last_updates.resize(view.threads(), 0);
         self.progress.clear();
         for (t, last) in self.last_updates.iter_mut().enumerate() {
@@ -113,11 +127,21 @@ impl Caller {
             self.progress.push(now.saturating_sub(*last));
             *last = now;
         }
+        let since_last_s = now_s - self.last_s;
+        self.last_s = now_s;
+        self.rates.clear();
+        if since_last_s > 0.0 {
+            let rate = |&p: &u64| p as f64 / since_last_s;
+            self.rates.extend(self.progress.iter().map(rate));
+        }
         self.policy.decide(&Snapshot {
             counts: &self.counts,
             owners: &self.owners,
             thread_sockets,
             progress: &self.progress,
+            rates: &self.rates,
+            residuals: &self.residuals,
+            since_last_s,
             call: self.stats.calls,
         })
     }
@@ -232,7 +256,7 @@ mod tests {
             ..Board::default()
         };
         let mut c = Caller::new(Arc::new(MoveFirstOfThread0));
-        let moves = c.decide(&b, &[0, 1]);
+        let moves = c.decide(&b, &[0, 1], 1.0);
         c.apply(&moves, &[0, 1], &mut b);
         assert_eq!(
             b.log,
@@ -256,17 +280,25 @@ mod tests {
         );
     }
 
+    /// What the policy saw: progress, rates and the time since the last call.
+    type Seen = (Vec<u64>, Vec<f64>, f64);
+
     #[derive(Debug)]
-    struct Records(std::sync::Mutex<Vec<Vec<u64>>>);
+    struct Records(std::sync::Mutex<Vec<Seen>>);
     impl Policy for Records {
         fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-            self.0.lock().unwrap().push(snap.progress.to_vec());
+            let seen = (
+                snap.progress.to_vec(),
+                snap.rates.to_vec(),
+                snap.since_last_s,
+            );
+            self.0.lock().unwrap().push(seen);
             Vec::new()
         }
     }
 
     #[test]
-    fn the_policy_sees_each_threads_updates_since_the_previous_call() {
+    fn the_policy_sees_each_threads_updates_and_rate_since_the_previous_call() {
         let rec = Arc::new(Records(Default::default()));
         let mut c = Caller::new(rec.clone());
         let mut b = Board {
@@ -276,9 +308,11 @@ mod tests {
             sets: vec![vec![0], vec![1]],
             ..Board::default()
         };
-        c.decide(&b, &[0, 0]);
+        c.decide(&b, &[0, 0], 0.5);
         b.updates = vec![9, 10];
-        c.decide(&b, &[0, 0]);
-        assert_eq!(*rec.0.lock().unwrap(), [vec![5, 3], vec![4, 7]]);
+        c.decide(&b, &[0, 0], 2.5);
+        let seen = rec.0.lock().unwrap();
+        assert_eq!(seen[0], (vec![5, 3], vec![10.0, 6.0], 0.5));
+        assert_eq!(seen[1], (vec![4, 7], vec![2.0, 3.5], 2.0));
     }
 }

@@ -32,6 +32,11 @@ pub trait View {
     fn threads(&self) -> usize;
     /// Subdomain updates thread `t` has made so far.
     fn thread_updates(&self, t: usize) -> u64;
+    /// The squared local residual `sub`'s last update computed, if the run
+    /// computes them.
+    fn residual_sq(&self, _sub: usize) -> Option<f64> {
+        None
+    }
 }
 
 /// What a move writes. [`balance::apply`] calls these in the one order the

@@ -171,6 +171,34 @@ impl schedule::Sets for Board {
     }
 }
 
+/// The board, plus the subdomains' residuals when the simulation computes
+/// them.
+struct SimView<'a> {
+    board: &'a Board,
+    subs: &'a [Subdomain],
+}
+
+impl schedule::View for SimView<'_> {
+    fn subdomains(&self) -> usize {
+        self.board.subdomains()
+    }
+    fn count(&self, sub: usize) -> u64 {
+        self.board.count(sub)
+    }
+    fn owner(&self, sub: usize) -> usize {
+        self.board.owner(sub)
+    }
+    fn threads(&self) -> usize {
+        self.board.threads()
+    }
+    fn thread_updates(&self, t: usize) -> u64 {
+        self.board.thread_updates(t)
+    }
+    fn residual_sq(&self, sub: usize) -> Option<f64> {
+        self.subs.get(sub).map(Subdomain::residual_sq)
+    }
+}
+
 /// The balancer's schedule and caller, as the schedule core defines them.
 pub(crate) struct Balance {
     pub(crate) rotation: Rotation,
@@ -179,7 +207,8 @@ pub(crate) struct Balance {
 
 impl Balance {
     /// Balances if it is thread `t`'s turn at virtual time `now`; a call
-    /// costs `cost` picoseconds. Returns whether it called.
+    /// costs `cost` picoseconds. `subs` are the subdomains when the
+    /// simulation computes residuals (else empty). Returns whether it called.
     pub(crate) fn maybe_call(
         &mut self,
         t: usize,
@@ -187,11 +216,13 @@ impl Balance {
         cost: u64,
         board: &mut Board,
         thread_sockets: &[usize],
+        subs: &[Subdomain],
     ) -> bool {
         if !self.rotation.is_due(t, now) {
             return false;
         }
-        let moves = self.caller.decide(board, thread_sockets);
+        let view = SimView { board, subs };
+        let moves = self.caller.decide(&view, thread_sockets, now as f64 / PS);
         self.caller.apply(&moves, thread_sockets, board);
         self.caller.spent(cost as f64 / PS);
         self.rotation.advance(t, now);
@@ -508,7 +539,11 @@ impl<'a> Engine<'a> {
         };
         let cost = (self.costs.balancer_ns * 1e3).round() as u64;
         let sockets = &self.plan.placement.sockets;
-        if !balance.maybe_call(t, now, cost, &mut self.board, sockets) {
+        let subs: &[Subdomain] = match self.residual {
+            Residual::Compute => &self.subs,
+            Residual::Skip => &[],
+        };
+        if !balance.maybe_call(t, now, cost, &mut self.board, sockets, subs) {
             return now;
         }
         // The caller's own set may have changed: pick it up now.
@@ -637,6 +672,45 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::topology::Topology;
+
+    #[test]
+    fn the_policy_sees_virtual_rates_and_the_residuals_when_they_are_computed() {
+        use crate::engine::{Balancing, Scheme};
+        use crate::policy::Recorder;
+        for (numerics, tolerance) in [("false", "0"), ("true", "1e-9")] {
+            let mut cfg = Config::default();
+            cfg.apply_overrides(&[
+                "numerics=".to_string() + numerics,
+                "tolerance=".to_string() + tolerance,
+                "max_iterations=50".into(),
+                "domain_size=16".into(),
+                "cores=0,1,2,3".into(),
+            ])
+            .unwrap();
+            let mut plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+            let recorder = std::sync::Arc::new(Recorder::default());
+            plan.settings.scheme = Scheme::Async {
+                balancing: Some(Balancing {
+                    policy: recorder.clone(),
+                    interval: Duration::from_micros(5),
+                }),
+            };
+            run(&plan);
+            let seen = recorder.seen.lock().unwrap();
+            assert!(seen.len() > 2, "{} calls", seen.len());
+            let (progress, rates, residuals, since) = &seen[2];
+            assert!(*since > 0.0);
+            // A rate is that interval's progress per virtual second.
+            for (p, r) in progress.iter().zip(rates) {
+                assert!((*p as f64 / since - r).abs() <= 1e-9 * r.abs().max(1.0));
+            }
+            assert!(rates.iter().all(|&r| r > 0.0), "{rates:?}");
+            match numerics {
+                "true" => assert!(residuals.len() == 16 && residuals.iter().any(|&r| r > 0.0)),
+                _ => assert!(residuals.is_empty()),
+            }
+        }
+    }
 
     #[test]
     fn an_interrupt_stops_a_simulation_that_nothing_else_would() {
