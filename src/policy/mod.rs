@@ -88,13 +88,16 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     fn decide(&self, snapshot: &Snapshot<'_>) -> Vec<Move>;
 }
 
+/// What one call saw: progress, rates, residuals, seconds since the last.
+#[cfg(test)]
+pub(crate) type Seen = (Vec<u64>, Vec<f64>, Vec<f64>, f64);
+
 /// A policy that moves nothing and keeps what each call saw (tests of what
 /// the engines measure).
 #[cfg(test)]
 #[derive(Debug, Default)]
 pub(crate) struct Recorder {
-    /// Per call: progress, rates, residuals, seconds since the last call.
-    pub(crate) seen: std::sync::Mutex<Vec<(Vec<u64>, Vec<f64>, Vec<f64>, f64)>>,
+    pub(crate) seen: std::sync::Mutex<Vec<Seen>>,
 }
 
 #[cfg(test)]
