@@ -9,10 +9,10 @@ use crate::config::{AutoOr, Config, ConfigError, NoiseMode};
 use crate::engine::{Balancing, Scheme, Settings};
 use crate::interrupt::Interrupt;
 use crate::noise::{Level, NoisePlan, ParasitePlan};
-use crate::policy::{Policy, Progressive, Scope};
+use crate::policy::{Policy, Progressive, Steal};
 use crate::problem::{DecompositionError, Problem};
 use crate::topology::{Placement, Topology, TopologyError};
-use crate::variant::{BalancerKind, Mode};
+use crate::variant::{Mode, Strategy};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
@@ -150,27 +150,28 @@ fn settings(cfg: &Config, problem: &Problem) -> Settings {
 
 /// The balancing policy the configuration asks for, if any.
 fn policy(cfg: &Config) -> Option<Arc<dyn Policy>> {
-    let scope = match cfg.balancer {
-        BalancerKind::None => return None,
-        BalancerKind::Joint => Scope::Joint,
-        BalancerKind::Split => Scope::Split,
-        BalancerKind::Hybrid => Scope::Hybrid {
-            period: cfg.hybrid_period,
-        },
-    };
-    Some(Arc::new(Progressive {
-        scope,
-        pairs: cfg.pairs,
-        low_threshold: cfg.low_threshold(),
-        high_threshold: cfg.high_threshold(),
-        min_gap: cfg
-            .lb_min_gap
-            .value()
-            .copied()
-            .unwrap_or(crate::policy::DEFAULT_MIN_GAP),
-        predict: cfg.lb_predict,
-        seed: cfg.seed,
-    }))
+    let scope = cfg.scope()?;
+    let (low_threshold, high_threshold) = (cfg.low_threshold(), cfg.high_threshold());
+    Some(match cfg.lb_strategy {
+        Strategy::Progressive => Arc::new(Progressive {
+            scope,
+            pairs: cfg.pairs,
+            low_threshold,
+            high_threshold,
+            min_gap: cfg
+                .lb_min_gap
+                .value()
+                .copied()
+                .unwrap_or(crate::policy::DEFAULT_MIN_GAP),
+            predict: cfg.lb_predict,
+            seed: cfg.seed,
+        }),
+        Strategy::Steal => Arc::new(Steal {
+            scope,
+            low_threshold,
+            high_threshold,
+        }),
+    })
 }
 
 /// Subdomains of a whole run: their geometry is built before the memory

@@ -5,6 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::Scope;
+
 /// How updates are synchronised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -44,29 +46,32 @@ pub enum Variant {
     },
 }
 
-/// The balancer of a label, with what only it needs.
+/// Which balancing strategy runs (async only; `lb_strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// The paper's Algorithm 1 (`policy::Progressive`).
+    Progressive,
+    /// Receiver-initiated stealing by measured rate (`policy::Steal`).
+    Steal,
+}
+
+/// The balancer of a label: its strategy, scope and call interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Balanced {
-    Split { interval: f64 },
-    Joint { interval: f64 },
-    Hybrid { interval: f64, period: u64 },
+pub struct Balanced {
+    pub strategy: Strategy,
+    pub scope: Scope,
+    /// Seconds between balancer calls.
+    pub interval: f64,
 }
 
 impl Balanced {
+    /// The `balancer` key's value: the scope.
     pub fn kind(&self) -> BalancerKind {
-        match self {
-            Balanced::Split { .. } => BalancerKind::Split,
-            Balanced::Joint { .. } => BalancerKind::Joint,
-            Balanced::Hybrid { .. } => BalancerKind::Hybrid,
-        }
-    }
-
-    /// Seconds between balancer calls.
-    pub fn interval(&self) -> f64 {
-        match *self {
-            Balanced::Split { interval }
-            | Balanced::Joint { interval }
-            | Balanced::Hybrid { interval, .. } => interval,
+        match self.scope {
+            Scope::Split => BalancerKind::Split,
+            Scope::Joint => BalancerKind::Joint,
+            Scope::Hybrid { .. } => BalancerKind::Hybrid,
         }
     }
 }
@@ -112,7 +117,8 @@ impl Variant {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown variant `{label}`: {reason}; expected one of sync, ssync(n), async(n), \
-     async(n)+split(f), async(n)+joint(f), async(n)+hybrid(f,k)"
+     async(n)+split(f), async(n)+joint(f), async(n)+hybrid(f,k), async(n)+steal(f), \
+     async(n)+steal-split(f), async(n)+steal-hybrid(f,k)"
 )]
 pub struct VariantError {
     pub label: String,
@@ -163,33 +169,44 @@ impl Variant {
                         ))
                     })
             };
-            *balancing = Some(if let Some(args) = call(lb, "split") {
-                Balanced::Split {
-                    interval: interval(args)?,
-                }
-            } else if let Some(args) = call(lb, "joint") {
-                Balanced::Joint {
-                    interval: interval(args)?,
-                }
-            } else if let Some(args) = call(lb, "hybrid") {
+            // Algorithm 1 is named by its scope alone (the paper's labels);
+            // another strategy by its name, then `-split`/`-hybrid`.
+            let (strategy, rest) = match lb.strip_prefix("steal") {
+                Some(rest) if rest.starts_with('(') => (Strategy::Steal, rest),
+                Some(rest) => match rest.strip_prefix('-') {
+                    Some(scoped) if !scoped.starts_with('(') => (Strategy::Steal, scoped),
+                    _ => return Err(fail("no such balancer")),
+                },
+                None => (Strategy::Progressive, lb),
+            };
+            let (scope, interval) = if let Some(args) = call(rest, "split") {
+                (Scope::Split, interval(args)?)
+            } else if let Some(args) = call(rest, "joint") {
+                (Scope::Joint, interval(args)?)
+            } else if let Some(args) = call(rest, "hybrid") {
                 let (f, k) = args
                     .split_once(',')
                     .ok_or_else(|| fail("hybrid takes two arguments, (f,k)"))?;
-                Balanced::Hybrid {
-                    interval: interval(f)?,
-                    period: one_arg(k)
-                        .filter(|&k| k > 0)
-                        .ok_or_else(|| fail("hybrid's period k is a positive whole number"))?,
-                }
+                let period = one_arg(k)
+                    .filter(|&k| k > 0)
+                    .ok_or_else(|| fail("hybrid's period k is a positive whole number"))?;
+                (Scope::Hybrid { period }, interval(f)?)
+            } else if let Some(args) = call(rest, "").filter(|_| strategy != Strategy::Progressive) {
+                (Scope::Joint, interval(args)?)
             } else {
                 return Err(fail("no such balancer"));
+            };
+            *balancing = Some(Balanced {
+                strategy,
+                scope,
+                interval,
             });
         }
         Ok(v)
     }
 }
 
-/// `name(args)` -> `args`.
+/// `name(args)` -> `args` (`name` may be empty: `(args)`).
 fn call<'a>(s: &'a str, name: &str) -> Option<&'a str> {
     s.strip_prefix(name)?.strip_prefix('(')?.strip_suffix(')')
 }
@@ -208,12 +225,20 @@ impl fmt::Display for Variant {
                 balancing,
             } => {
                 write!(f, "async({subdomains})")?;
-                match balancing {
-                    None => Ok(()),
-                    Some(Balanced::Split { interval }) => write!(f, "+split({interval})"),
-                    Some(Balanced::Joint { interval }) => write!(f, "+joint({interval})"),
-                    Some(Balanced::Hybrid { interval, period }) => {
-                        write!(f, "+hybrid({interval},{period})")
+                let Some(b) = balancing else {
+                    return Ok(());
+                };
+                let i = b.interval;
+                match (b.strategy, b.scope) {
+                    (Strategy::Progressive, Scope::Split) => write!(f, "+split({i})"),
+                    (Strategy::Progressive, Scope::Joint) => write!(f, "+joint({i})"),
+                    (Strategy::Progressive, Scope::Hybrid { period }) => {
+                        write!(f, "+hybrid({i},{period})")
+                    }
+                    (Strategy::Steal, Scope::Split) => write!(f, "+steal-split({i})"),
+                    (Strategy::Steal, Scope::Joint) => write!(f, "+steal({i})"),
+                    (Strategy::Steal, Scope::Hybrid { period }) => {
+                        write!(f, "+steal-hybrid({i},{period})")
                     }
                 }
             }
@@ -237,6 +262,9 @@ mod tests {
             "async(4)+joint(0.001)",
             "async(4)+hybrid(0.001,500)",
             "async(4)+split(0.01)",
+            "async(4)+steal(0.001)",
+            "async(4)+steal-split(0.001)",
+            "async(4)+steal-hybrid(0.001,50)",
         ] {
             assert_eq!(Variant::parse(label).unwrap().to_string(), label);
         }
@@ -249,12 +277,12 @@ mod tests {
         assert_eq!(b.kind(), BalancerKind::Hybrid);
         assert_eq!(
             b,
-            Balanced::Hybrid {
+            Balanced {
+                strategy: Strategy::Progressive,
+                scope: Scope::Hybrid { period: 500 },
                 interval: 0.001,
-                period: 500
             }
         );
-        assert_eq!(b.interval(), 0.001);
         assert_eq!(v.subdomains(), 4);
     }
 
@@ -287,6 +315,9 @@ mod tests {
             "async(4)+hybrid(0.1)",
             "async(4)+hybrid(0.1,0)",
             "async(4)+greedy(0.1)",
+            "async(4)+(0.1)",
+            "async(4)+steal",
+            "async(4)+steal-(0.1)",
         ] {
             let e = Variant::parse(bad).unwrap_err();
             assert!(e.to_string().contains(&format!("`{bad}`")), "{e}");

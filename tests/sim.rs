@@ -410,3 +410,30 @@ fn the_unbalanced_progress_estimate_matches_plain_async() {
         );
     }
 }
+
+/// Work stealing (`policy::Steal`) at the paper's scale: under a 50% noisy
+/// core it keeps the spread at most half of plain async(4)'s, in every
+/// scope, and in a quiet run it moves nothing.
+#[test]
+fn stealing_halves_the_spread_under_noise_and_moves_nothing_when_quiet() {
+    let dir = scratch("sim_steal");
+    let noisy = ["noise=thread", "noise_cores=auto:0.5", "max_iterations=2000"];
+    let spread = |variant: &str, extra: &[&str]| {
+        let mut args = vec!["--variant", variant];
+        args.extend_from_slice(extra);
+        let r = report_sim(&dir, &args);
+        (r["spread"].as_u64().unwrap(), r["lb"]["moves"].as_u64())
+    };
+    let (plain, _) = spread("async(4)", &noisy);
+    for v in [
+        "async(4)+steal(0.001)",
+        "async(4)+steal-split(0.001)",
+        "async(4)+steal-hybrid(0.001,500)",
+    ] {
+        let (s, moves) = spread(v, &noisy);
+        assert!(moves.unwrap() > 0, "{v}");
+        assert!(2 * s <= plain, "{v}: spread {s} against plain async's {plain}");
+        let (_, quiet) = spread(v, &["max_iterations=2000"]);
+        assert_eq!(quiet, Some(0), "{v} moved in a quiet run");
+    }
+}

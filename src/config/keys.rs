@@ -12,7 +12,7 @@ use super::{AutoOr, ConfigError, NoiseCore, NoiseMode, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
 use crate::topology::SyntheticTopology;
-use crate::variant::{BalancerKind, Mode};
+use crate::variant::{BalancerKind, Mode, Strategy};
 
 /// One key as `config.txt` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,12 +150,21 @@ config_keys! {
     memory_limit: AutoOr<f64> = "auto", |p| p.auto_or(|p| p.number("GiB", 1e9));
 
     ["Progressive load balancing (async only)"]
-    /// none | split | joint | hybrid
+    /// none | split | joint | hybrid: the balancer's scope (each socket on its
+    /// own; all cores together; split plus a cross-socket move every
+    /// hybrid_period-th call).
     balancer: BalancerKind = "none", |p| p.choice(&[
         ("none", BalancerKind::None),
         ("split", BalancerKind::Split),
         ("joint", BalancerKind::Joint),
         ("hybrid", BalancerKind::Hybrid),
+    ]);
+    /// progressive | steal: the paper's Algorithm 1 (labels split(f), joint(f),
+    /// hybrid(f,k)), or work stealing by measured rate (labels steal(f),
+    /// steal-split(f), steal-hybrid(f,k); see src/policy/steal.rs).
+    lb_strategy: Strategy = "progressive", |p| p.choice(&[
+        ("progressive", Strategy::Progressive),
+        ("steal", Strategy::Steal),
     ]);
     /// Seconds between balancer calls (paper: 0.001).
     lb_interval: f64 = "0.001", |p| p.seconds("");

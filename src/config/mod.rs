@@ -15,6 +15,7 @@ pub use keys::{Config, KEYS, Key, document};
 
 use crate::limits::*;
 use crate::sim::SimCosts;
+use crate::policy::Scope;
 use crate::variant::{Balanced, BalancerKind, Mode, Variant, VariantError};
 
 /// `auto`, or a value.
@@ -235,10 +236,11 @@ impl Config {
         self.subdomains = v.subdomains();
         self.balancer = v.balancing().map_or(BalancerKind::None, |b| b.kind());
         if let Some(b) = v.balancing() {
-            self.lb_interval = b.interval();
-        }
-        if let Some(Balanced::Hybrid { period, .. }) = v.balancing() {
-            self.hybrid_period = period;
+            self.lb_interval = b.interval;
+            self.lb_strategy = b.strategy;
+            if let Scope::Hybrid { period } = b.scope {
+                self.hybrid_period = period;
+            }
         }
         Ok(())
     }
@@ -262,7 +264,6 @@ impl Config {
 
     /// The paper label of this configuration.
     pub fn variant(&self) -> Variant {
-        let interval = self.lb_interval;
         match self.mode {
             Mode::Sync => Variant::Sync,
             Mode::Ssync => Variant::Ssync {
@@ -270,16 +271,24 @@ impl Config {
             },
             Mode::Async => Variant::Async {
                 subdomains: self.subdomains,
-                balancing: match self.balancer {
-                    BalancerKind::None => None,
-                    BalancerKind::Split => Some(Balanced::Split { interval }),
-                    BalancerKind::Joint => Some(Balanced::Joint { interval }),
-                    BalancerKind::Hybrid => Some(Balanced::Hybrid {
-                        interval,
-                        period: self.hybrid_period,
-                    }),
-                },
+                balancing: self.scope().map(|scope| Balanced {
+                    strategy: self.lb_strategy,
+                    scope,
+                    interval: self.lb_interval,
+                }),
             },
+        }
+    }
+
+    /// The balancer's scope, if one is configured.
+    pub fn scope(&self) -> Option<Scope> {
+        match self.balancer {
+            BalancerKind::None => None,
+            BalancerKind::Split => Some(Scope::Split),
+            BalancerKind::Joint => Some(Scope::Joint),
+            BalancerKind::Hybrid => Some(Scope::Hybrid {
+                period: self.hybrid_period,
+            }),
         }
     }
 

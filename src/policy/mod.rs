@@ -10,8 +10,10 @@
 //! this module never sees.
 
 mod progressive;
+mod steal;
 
 pub use progressive::{Progressive, Scope};
+pub use steal::Steal;
 
 /// What a balancer sees: one consistent-enough view of the run.
 #[derive(Debug, Clone, Copy)]

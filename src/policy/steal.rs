@@ -1,0 +1,213 @@
+//! Work stealing as it can exist in an asynchronous method: the paper's
+//! future work ("a comparison with work stealing"), receiver-initiated.
+//!
+//! Classic work stealing (Blumofe and Leiserson) lets an idle worker take a
+//! task from a random victim's queue. In an asynchronous iteration no thread
+//! ever runs out of work, so "idle" becomes "fastest", and the task taken is
+//! the one the run most needs done. At each call, in each group of threads
+//! (all of them for `joint`; each socket for `split`; for `hybrid`, each
+//! socket, and all of them on every `period`-th call):
+//!
+//! 1. the **receiver** is the thread with the highest measured rate
+//!    (`Snapshot::rates`: its updates per second since the last call) that
+//!    holds fewer than `high_threshold` subdomains;
+//! 2. the **victim** is the least updated subdomain of the group that the
+//!    receiver does not own;
+//! 3. it moves when its owner holds more than `low_threshold` subdomains and
+//!    is *slower*: the receiver, with one more subdomain, would still update
+//!    each of its subdomains faster than the owner does now,
+//!    `r_to / (n_to + 1) > r_from / n_from`. Between equally fast threads
+//!    that never holds, so a quiet run does not churn.
+//!
+//! At most one move per group per call; ties go to the lower thread or
+//! subdomain id. Before any rate is known (the first call) nothing moves.
+//! Departures from classic stealing: the victim is chosen by update count,
+//! not at random, and the thief steals on a schedule (the balancer's turn),
+//! not when it runs dry.
+
+use super::{Move, Policy, Scope, Snapshot};
+
+#[derive(Debug, Clone)]
+pub struct Steal {
+    pub scope: Scope,
+    pub low_threshold: usize,
+    pub high_threshold: usize,
+}
+
+impl Policy for Steal {
+    fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
+        let threads = snap.threads();
+        if snap.rates.len() != threads || snap.counts.is_empty() {
+            return Vec::new();
+        }
+        let joint = match self.scope {
+            Scope::Joint => true,
+            Scope::Split => false,
+            Scope::Hybrid { period } => period > 0 && snap.call % period == 0,
+        };
+        let groups: Vec<Vec<usize>> = if joint {
+            vec![(0..threads).collect()]
+        } else {
+            (0..snap.sockets())
+                .map(|s| (0..threads).filter(|&t| snap.thread_sockets[t] == s).collect())
+                .collect()
+        };
+        let mut held = vec![0usize; threads];
+        for &o in snap.owners {
+            held[o] += 1;
+        }
+        groups
+            .iter()
+            .filter_map(|group| self.steal_in(snap, group, &held))
+            .collect()
+    }
+}
+
+impl Steal {
+    /// The one move in `group`, if any.
+    fn steal_in(&self, snap: &Snapshot<'_>, group: &[usize], held: &[usize]) -> Option<Move> {
+        let rate = |t: usize| snap.rates[t];
+        let to = group
+            .iter()
+            .copied()
+            .filter(|&t| held[t] < self.high_threshold)
+            .fold(None, |best: Option<usize>, t| match best {
+                Some(b) if rate(b) >= rate(t) => Some(b),
+                _ => Some(t),
+            })?;
+        let in_group = |t: usize| group.contains(&t);
+        let sub = (0..snap.counts.len())
+            .filter(|&s| snap.owners[s] != to && in_group(snap.owners[s]))
+            .min_by_key(|&s| (snap.counts[s], s))?;
+        let from = snap.owners[sub];
+        let slower = rate(to) / (held[to] + 1) as f64 > rate(from) / held[from] as f64;
+        (held[from] > self.low_threshold && slower).then_some(Move { sub, from, to })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steal(scope: Scope) -> Steal {
+        Steal {
+            scope,
+            low_threshold: 2,
+            high_threshold: 6,
+        }
+    }
+
+    /// 2 threads x 4 subdomains, thread 0 at `r0` updates/s and thread 1 at
+    /// `r1`; thread 0's subdomains behind.
+    fn two(r0: f64, r1: f64) -> (Vec<u64>, Vec<usize>, Vec<f64>) {
+        let counts = vec![50, 40, 45, 48, 90, 95, 91, 99];
+        let owners = (0..8).map(|s| s / 4).collect();
+        (counts, owners, vec![r0, r1])
+    }
+
+    fn decide(p: &Steal, counts: &[u64], owners: &[usize], sockets: &[usize], rates: &[f64]) -> Vec<Move> {
+        p.decide(&Snapshot {
+            rates,
+            ..Snapshot::of(counts, owners, sockets)
+        })
+    }
+
+    #[test]
+    fn the_fastest_thread_takes_the_least_updated_subdomain_of_a_slower_owner() {
+        let (counts, owners, rates) = two(50.0, 100.0);
+        let moves = decide(&steal(Scope::Joint), &counts, &owners, &[0, 0], &rates);
+        assert_eq!(moves, [Move { sub: 1, from: 0, to: 1 }]);
+    }
+
+    #[test]
+    fn equally_fast_threads_steal_nothing_and_unknown_rates_move_nothing() {
+        let (counts, owners, rates) = two(100.0, 100.0);
+        assert!(decide(&steal(Scope::Joint), &counts, &owners, &[0, 0], &rates).is_empty());
+        // 100/5 = 20 per subdomain after the move against 90/4 = 22.5 now.
+        let (counts, owners, rates) = two(90.0, 100.0);
+        assert!(decide(&steal(Scope::Joint), &counts, &owners, &[0, 0], &rates).is_empty());
+        assert!(decide(&steal(Scope::Joint), &counts, &owners, &[0, 0], &[]).is_empty());
+    }
+
+    #[test]
+    fn the_thresholds_keep_a_victim_and_fill_no_thief_beyond_them() {
+        let (counts, owners, rates) = two(10.0, 100.0);
+        let keeps_four = Steal {
+            low_threshold: 4,
+            ..steal(Scope::Joint)
+        };
+        assert!(decide(&keeps_four, &counts, &owners, &[0, 0], &rates).is_empty());
+        let full = Steal {
+            high_threshold: 4,
+            ..steal(Scope::Joint)
+        };
+        assert!(decide(&full, &counts, &owners, &[0, 0], &rates).is_empty());
+    }
+
+    #[test]
+    fn split_steals_within_a_socket_and_hybrid_across_on_its_kth_call() {
+        // 4 threads x 2 subdomains on 2 sockets; thread 0 (socket 0) slow,
+        // thread 2 (socket 1) the fastest of all.
+        let counts = vec![10, 12, 50, 52, 60, 61, 55, 56];
+        let owners: Vec<usize> = (0..8).map(|s| s / 2).collect();
+        let sockets = [0, 0, 1, 1];
+        let rates = [10.0, 50.0, 100.0, 80.0];
+        let p = Steal {
+            low_threshold: 1,
+            high_threshold: 4,
+            scope: Scope::Split,
+        };
+        let moves = decide(&p, &counts, &owners, &sockets, &rates);
+        assert_eq!(moves, [Move { sub: 0, from: 0, to: 1 }]);
+        let hybrid = Steal {
+            scope: Scope::Hybrid { period: 3 },
+            ..p
+        };
+        let on = |call| {
+            hybrid.decide(&Snapshot {
+                rates: &rates,
+                call,
+                ..Snapshot::of(&counts, &owners, &sockets)
+            })
+        };
+        assert_eq!(on(1), moves);
+        assert_eq!(on(3), [Move { sub: 0, from: 0, to: 2 }]);
+    }
+
+    #[test]
+    fn a_move_only_ever_takes_the_victims_own_subdomain() {
+        // Pseudo-random snapshots: every move's subdomain belongs to `from`,
+        // `from` keeps more than the low threshold, `to` stays below the high.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..500 {
+            let threads = 2 + (next() % 6) as usize;
+            let owners: Vec<usize> = (0..threads * 4).map(|_| (next() % threads as u64) as usize).collect();
+            let counts: Vec<u64> = owners.iter().map(|_| next() % 100).collect();
+            let sockets: Vec<usize> = (0..threads).map(|t| t % 2).collect();
+            let rates: Vec<f64> = (0..threads).map(|_| (next() % 1000) as f64).collect();
+            let p = Steal {
+                scope: Scope::Hybrid { period: 2 },
+                low_threshold: 1,
+                high_threshold: 7,
+            };
+            for call in 1..=2 {
+                let moves = p.decide(&Snapshot {
+                    rates: &rates,
+                    call,
+                    ..Snapshot::of(&counts, &owners, &sockets)
+                });
+                for m in moves {
+                    let held = |t| owners.iter().filter(|&&o| o == t).count();
+                    assert_eq!(owners[m.sub], m.from);
+                    assert!(held(m.from) > 1 && held(m.to) < 7);
+                }
+            }
+        }
+    }
+}
