@@ -30,7 +30,7 @@ use std::time::Instant;
 use braid::config::{AutoOr, Config};
 use braid::kernel;
 use braid::plan::Plan;
-use braid::policy::{Policy, Progressive, Scope, Snapshot};
+use braid::policy::{Policy, Progressive, Scope, Snapshot, Steal};
 use braid::report::Report;
 use braid::runtime;
 use braid::topology::Topology;
@@ -394,34 +394,47 @@ fn policy_cost(reps: usize) {
     println!(
         "pure balancer, microseconds per call (paper settings: 6 pairs, thresholds 2 and 6):\n"
     );
-    println!("| subdomains | threads | joint us/call | split (2 sockets) us/call |");
-    println!("|---|---|---|---|");
+    println!(
+        "| subdomains | threads | joint us/call | split (2 sockets) us/call | steal joint us/call | steal split us/call |"
+    );
+    println!("|---|---|---|---|---|---|");
     for subs in [16usize, 256, 4096] {
         for threads in [2usize, 36, 256] {
             let owners: Vec<usize> = (0..subs).map(|s| s * threads / subs).collect();
             let sockets: Vec<usize> = (0..threads).map(|t| t * 2 / threads).collect();
-            let cost = |scope| {
-                let p = Progressive::as_printed(scope);
+            let cost = |p: &dyn Policy| {
                 median(
                     (0..reps)
-                        .map(|r| per_call(&p, subs, &owners, &sockets, r as u64))
+                        .map(|r| per_call(p, subs, &owners, &sockets, r as u64))
                         .collect(),
                 )
             };
+            let steal = |scope| Steal {
+                scope,
+                low_threshold: 2,
+                high_threshold: 6,
+            };
             println!(
-                "| {subs} | {threads} | {:.2} | {:.2} |",
-                cost(Scope::Joint),
-                cost(Scope::Split)
+                "| {subs} | {threads} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                cost(&Progressive::as_printed(Scope::Joint)),
+                cost(&Progressive::as_printed(Scope::Split)),
+                cost(&steal(Scope::Joint)),
+                cost(&steal(Scope::Split))
             );
         }
     }
     println!();
 }
 
-/// Mean time of one call over many calls on drifting counts.
-fn per_call(p: &Progressive, subs: usize, owners: &[usize], sockets: &[usize], seed: u64) -> f64 {
+/// Mean time of one call over many calls on drifting counts, with fixed
+/// uneven rates (for the strategies that read them).
+fn per_call(p: &dyn Policy, subs: usize, owners: &[usize], sockets: &[usize], seed: u64) -> f64 {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut counts: Vec<u64> = (0..subs).map(|_| 1000).collect();
+    // Made before the clock starts: building them is not the policy's cost.
+    let rates: Vec<f64> = (0..sockets.len())
+        .map(|t| 100.0 + ((x >> (t % 32)) % 50) as f64)
+        .collect();
     let calls = 2000;
     let mut moves = 0;
     let t = Instant::now();
@@ -436,6 +449,7 @@ fn per_call(p: &Progressive, subs: usize, owners: &[usize], sockets: &[usize], s
         moves += p
             .decide(&Snapshot {
                 call,
+                rates: &rates,
                 ..Snapshot::of(&counts, owners, sockets)
             })
             .len();

@@ -191,7 +191,8 @@ impl Variant {
                     .filter(|&k| k > 0)
                     .ok_or_else(|| fail("hybrid's period k is a positive whole number"))?;
                 (Scope::Hybrid { period }, interval(f)?)
-            } else if let Some(args) = call(rest, "").filter(|_| strategy != Strategy::Progressive) {
+            } else if let Some(args) = call(rest, "").filter(|_| strategy != Strategy::Progressive)
+            {
                 (Scope::Joint, interval(args)?)
             } else {
                 return Err(fail("no such balancer"));

@@ -417,7 +417,11 @@ fn the_unbalanced_progress_estimate_matches_plain_async() {
 #[test]
 fn stealing_halves_the_spread_under_noise_and_moves_nothing_when_quiet() {
     let dir = scratch("sim_steal");
-    let noisy = ["noise=thread", "noise_cores=auto:0.5", "max_iterations=2000"];
+    let noisy = [
+        "noise=thread",
+        "noise_cores=auto:0.5",
+        "max_iterations=2000",
+    ];
     let spread = |variant: &str, extra: &[&str]| {
         let mut args = vec!["--variant", variant];
         args.extend_from_slice(extra);
@@ -432,7 +436,10 @@ fn stealing_halves_the_spread_under_noise_and_moves_nothing_when_quiet() {
     ] {
         let (s, moves) = spread(v, &noisy);
         assert!(moves.unwrap() > 0, "{v}");
-        assert!(2 * s <= plain, "{v}: spread {s} against plain async's {plain}");
+        assert!(
+            2 * s <= plain,
+            "{v}: spread {s} against plain async's {plain}"
+        );
         let (_, quiet) = spread(v, &["max_iterations=2000"]);
         assert_eq!(quiet, Some(0), "{v} moved in a quiet run");
     }

@@ -14,8 +14,8 @@ mod parser;
 pub use keys::{Config, KEYS, Key, document};
 
 use crate::limits::*;
-use crate::sim::SimCosts;
 use crate::policy::Scope;
+use crate::sim::SimCosts;
 use crate::variant::{Balanced, BalancerKind, Mode, Variant, VariantError};
 
 /// `auto`, or a value.

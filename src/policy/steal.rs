@@ -43,13 +43,17 @@ impl Policy for Steal {
         let joint = match self.scope {
             Scope::Joint => true,
             Scope::Split => false,
-            Scope::Hybrid { period } => period > 0 && snap.call % period == 0,
+            Scope::Hybrid { period } => period > 0 && snap.call.is_multiple_of(period),
         };
         let groups: Vec<Vec<usize>> = if joint {
             vec![(0..threads).collect()]
         } else {
             (0..snap.sockets())
-                .map(|s| (0..threads).filter(|&t| snap.thread_sockets[t] == s).collect())
+                .map(|s| {
+                    (0..threads)
+                        .filter(|&t| snap.thread_sockets[t] == s)
+                        .collect()
+                })
                 .collect()
         };
         let mut held = vec![0usize; threads];
@@ -105,7 +109,13 @@ mod tests {
         (counts, owners, vec![r0, r1])
     }
 
-    fn decide(p: &Steal, counts: &[u64], owners: &[usize], sockets: &[usize], rates: &[f64]) -> Vec<Move> {
+    fn decide(
+        p: &Steal,
+        counts: &[u64],
+        owners: &[usize],
+        sockets: &[usize],
+        rates: &[f64],
+    ) -> Vec<Move> {
         p.decide(&Snapshot {
             rates,
             ..Snapshot::of(counts, owners, sockets)
@@ -116,7 +126,14 @@ mod tests {
     fn the_fastest_thread_takes_the_least_updated_subdomain_of_a_slower_owner() {
         let (counts, owners, rates) = two(50.0, 100.0);
         let moves = decide(&steal(Scope::Joint), &counts, &owners, &[0, 0], &rates);
-        assert_eq!(moves, [Move { sub: 1, from: 0, to: 1 }]);
+        assert_eq!(
+            moves,
+            [Move {
+                sub: 1,
+                from: 0,
+                to: 1
+            }]
+        );
     }
 
     #[test]
@@ -158,7 +175,14 @@ mod tests {
             scope: Scope::Split,
         };
         let moves = decide(&p, &counts, &owners, &sockets, &rates);
-        assert_eq!(moves, [Move { sub: 0, from: 0, to: 1 }]);
+        assert_eq!(
+            moves,
+            [Move {
+                sub: 0,
+                from: 0,
+                to: 1
+            }]
+        );
         let hybrid = Steal {
             scope: Scope::Hybrid { period: 3 },
             ..p
@@ -171,7 +195,14 @@ mod tests {
             })
         };
         assert_eq!(on(1), moves);
-        assert_eq!(on(3), [Move { sub: 0, from: 0, to: 2 }]);
+        assert_eq!(
+            on(3),
+            [Move {
+                sub: 0,
+                from: 0,
+                to: 2
+            }]
+        );
     }
 
     #[test]
@@ -187,7 +218,9 @@ mod tests {
         };
         for _ in 0..500 {
             let threads = 2 + (next() % 6) as usize;
-            let owners: Vec<usize> = (0..threads * 4).map(|_| (next() % threads as u64) as usize).collect();
+            let owners: Vec<usize> = (0..threads * 4)
+                .map(|_| (next() % threads as u64) as usize)
+                .collect();
             let counts: Vec<u64> = owners.iter().map(|_| next() % 100).collect();
             let sockets: Vec<usize> = (0..threads).map(|t| t % 2).collect();
             let rates: Vec<f64> = (0..threads).map(|_| (next() % 1000) as f64).collect();
