@@ -79,9 +79,10 @@ impl Steal {
                 Some(b) if rate(b) >= rate(t) => Some(b),
                 _ => Some(t),
             })?;
-        let in_group = |t: usize| group.contains(&t);
+        let mut member = vec![false; held.len()];
+        group.iter().for_each(|&t| member[t] = true);
         let sub = (0..snap.counts.len())
-            .filter(|&s| snap.owners[s] != to && in_group(snap.owners[s]))
+            .filter(|&s| snap.owners[s] != to && member[snap.owners[s]])
             .min_by_key(|&s| (snap.counts[s], s))?;
         let from = snap.owners[sub];
         let slower = rate(to) / (held[to] + 1) as f64 > rate(from) / held[from] as f64;

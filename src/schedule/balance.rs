@@ -115,10 +115,12 @@ impl Caller {
         self.counts.extend((0..n).map(|s| view.count(s)));
         self.owners.clear();
         self.owners.extend((0..n).map(|s| view.owner(s)));
+        // All of them or none: a run computes every residual or no residual.
         self.residuals.clear();
-        if view.residual_sq(0).is_some() {
-            self.residuals
-                .extend((0..n).map(|s| view.residual_sq(s).unwrap_or(0.0)));
+        self.residuals
+            .extend((0..n).map_while(|s| view.residual_sq(s)));
+        if self.residuals.len() != n {
+            self.residuals.clear();
         }
         self.last_updates.resize(view.threads(), 0);
         self.progress.clear();
