@@ -16,7 +16,7 @@ pub use keys::{Config, KEYS, Key, document};
 use crate::limits::*;
 use crate::policy::Scope;
 use crate::sim::SimCosts;
-use crate::variant::{Balanced, BalancerKind, Mode, Variant, VariantError};
+use crate::variant::{Balanced, BalancerKind, Mode, Strategy, Variant, VariantError};
 
 /// `auto`, or a value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -235,9 +235,10 @@ impl Config {
         self.staleness = v.staleness();
         self.subdomains = v.subdomains();
         self.balancer = v.balancing().map_or(BalancerKind::None, |b| b.kind());
+        // A label names its whole balancer: an unbalanced one leaves no strategy.
+        self.lb_strategy = v.balancing().map_or(Strategy::Progressive, |b| b.strategy);
         if let Some(b) = v.balancing() {
             self.lb_interval = b.interval;
-            self.lb_strategy = b.strategy;
             if let Scope::Hybrid { period } = b.scope {
                 self.hybrid_period = period;
             }
@@ -312,6 +313,14 @@ impl Config {
             return invalid(
                 "balancer",
                 format!("balancing needs mode = async (mode is {:?})", self.mode).to_lowercase(),
+            );
+        }
+        if self.balancer == BalancerKind::None && self.lb_strategy != Strategy::Progressive {
+            return invalid(
+                "lb_strategy",
+                "a strategy needs a balancer scope: set balancer = joint|split|hybrid, or use a \
+                 label such as async(4)+steal(0.001)"
+                    .into(),
             );
         }
         if self.mode == Mode::Sync && self.staleness != 0 {
@@ -425,6 +434,20 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), KEYS.len(), "a key is defined twice");
+    }
+
+    #[test]
+    fn a_strategy_without_a_balancer_scope_is_refused_not_ignored() {
+        let e = parse("lb_strategy = steal\n").unwrap_err().to_string();
+        assert!(e.contains("lb_strategy") && e.contains("balancer"), "{e}");
+        let c = parse("lb_strategy = steal\nbalancer = split\n").unwrap();
+        assert_eq!(c.variant().to_string(), "async(4)+steal-split(0.001)");
+        // A label sets the whole balancer, strategy included.
+        let mut c = c;
+        c.apply_variant("async(4)").unwrap();
+        c.validate().unwrap();
+        c.apply_variant("async(4)+joint(0.001)").unwrap();
+        assert_eq!(c.lb_strategy, Strategy::Progressive);
     }
 
     #[test]
