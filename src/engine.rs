@@ -11,7 +11,7 @@ use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use crate::interrupt::Interrupt;
-use crate::policy::Policy;
+use crate::policy::{Named, Policy};
 use crate::variant::Mode;
 
 /// How a run synchronises, with what only that scheme needs: a staleness
@@ -61,8 +61,36 @@ impl Scheme {
 /// A balancing policy and how often the threads call it.
 #[derive(Debug, Clone)]
 pub struct Balancing {
-    pub policy: Arc<dyn Policy>,
-    pub interval: Duration,
+    pub policy: Chosen,
+    pub interval: Interval,
+}
+
+impl Balancing {
+    /// One policy at a fixed interval.
+    pub fn every(policy: Arc<dyn Policy>, interval: Duration) -> Self {
+        Balancing {
+            policy: Chosen::One(policy),
+            interval: Interval::Every(interval),
+        }
+    }
+}
+
+/// Which policy a balancer call asks.
+#[derive(Debug, Clone)]
+pub enum Chosen {
+    One(Arc<dyn Policy>),
+    /// `balancer = auto`: one of these at a time, chosen while running by
+    /// measured effort (`schedule::choose`).
+    Auto(Vec<Arc<dyn Policy>>),
+}
+
+/// How long from one balancer call to the next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Interval {
+    Every(Duration),
+    /// `lb_interval = auto`: when the imbalance accumulated since the last
+    /// call is predicted to cost what a call does (`schedule::balance`).
+    Auto,
 }
 
 /// Whether updates also compute their local residual (only runs with a
@@ -181,6 +209,76 @@ pub struct LbStats {
     pub cross_socket_moves: u64,
     /// Time spent inside balancer calls, all threads together.
     pub time_s: f64,
+    /// The effort metric per balancing interval, in time order (adjacent
+    /// intervals merged pairwise when a run has more than
+    /// [`EFFORT_SAMPLES`] of them).
+    #[serde(default)]
+    pub effort: Vec<Effort>,
+    /// Which balancer ran from when: one entry, or one per switch of
+    /// `balancer = auto`.
+    #[serde(default)]
+    pub ran: Vec<Ran>,
+    /// `balancer = auto`: each candidate's effort when last measured.
+    #[serde(default)]
+    pub tried: Vec<Tried>,
+}
+
+/// Effort samples a report keeps at most.
+pub const EFFORT_SAMPLES: usize = 2048;
+
+/// One balancing interval's effort (the effort metric's Equation 5, with
+/// the progress gap as the imbalance; see `schedule::balance`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Effort {
+    /// When the interval began, seconds.
+    pub t_s: f64,
+    /// Its length, seconds.
+    pub interval_s: f64,
+    /// The imbalance integrated over it, seconds.
+    pub lost_s: f64,
+    /// The cost of the call that began it, seconds.
+    pub cost_s: f64,
+}
+
+impl Effort {
+    /// `(lost + cost) / interval`: time lost per unit of time.
+    ///
+    /// ```
+    /// use braid::engine::Effort;
+    /// let e = Effort { t_s: 0.0, interval_s: 0.01, lost_s: 0.0003, cost_s: 0.0001 };
+    /// assert!((e.effort() - 0.04).abs() < 1e-12);
+    /// ```
+    pub fn effort(&self) -> f64 {
+        if self.interval_s > 0.0 {
+            (self.lost_s + self.cost_s) / self.interval_s
+        } else {
+            0.0
+        }
+    }
+
+    /// Two adjacent intervals as one.
+    pub fn merge(self, next: Effort) -> Effort {
+        Effort {
+            t_s: self.t_s,
+            interval_s: self.interval_s + next.interval_s,
+            lost_s: self.lost_s + next.lost_s,
+            cost_s: self.cost_s + next.cost_s,
+        }
+    }
+}
+
+/// A balancer that ran from `from_s` on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ran {
+    pub from_s: f64,
+    pub balancer: Named,
+}
+
+/// A candidate of `balancer = auto` and its mean effort over its last trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tried {
+    pub balancer: Named,
+    pub effort: f64,
 }
 
 /// Every subdomain's update count and owner at one moment.

@@ -6,13 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{AutoOr, Config, ConfigError, NoiseMode};
-use crate::engine::{Balancing, Scheme, Settings};
+use crate::engine::{Balancing, Chosen, Interval, Scheme, Settings};
 use crate::interrupt::Interrupt;
 use crate::noise::{Level, NoisePlan, ParasitePlan};
-use crate::policy::{Policy, Progressive, Steal};
+use crate::policy::{
+    Anticipate, Greedy, Named, Policy, Progressive, Refine, ResidualFirst, Scope, Steal,
+};
 use crate::problem::{DecompositionError, Problem};
 use crate::topology::{Placement, Topology, TopologyError};
-use crate::variant::{Mode, Strategy};
+use crate::variant::{Choice, Mode, Strategy};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
@@ -129,10 +131,7 @@ fn settings(cfg: &Config, problem: &Problem) -> Settings {
                 staleness: cfg.staleness,
             },
             Mode::Async => Scheme::Async {
-                balancing: policy(cfg).map(|policy| Balancing {
-                    policy,
-                    interval: Duration::from_secs_f64(cfg.lb_interval),
-                }),
+                balancing: balancing(cfg),
             },
         },
         // Both factors are bounded (crate::limits), so this cannot wrap.
@@ -148,11 +147,35 @@ fn settings(cfg: &Config, problem: &Problem) -> Settings {
     }
 }
 
-/// The balancing policy the configuration asks for, if any.
-fn policy(cfg: &Config) -> Option<Arc<dyn Policy>> {
-    let scope = cfg.scope()?;
+/// The balancing the configuration asks for, if any.
+fn balancing(cfg: &Config) -> Option<Balancing> {
+    let policy = match cfg.choice()? {
+        Choice::One(named) => Chosen::One(policy(cfg, named)),
+        Choice::Auto => Chosen::Auto(
+            cfg.lb_candidates
+                .iter()
+                .map(|&named| policy(cfg, named))
+                .collect(),
+        ),
+    };
+    let interval = match cfg.lb_interval {
+        AutoOr::Value(s) => Interval::Every(Duration::from_secs_f64(s)),
+        AutoOr::Auto => Interval::Auto,
+    };
+    Some(Balancing { policy, interval })
+}
+
+/// The policy `named` with its settings from the configuration (a hybrid
+/// candidate takes `hybrid_period`).
+fn policy(cfg: &Config, named: Named) -> Arc<dyn Policy> {
+    let scope = match named.scope {
+        Scope::Hybrid { .. } => Scope::Hybrid {
+            period: cfg.hybrid_period,
+        },
+        s => s,
+    };
     let (low_threshold, high_threshold) = (cfg.low_threshold(), cfg.high_threshold());
-    Some(match cfg.lb_strategy {
+    match named.strategy {
         Strategy::Progressive => Arc::new(Progressive {
             scope,
             pairs: cfg.pairs,
@@ -171,7 +194,30 @@ fn policy(cfg: &Config) -> Option<Arc<dyn Policy>> {
             low_threshold,
             high_threshold,
         }),
-    })
+        Strategy::Greedy => Arc::new(Greedy {
+            scope,
+            low_threshold,
+            high_threshold,
+        }),
+        Strategy::Refine => Arc::new(Refine {
+            scope,
+            low_threshold,
+            high_threshold,
+            tolerance: cfg.lb_tolerance,
+        }),
+        Strategy::Anticipate => Arc::new(Anticipate {
+            scope,
+            low_threshold,
+            high_threshold,
+            alpha: cfg.lb_alpha,
+            history: cfg.lb_history,
+        }),
+        Strategy::Residual => Arc::new(ResidualFirst {
+            scope,
+            low_threshold,
+            high_threshold,
+        }),
+    }
 }
 
 /// Subdomains of a whole run: their geometry is built before the memory

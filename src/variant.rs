@@ -5,7 +5,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::Scope;
+pub use crate::policy::Strategy;
+use crate::policy::{Named, Scope};
 
 /// How updates are synchronised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,6 +31,8 @@ pub enum BalancerKind {
     Joint,
     /// Split, plus one cross-socket move every `hybrid_period`-th call.
     Hybrid,
+    /// Chosen while running from `lb_candidates`, by measured effort.
+    Auto,
 }
 
 /// A scheme as the paper labels it: a staleness only in ssync, a
@@ -46,32 +49,46 @@ pub enum Variant {
     },
 }
 
-/// Which balancing strategy runs (async only; `lb_strategy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
-    /// The paper's Algorithm 1 (`policy::Progressive`).
-    Progressive,
-    /// Receiver-initiated stealing by measured rate (`policy::Steal`).
-    Steal,
-}
-
-/// The balancer of a label: its strategy, scope and call interval.
+/// The balancer of a label: which one and how often it is called.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Balanced {
-    pub strategy: Strategy,
-    pub scope: Scope,
-    /// Seconds between balancer calls.
-    pub interval: f64,
+    pub choice: Choice,
+    pub interval: Every,
+}
+
+/// One named balancer, or `auto` (chosen while running).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Choice {
+    One(Named),
+    Auto,
+}
+
+/// Seconds between balancer calls, or `auto` (`lb_interval = auto`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Every {
+    Seconds(f64),
+    Auto,
+}
+
+impl fmt::Display for Every {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Every::Seconds(s) => write!(f, "{s}"),
+            Every::Auto => f.write_str("auto"),
+        }
+    }
 }
 
 impl Balanced {
-    /// The `balancer` key's value: the scope.
+    /// The `balancer` key's value: the scope, or auto.
     pub fn kind(&self) -> BalancerKind {
-        match self.scope {
-            Scope::Split => BalancerKind::Split,
-            Scope::Joint => BalancerKind::Joint,
-            Scope::Hybrid { .. } => BalancerKind::Hybrid,
+        match self.choice {
+            Choice::Auto => BalancerKind::Auto,
+            Choice::One(n) => match n.scope {
+                Scope::Split => BalancerKind::Split,
+                Scope::Joint => BalancerKind::Joint,
+                Scope::Hybrid { .. } => BalancerKind::Hybrid,
+            },
         }
     }
 }
@@ -116,9 +133,10 @@ impl Variant {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown variant `{label}`: {reason}; expected one of sync, ssync(n), async(n), \
-     async(n)+split(f), async(n)+joint(f), async(n)+hybrid(f,k), async(n)+steal(f), \
-     async(n)+steal-split(f), async(n)+steal-hybrid(f,k)"
+    "unknown variant `{label}`: {reason}; expected sync, ssync(n), async(n) or \
+     async(n)+BALANCER(f) (f seconds between calls, or auto), where BALANCER is split, \
+     joint or hybrid (Algorithm 1; hybrid takes (f,k)), auto, or a strategy (steal, \
+     greedy, refine, anticipate, residual) alone or with -split or -hybrid"
 )]
 pub struct VariantError {
     pub label: String,
@@ -158,53 +176,56 @@ impl Variant {
             let Variant::Async { balancing, .. } = &mut v else {
                 return Err(fail("only async variants can be balanced"));
             };
-            let interval = |args: &str| -> Result<f64, VariantError> {
-                args.parse::<f64>()
-                    .ok()
-                    .filter(|f| (0.0..=crate::limits::MAX_SECONDS).contains(f))
-                    .ok_or_else(|| {
-                        fail(&format!(
-                            "the balancing interval is a number of seconds from 0 to {:e}",
-                            crate::limits::MAX_SECONDS
-                        ))
-                    })
-            };
-            // Algorithm 1 is named by its scope alone (the paper's labels);
-            // another strategy by its name, then `-split`/`-hybrid`.
-            let (strategy, rest) = match lb.strip_prefix("steal") {
-                Some(rest) if rest.starts_with('(') => (Strategy::Steal, rest),
-                Some(rest) => match rest.strip_prefix('-') {
-                    Some(scoped) if !scoped.starts_with('(') => (Strategy::Steal, scoped),
-                    _ => return Err(fail("no such balancer")),
-                },
-                None => (Strategy::Progressive, lb),
-            };
-            let (scope, interval) = if let Some(args) = call(rest, "split") {
-                (Scope::Split, interval(args)?)
-            } else if let Some(args) = call(rest, "joint") {
-                (Scope::Joint, interval(args)?)
-            } else if let Some(args) = call(rest, "hybrid") {
-                let (f, k) = args
-                    .split_once(',')
-                    .ok_or_else(|| fail("hybrid takes two arguments, (f,k)"))?;
-                let period = one_arg(k)
-                    .filter(|&k| k > 0)
-                    .ok_or_else(|| fail("hybrid's period k is a positive whole number"))?;
-                (Scope::Hybrid { period }, interval(f)?)
-            } else if let Some(args) = call(rest, "").filter(|_| strategy != Strategy::Progressive)
-            {
-                (Scope::Joint, interval(args)?)
-            } else {
-                return Err(fail("no such balancer"));
-            };
-            *balancing = Some(Balanced {
-                strategy,
-                scope,
-                interval,
-            });
+            *balancing = Some(balanced(lb).map_err(|reason| fail(&reason))?);
         }
         Ok(v)
     }
+}
+
+/// A label's balancer part: `name(f)`, `hybrid`-scoped `name(f,k)`, or
+/// `auto(f)`.
+fn balanced(lb: &str) -> Result<Balanced, String> {
+    let (name, args) = lb
+        .split_once('(')
+        .and_then(|(n, a)| Some((n, a.strip_suffix(')')?)))
+        .ok_or("no such balancer")?;
+    let every = |f: &str| -> Result<Every, String> {
+        if f == "auto" {
+            return Ok(Every::Auto);
+        }
+        f.parse::<f64>()
+            .ok()
+            .filter(|f| (0.0..=crate::limits::MAX_SECONDS).contains(f))
+            .map(Every::Seconds)
+            .ok_or_else(|| {
+                format!(
+                    "the balancing interval is auto or a number of seconds from 0 to {:e}",
+                    crate::limits::MAX_SECONDS
+                )
+            })
+    };
+    if name == "auto" {
+        return Ok(Balanced {
+            choice: Choice::Auto,
+            interval: every(args)?,
+        });
+    }
+    let mut named: Named = name.parse().map_err(|()| "no such balancer".to_string())?;
+    let interval = if let Scope::Hybrid { period } = &mut named.scope {
+        let (f, k) = args
+            .split_once(',')
+            .ok_or("hybrid takes two arguments, (f,k)")?;
+        *period = one_arg(k)
+            .filter(|&k| k > 0)
+            .ok_or("hybrid's period k is a positive whole number")?;
+        every(f)?
+    } else {
+        every(args)?
+    };
+    Ok(Balanced {
+        choice: Choice::One(named),
+        interval,
+    })
 }
 
 /// `name(args)` -> `args` (`name` may be empty: `(args)`).
@@ -230,17 +251,12 @@ impl fmt::Display for Variant {
                     return Ok(());
                 };
                 let i = b.interval;
-                match (b.strategy, b.scope) {
-                    (Strategy::Progressive, Scope::Split) => write!(f, "+split({i})"),
-                    (Strategy::Progressive, Scope::Joint) => write!(f, "+joint({i})"),
-                    (Strategy::Progressive, Scope::Hybrid { period }) => {
-                        write!(f, "+hybrid({i},{period})")
-                    }
-                    (Strategy::Steal, Scope::Split) => write!(f, "+steal-split({i})"),
-                    (Strategy::Steal, Scope::Joint) => write!(f, "+steal({i})"),
-                    (Strategy::Steal, Scope::Hybrid { period }) => {
-                        write!(f, "+steal-hybrid({i},{period})")
-                    }
+                match b.choice {
+                    Choice::Auto => write!(f, "+auto({i})"),
+                    Choice::One(n) => match n.scope {
+                        Scope::Hybrid { period } => write!(f, "+{n}({i},{period})"),
+                        _ => write!(f, "+{n}({i})"),
+                    },
                 }
             }
         }
@@ -266,6 +282,13 @@ mod tests {
             "async(4)+steal(0.001)",
             "async(4)+steal-split(0.001)",
             "async(4)+steal-hybrid(0.001,50)",
+            "async(4)+greedy(0.001)",
+            "async(4)+refine-split(0.01)",
+            "async(4)+anticipate-hybrid(auto,50)",
+            "async(4)+residual(0.001)",
+            "async(4)+auto(0.001)",
+            "async(4)+auto(auto)",
+            "async(4)+split(auto)",
         ] {
             assert_eq!(Variant::parse(label).unwrap().to_string(), label);
         }
@@ -279,9 +302,11 @@ mod tests {
         assert_eq!(
             b,
             Balanced {
-                strategy: Strategy::Progressive,
-                scope: Scope::Hybrid { period: 500 },
-                interval: 0.001,
+                choice: Choice::One(Named {
+                    strategy: Strategy::Progressive,
+                    scope: Scope::Hybrid { period: 500 },
+                }),
+                interval: Every::Seconds(0.001),
             }
         );
         assert_eq!(v.subdomains(), 4);
@@ -315,10 +340,15 @@ mod tests {
             "async(4)+split(-1)",
             "async(4)+hybrid(0.1)",
             "async(4)+hybrid(0.1,0)",
-            "async(4)+greedy(0.1)",
+            "async(4)+greedy(0.1,2)",
             "async(4)+(0.1)",
             "async(4)+steal",
             "async(4)+steal-(0.1)",
+            "async(4)+progressive(0.1)",
+            "async(4)+greedy-joint-split(0.1)",
+            "async(4)+auto(0.1,5)",
+            "async(4)+auto(never)",
+            "async(4)+split(auto",
         ] {
             let e = Variant::parse(bad).unwrap_err();
             assert!(e.to_string().contains(&format!("`{bad}`")), "{e}");

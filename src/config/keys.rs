@@ -12,6 +12,7 @@ use super::{AutoOr, ConfigError, NoiseCore, NoiseMode, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
 use crate::topology::SyntheticTopology;
+use crate::policy::Named;
 use crate::variant::{BalancerKind, Mode, Strategy};
 
 /// One key as `config.txt` shows it.
@@ -150,24 +151,38 @@ config_keys! {
     memory_limit: AutoOr<f64> = "auto", |p| p.auto_or(|p| p.number("GiB", 1e9));
 
     ["Progressive load balancing (async only)"]
-    /// none | split | joint | hybrid: the balancer's scope (each socket on its
-    /// own; all cores together; split plus a cross-socket move every
-    /// hybrid_period-th call).
+    /// none | split | joint | hybrid | auto: the balancer's scope (each socket on
+    /// its own; all cores together; split plus a cross-socket move every
+    /// hybrid_period-th call), or auto: try each of lb_candidates and keep the one
+    /// whose measured effort is lowest (src/schedule/choose.rs).
     balancer: BalancerKind = "none", |p| p.choice(&[
         ("none", BalancerKind::None),
         ("split", BalancerKind::Split),
         ("joint", BalancerKind::Joint),
         ("hybrid", BalancerKind::Hybrid),
+        ("auto", BalancerKind::Auto),
     ]);
-    /// progressive | steal: the paper's Algorithm 1 (labels split(f), joint(f),
-    /// hybrid(f,k)), or work stealing by measured rate (labels steal(f),
-    /// steal-split(f), steal-hybrid(f,k); see src/policy/steal.rs).
+    /// progressive | steal | greedy | refine | anticipate | residual: the paper's
+    /// Algorithm 1 (labels split(f), joint(f), hybrid(f,k)), or a strategy from
+    /// the literature over the same scope (labels steal(f), greedy-split(f),
+    /// refine-hybrid(f,k), ...; each is described in src/policy/).
     lb_strategy: Strategy = "progressive", |p| p.choice(&[
         ("progressive", Strategy::Progressive),
         ("steal", Strategy::Steal),
+        ("greedy", Strategy::Greedy),
+        ("refine", Strategy::Refine),
+        ("anticipate", Strategy::Anticipate),
+        ("residual", Strategy::Residual),
     ]);
-    /// Seconds between balancer calls (paper: 0.001).
-    lb_interval: f64 = "0.001", |p| p.seconds("");
+    /// balancer = auto: the balancers it chooses from, by label name (hybrid ones
+    /// take hybrid_period).
+    lb_candidates: Vec<Named> = "split, joint, steal, greedy, refine, anticipate, residual",
+        |p| p.balancers();
+    /// Seconds between balancer calls (paper: 0.001); auto = when the imbalance
+    /// accumulated since the last call is predicted to cost what a call costs,
+    /// sqrt(2 C / m) with C the measured cost of a call and m the growth rate of
+    /// the progress gap, kept within 0.0001 to 0.1 (src/schedule/balance.rs).
+    lb_interval: AutoOr<f64> = "0.001", |p| p.auto_or(|p| p.seconds(""));
     /// hybrid: one cross-socket move every this many calls (paper: 500).
     hybrid_period: u64 = "500", |p| p.positive().map(|n| n as u64);
     /// Most/least updated subdomain pairs considered per call (paper: 6).
@@ -188,6 +203,14 @@ config_keys! {
     /// slow thread does now (both measured over the last interval). false =
     /// Algorithm 1 as printed, which also moves when that makes things worse.
     lb_predict: bool = "true", |p| p.boolean();
+    /// refine: how far above the ideal load (its share by measured rate) a
+    /// thread may stay (0.05 = 5%).
+    lb_tolerance: f64 = "0.05", |p| p.number("a fraction", 10.0);
+    /// anticipate: a thread whose progress deficit grew over the last lb_history
+    /// calls is unloaded by this fraction beyond what evens the rates (ULBA's
+    /// alpha, from 0 to 0.9; 0 = greedy).
+    lb_alpha: f64 = "0.3", |p| p.number("a fraction", 0.9);
+    lb_history: usize = "3", |p| p.within(1, crate::policy::HISTORY as u64).map(|n| n as usize);
     /// Seconds between samples of every subdomain's count and owner in the
     /// report's `trace` (the braid plot); 0 = no trace.
     trace_interval: f64 = "0", |p| p.seconds(" (0 = no trace)");

@@ -16,7 +16,10 @@ pub use keys::{Config, KEYS, Key, document};
 use crate::limits::*;
 use crate::policy::Scope;
 use crate::sim::SimCosts;
-use crate::variant::{Balanced, BalancerKind, Mode, Strategy, Variant, VariantError};
+use crate::policy::Named;
+use crate::variant::{
+    Balanced, BalancerKind, Choice, Every, Mode, Strategy, Variant, VariantError,
+};
 
 /// `auto`, or a value.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -235,12 +238,19 @@ impl Config {
         self.staleness = v.staleness();
         self.subdomains = v.subdomains();
         self.balancer = v.balancing().map_or(BalancerKind::None, |b| b.kind());
-        // A label names its whole balancer: an unbalanced one leaves no strategy.
-        self.lb_strategy = v.balancing().map_or(Strategy::Progressive, |b| b.strategy);
+        // A label names its whole balancer: an unbalanced one (or auto)
+        // leaves no strategy.
+        self.lb_strategy = Strategy::Progressive;
         if let Some(b) = v.balancing() {
-            self.lb_interval = b.interval;
-            if let Scope::Hybrid { period } = b.scope {
-                self.hybrid_period = period;
+            self.lb_interval = match b.interval {
+                Every::Seconds(s) => AutoOr::Value(s),
+                Every::Auto => AutoOr::Auto,
+            };
+            if let Choice::One(n) = b.choice {
+                self.lb_strategy = n.strategy;
+                if let Scope::Hybrid { period } = n.scope {
+                    self.hybrid_period = period;
+                }
             }
         }
         Ok(())
@@ -272,19 +282,35 @@ impl Config {
             },
             Mode::Async => Variant::Async {
                 subdomains: self.subdomains,
-                balancing: self.scope().map(|scope| Balanced {
-                    strategy: self.lb_strategy,
-                    scope,
-                    interval: self.lb_interval,
+                balancing: self.choice().map(|choice| Balanced {
+                    choice,
+                    interval: match self.lb_interval {
+                        AutoOr::Value(s) => Every::Seconds(s),
+                        AutoOr::Auto => Every::Auto,
+                    },
                 }),
             },
         }
     }
 
-    /// The balancer's scope, if one is configured.
-    pub fn scope(&self) -> Option<Scope> {
+    /// The configured balancer, if any: one strategy over a scope, or auto.
+    pub fn choice(&self) -> Option<Choice> {
         match self.balancer {
             BalancerKind::None => None,
+            BalancerKind::Auto => Some(Choice::Auto),
+            _ => self.scope().map(|scope| {
+                Choice::One(Named {
+                    strategy: self.lb_strategy,
+                    scope,
+                })
+            }),
+        }
+    }
+
+    /// The scope of `balancer` (none for none and auto).
+    pub fn scope(&self) -> Option<Scope> {
+        match self.balancer {
+            BalancerKind::None | BalancerKind::Auto => None,
             BalancerKind::Split => Some(Scope::Split),
             BalancerKind::Joint => Some(Scope::Joint),
             BalancerKind::Hybrid => Some(Scope::Hybrid {
@@ -320,6 +346,14 @@ impl Config {
                 "lb_strategy",
                 "a strategy needs a balancer scope: set balancer = joint|split|hybrid, or use a \
                  label such as async(4)+steal(0.001)"
+                    .into(),
+            );
+        }
+        if self.balancer == BalancerKind::Auto && self.lb_strategy != Strategy::Progressive {
+            return invalid(
+                "lb_strategy",
+                "balancer = auto chooses among lb_candidates; name the strategies there \
+                 (e.g. lb_candidates = steal, greedy-split) and leave lb_strategy out"
                     .into(),
             );
         }

@@ -1,6 +1,7 @@
 //! Parsers for single values: each checks its bounds and names its key
 //! (and, for a file, the line) in the error.
 
+use crate::policy::{Named, Strategy};
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
@@ -288,6 +289,25 @@ impl Parser<'_> {
                 let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
                 self.bad(format!("one of {}", names.join(", ")))
             })
+    }
+
+    /// A list of balancer names (`split, steal, greedy-split`), each once.
+    pub(super) fn balancers(&self) -> Result<Vec<Named>, ConfigError> {
+        let mut list: Vec<Named> = Vec::new();
+        for name in self.value.split(',').map(str::trim) {
+            let named: Named = name.parse().map_err(|()| {
+                self.bad(format!(
+                    "a list of balancer names: split, joint, hybrid, or a strategy ({}) \
+                     alone or with -split or -hybrid; `{name}` is none of them",
+                    Strategy::ALL[1..].iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+                ))
+            })?;
+            if list.contains(&named) {
+                return Err(self.bad(format!("each balancer at most once; `{name}` repeats")));
+            }
+            list.push(named);
+        }
+        Ok(list)
     }
 
     pub(super) fn boolean(&self) -> Result<bool, ConfigError> {

@@ -4,16 +4,148 @@
 //! decision can be tested on hand-made snapshots.
 //!
 //! A strategy implements [`Policy`]. The paper's Algorithm 1 in its joint,
-//! split and hybrid forms is [`Progressive`]; other strategies (greedy,
-//! refine, anticipatory...) plug in behind the same trait. A strategy's
-//! fields are its settings: `plan` builds it from the configuration, which
-//! this module never sees.
+//! split and hybrid forms is [`Progressive`]; the others come from the
+//! balancing literature, each with its source at the top of its file:
+//! [`Steal`], [`Greedy`], [`Refine`], [`Anticipate`], [`ResidualFirst`]. A
+//! strategy's fields are its settings: `plan` builds it from the
+//! configuration, which this module never sees.
 
+mod anticipate;
+mod greedy;
 mod progressive;
+mod refine;
+mod residual;
 mod steal;
 
+pub use anticipate::Anticipate;
+pub use greedy::Greedy;
 pub use progressive::{Progressive, Scope};
+pub use refine::Refine;
+pub use residual::ResidualFirst;
 pub use steal::Steal;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Which balancing strategy runs (async only; `lb_strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// The paper's Algorithm 1 ([`Progressive`]).
+    Progressive,
+    /// Receiver-initiated stealing by measured rate ([`Steal`]).
+    Steal,
+    /// Charm++ GreedyLB's idea on measured rates ([`Greedy`]).
+    Greedy,
+    /// Charm++ RefineLB's ([`Refine`]).
+    Refine,
+    /// ULBA's anticipation ([`Anticipate`]).
+    Anticipate,
+    /// The largest local residuals to the fastest threads ([`ResidualFirst`]).
+    Residual,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 6] = [
+        Strategy::Progressive,
+        Strategy::Steal,
+        Strategy::Greedy,
+        Strategy::Refine,
+        Strategy::Anticipate,
+        Strategy::Residual,
+    ];
+
+    /// The name in labels and in `lb_strategy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Progressive => "progressive",
+            Strategy::Steal => "steal",
+            Strategy::Greedy => "greedy",
+            Strategy::Refine => "refine",
+            Strategy::Anticipate => "anticipate",
+            Strategy::Residual => "residual",
+        }
+    }
+}
+
+/// One balancer: a strategy over a scope, named as in labels without the
+/// arguments. Algorithm 1 is named by its scope alone (the paper's `split`,
+/// `joint`, `hybrid`); another strategy by its name (joint), or its name
+/// with `-split` or `-hybrid`.
+///
+/// ```
+/// use braid::policy::{Named, Scope, Strategy};
+/// let n: Named = "steal-split".parse().unwrap();
+/// assert_eq!((n.strategy, n.scope), (Strategy::Steal, Scope::Split));
+/// assert_eq!("hybrid".parse::<Named>().unwrap().to_string(), "hybrid");
+/// assert_eq!("greedy".parse::<Named>().unwrap().scope, Scope::Joint);
+/// assert!("steal-".parse::<Named>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Named {
+    pub strategy: Strategy,
+    /// A hybrid scope parsed from a name has period 0 until the caller
+    /// sets it (labels carry it; `hybrid_period` for candidates).
+    pub scope: Scope,
+}
+
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scope = match self.scope {
+            Scope::Joint => "joint",
+            Scope::Split => "split",
+            Scope::Hybrid { .. } => "hybrid",
+        };
+        match (self.strategy, self.scope) {
+            (Strategy::Progressive, _) => f.write_str(scope),
+            (s, Scope::Joint) => f.write_str(s.name()),
+            (s, _) => write!(f, "{}-{scope}", s.name()),
+        }
+    }
+}
+
+impl Serialize for Named {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Named {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Named, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse()
+            .map_err(|()| serde::de::Error::custom(format!("no balancer named `{name}`")))
+    }
+}
+
+impl std::str::FromStr for Named {
+    type Err = ();
+
+    fn from_str(name: &str) -> Result<Named, ()> {
+        let scope = |s: &str| match s {
+            "joint" => Some(Scope::Joint),
+            "split" => Some(Scope::Split),
+            "hybrid" => Some(Scope::Hybrid { period: 0 }),
+            _ => None,
+        };
+        if let Some(scope) = scope(name) {
+            return Ok(Named {
+                strategy: Strategy::Progressive,
+                scope,
+            });
+        }
+        let (head, tail) = name.split_once('-').unwrap_or((name, "joint"));
+        let strategy = Strategy::ALL
+            .into_iter()
+            .find(|s| *s != Strategy::Progressive && s.name() == head)
+            .ok_or(())?;
+        Ok(Named {
+            strategy,
+            scope: scope(tail).ok_or(())?,
+        })
+    }
+}
 
 /// What a balancer sees: one consistent-enough view of the run.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +168,10 @@ pub struct Snapshot<'a> {
     /// it. Empty when the run computes none (no residual target; or a
     /// simulation that only counts).
     pub residuals: &'a [f64],
+    /// Each thread's per-subdomain update rate (its rate over the
+    /// subdomains it held) over each of the last intervals, oldest first,
+    /// this interval last; at most [`HISTORY`] of them. Empty when unknown.
+    pub history: &'a [Vec<f64>],
     /// Seconds since the previous call (since the start, at the first).
     pub since_last_s: f64,
     /// 1-based number of this balancer call.
@@ -60,6 +196,7 @@ impl<'a> Snapshot<'a> {
             progress: &[],
             rates: &[],
             residuals: &[],
+            history: &[],
             since_last_s: 0.0,
             call: 1,
         }
@@ -74,6 +211,55 @@ impl Snapshot<'_> {
     pub fn sockets(&self) -> usize {
         self.thread_sockets.iter().max().map_or(0, |&s| s + 1)
     }
+
+    /// How many subdomains each thread holds.
+    pub fn held(&self) -> Vec<usize> {
+        let mut held = vec![0usize; self.threads()];
+        for &o in self.owners {
+            held[o] += 1;
+        }
+        held
+    }
+
+    /// The groups of threads balanced together at this call: all of them
+    /// (`Joint`, and `Hybrid` on every `period`-th call), else one per
+    /// socket.
+    pub fn groups(&self, scope: Scope) -> Vec<Vec<usize>> {
+        let joint = match scope {
+            Scope::Joint => true,
+            Scope::Split => false,
+            Scope::Hybrid { period } => period > 0 && self.call.is_multiple_of(period),
+        };
+        let threads = self.threads();
+        if joint {
+            return vec![(0..threads).collect()];
+        }
+        (0..self.sockets())
+            .map(|s| {
+                (0..threads)
+                    .filter(|&t| self.thread_sockets[t] == s)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Intervals of per-subdomain rates a snapshot carries at most.
+pub const HISTORY: usize = 8;
+
+/// Whether a thread at `r_to` updates/s holding `n_to` subdomains would,
+/// with one more, still update each faster than one at `r_from` holding
+/// `n_from` does now: the predicted-move test every rate-based strategy
+/// shares, so that equally fast threads never trade work.
+///
+/// ```
+/// use braid::policy::improves;
+/// assert!(improves(100.0, 4, 50.0, 4));   // 20 > 12.5
+/// assert!(!improves(100.0, 4, 90.0, 4));  // 20 < 22.5
+/// assert!(!improves(100.0, 4, 100.0, 0)); // nothing to give
+/// ```
+pub fn improves(r_to: f64, n_to: usize, r_from: f64, n_from: usize) -> bool {
+    n_from > 0 && r_to / (n_to + 1) as f64 > r_from / n_from as f64
 }
 
 /// Subdomain `sub` goes from thread `from` to thread `to`.
@@ -88,6 +274,9 @@ pub struct Move {
 pub trait Policy: Send + Sync + std::fmt::Debug {
     /// The moves to make, in order; a pure function of the snapshot.
     fn decide(&self, snapshot: &Snapshot<'_>) -> Vec<Move>;
+
+    /// Its name in labels (`steal-split`), for reports.
+    fn name(&self) -> Named;
 }
 
 /// What one call saw: progress, rates, residuals, seconds since the last.
@@ -113,6 +302,13 @@ impl Policy for Recorder {
         );
         self.seen.lock().unwrap().push(seen);
         Vec::new()
+    }
+
+    fn name(&self) -> Named {
+        Named {
+            strategy: Strategy::Progressive,
+            scope: Scope::Joint,
+        }
     }
 }
 

@@ -54,7 +54,7 @@
 //!   own: at bands up to 32 the noisy runs still made 2200-2300 moves and
 //!   lost as much. Hybrid's cross-socket move is predicted the same way.
 
-use super::{Move, Policy, Snapshot};
+use super::{Move, Named, Policy, Snapshot, Strategy};
 
 /// Which threads are balanced together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +102,13 @@ impl Policy for Progressive {
             self.cross_socket(&mut w);
         }
         w.moves
+    }
+
+    fn name(&self) -> Named {
+        Named {
+            strategy: Strategy::Progressive,
+            scope: self.scope,
+        }
     }
 }
 

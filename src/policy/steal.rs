@@ -25,7 +25,7 @@
 //! not at random, and the thief steals on a schedule (the balancer's turn),
 //! not when it runs dry.
 
-use super::{Move, Policy, Scope, Snapshot};
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy, improves};
 
 #[derive(Debug, Clone)]
 pub struct Steal {
@@ -36,34 +36,21 @@ pub struct Steal {
 
 impl Policy for Steal {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        let threads = snap.threads();
-        if snap.rates.len() != threads || snap.counts.is_empty() {
+        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
             return Vec::new();
         }
-        let joint = match self.scope {
-            Scope::Joint => true,
-            Scope::Split => false,
-            Scope::Hybrid { period } => period > 0 && snap.call.is_multiple_of(period),
-        };
-        let groups: Vec<Vec<usize>> = if joint {
-            vec![(0..threads).collect()]
-        } else {
-            (0..snap.sockets())
-                .map(|s| {
-                    (0..threads)
-                        .filter(|&t| snap.thread_sockets[t] == s)
-                        .collect()
-                })
-                .collect()
-        };
-        let mut held = vec![0usize; threads];
-        for &o in snap.owners {
-            held[o] += 1;
-        }
-        groups
+        let held = snap.held();
+        snap.groups(self.scope)
             .iter()
             .filter_map(|group| self.steal_in(snap, group, &held))
             .collect()
+    }
+
+    fn name(&self) -> Named {
+        Named {
+            strategy: Strategy::Steal,
+            scope: self.scope,
+        }
     }
 }
 
@@ -85,7 +72,7 @@ impl Steal {
             .filter(|&s| snap.owners[s] != to && member[snap.owners[s]])
             .min_by_key(|&s| (snap.counts[s], s))?;
         let from = snap.owners[sub];
-        let slower = rate(to) / (held[to] + 1) as f64 > rate(from) / held[from] as f64;
+        let slower = improves(rate(to), held[to], rate(from), held[from]);
         (held[from] > self.low_threshold && slower).then_some(Move { sub, from, to })
     }
 }

@@ -61,15 +61,14 @@
 //! (runtime tests: all set locks held at once, so the view is one instant)
 //! and by `loom_tests` here.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::engine::{LbStats, Residual};
-use crate::policy::Policy;
+use crate::engine::{Balancing, LbStats, Residual};
+use crate::schedule::balance::start_interval;
 use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
 
@@ -202,13 +201,14 @@ pub(super) struct Balancer {
 }
 
 impl Balancer {
-    pub(super) fn new(policy: Arc<dyn Policy>, interval: Duration, threads: usize) -> Self {
+    pub(super) fn new(balancing: &Balancing, threads: usize) -> Self {
+        let interval = start_interval(balancing.interval);
         Balancer {
             turn: CachePadded::new(AtomicUsize::new(0)),
             next_due_ns: CachePadded::new(AtomicU64::new(0)),
             state: Mutex::new(CallState {
                 rotation: Rotation::new(threads, interval.as_nanos() as u64),
-                caller: Caller::new(policy),
+                caller: Caller::new(balancing),
             }),
         }
     }
@@ -245,6 +245,9 @@ impl Balancer {
         };
         st.caller.apply(&moves, thread_sockets, &mut handoff);
         st.caller.spent(began.elapsed().as_secs_f64());
+        if let Some(s) = st.caller.next_interval_s() {
+            st.rotation.set_interval((s * 1e9) as u64);
+        }
         st.rotation.advance(t, now);
         let (turn, due) = (st.rotation.turn(), st.rotation.due());
         drop(st);
@@ -300,33 +303,73 @@ mod tests {
         a.refresh(1, &mut s1);
         assert!(s1.is_empty());
     }
-    /// The runtime's balancer (atomics, locks, the handoff) and the
-    /// simulator's (plain arrays) driven through one scripted run: the same
-    /// counts and clocks in, the same calls, owners, sets and tallies out,
-    /// at every step, for every scope.
-    #[test]
-    fn the_runtime_and_the_simulator_balance_alike_on_one_script() {
-        use crate::policy::{Progressive, Scope};
-        use crate::sim::{Balance, Board};
-        let (threads, sockets) = (4, [0, 0, 1, 1]);
-        let p = Problem::new(16, threads, 4).unwrap();
+    /// Every strategy at every scope, as the engines' plan builds them.
+    fn every_policy() -> Vec<std::sync::Arc<dyn crate::policy::Policy>> {
+        use crate::policy::*;
+        use std::sync::Arc;
         let scopes = [Scope::Joint, Scope::Split, Scope::Hybrid { period: 3 }];
+        let mut all: Vec<Arc<dyn Policy>> = Vec::new();
         for scope in scopes {
-            let policy: Arc<dyn Policy> = Arc::new(Progressive {
+            let (low_threshold, high_threshold) = (2, 6);
+            all.push(Arc::new(Progressive {
                 predict: true,
                 seed: 7,
                 ..Progressive::as_printed(scope)
-            });
+            }));
+            all.push(Arc::new(Steal {
+                scope,
+                low_threshold,
+                high_threshold,
+            }));
+            all.push(Arc::new(Greedy {
+                scope,
+                low_threshold,
+                high_threshold,
+            }));
+            all.push(Arc::new(Refine {
+                scope,
+                low_threshold,
+                high_threshold,
+                tolerance: 0.05,
+            }));
+            all.push(Arc::new(Anticipate {
+                scope,
+                low_threshold,
+                high_threshold,
+                alpha: 0.3,
+                history: 2,
+            }));
+            all.push(Arc::new(ResidualFirst {
+                scope,
+                low_threshold,
+                high_threshold,
+            }));
+        }
+        all
+    }
+
+    /// The runtime's balancer (atomics, locks, the handoff) and the
+    /// simulator's (plain arrays) driven through one scripted run: the same
+    /// counts and clocks in, the same calls, owners, sets and tallies out,
+    /// at every step, for every strategy and scope.
+    #[test]
+    fn the_runtime_and_the_simulator_balance_alike_on_one_script() {
+        use crate::sim::{Balance, Board};
+        let (threads, sockets) = (4, [0, 0, 1, 1]);
+        let p = Problem::new(16, threads, 4).unwrap();
+        for policy in every_policy() {
+            let scope = policy.name();
             let interval = 10;
+            let balancing = Balancing::every(policy, std::time::Duration::from_nanos(interval));
             let subs = subdomain::build(&p);
             let assignment = Assignment::new(&subs, threads);
             let totals: Vec<CachePadded<AtomicU64>> =
                 (0..threads).map(|_| Default::default()).collect();
-            let runtime = Balancer::new(policy.clone(), Duration::from_nanos(interval), threads);
+            let runtime = Balancer::new(&balancing, threads);
             let mut board = Board::new(&p);
             let mut sim = Balance {
                 rotation: Rotation::new(threads, interval),
-                caller: Caller::new(policy),
+                caller: Caller::new(&balancing),
             };
             let (mut now, mut calls) = (0, 0);
             for step in 0..300u64 {
@@ -369,6 +412,8 @@ mod tests {
             );
             assert_eq!(real.calls, calls);
             assert!(real.moves > 0, "{scope:?}: the script never moved anything");
+            let names = |s: &LbStats| s.ran.iter().map(|r| r.balancer).collect::<Vec<_>>();
+            assert_eq!(names(&real), names(&virt), "{scope:?}");
         }
     }
 }

@@ -195,7 +195,7 @@ impl<'a> Shared<'a> {
             balancer: settings
                 .scheme
                 .balancing()
-                .map(|b| Balancer::new(b.policy.clone(), b.interval, threads)),
+                .map(|b| Balancer::new(b, threads)),
             rule: StopRule {
                 budget: settings.update_budget,
                 time_limit: settings.time_limit.map(|d| d.as_nanos() as u64),
@@ -292,8 +292,8 @@ mod tests {
         let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
         s.time_limit = Some(Duration::from_millis(300));
         s.scheme = Scheme::Async {
-            balancing: Some(Balancing {
-                policy: Arc::new(crate::policy::Progressive {
+            balancing: Some(Balancing::every(
+                Arc::new(crate::policy::Progressive {
                     scope,
                     pairs: 6,
                     low_threshold: 1,
@@ -302,8 +302,8 @@ mod tests {
                     predict: false,
                     seed: 0,
                 }),
-                interval: Duration::from_micros(100),
-            }),
+                Duration::from_micros(100),
+            )),
         };
         s.slow = Some(Slow {
             thread: 0,
@@ -437,13 +437,16 @@ mod tests {
             fn decide(&self, _: &crate::policy::Snapshot<'_>) -> Vec<crate::policy::Move> {
                 panic!("a policy bug");
             }
+            fn name(&self) -> crate::policy::Named {
+                "joint".parse().unwrap()
+            }
         }
         let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
         s.scheme = Scheme::Async {
-            balancing: Some(Balancing {
-                policy: Arc::new(Panics),
-                interval: Duration::from_millis(1),
-            }),
+            balancing: Some(Balancing::every(
+                Arc::new(Panics),
+                Duration::from_millis(1),
+            )),
         };
         let (_, out) = run_small(3, 4, &s);
         assert_eq!(out.stop, StopReason::WorkerPanic);
@@ -508,10 +511,10 @@ mod tests {
         s.time_limit = Some(Duration::from_millis(100));
         s.tolerance = Some(1e-12);
         s.scheme = Scheme::Async {
-            balancing: Some(Balancing {
-                policy: recorder.clone(),
-                interval: Duration::from_millis(5),
-            }),
+            balancing: Some(Balancing::every(
+                recorder.clone(),
+                Duration::from_millis(5),
+            )),
         };
         // Big enough not to converge inside the time limit.
         let p = Problem::new(64, 2, 4).unwrap();

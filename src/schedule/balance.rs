@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
+use super::choose::Chooser;
 use super::{Sets, View};
-use crate::engine::LbStats;
-use crate::policy::{Move, Policy, Snapshot};
+use crate::engine::{Balancing, Chosen, EFFORT_SAMPLES, Effort, Interval, LbStats, Ran, Tried};
+use crate::policy::{HISTORY, Move, Policy, Snapshot};
 
 /// Whose turn it is to call the balancer, and from when.
 ///
@@ -61,6 +62,12 @@ impl Rotation {
         turn == t && now >= due
     }
 
+    /// From the next call on, `interval` ticks between calls
+    /// (`lb_interval = auto`).
+    pub fn set_interval(&mut self, interval: u64) {
+        self.interval = interval;
+    }
+
     /// Thread `t` called at tick `now`: the next thread's turn, one interval
     /// on (counted from the call's start, so a call's cost does not delay
     /// the next).
@@ -70,11 +77,42 @@ impl Rotation {
     }
 }
 
+/// `lb_interval = auto`'s bounds, seconds: never more often than this...
+pub const AUTO_MIN_S: f64 = 1e-4;
+/// ...nor less often than this (so that noise that starts is noticed).
+pub const AUTO_MAX_S: f64 = 0.1;
+/// ...and this until a rate is known (the paper's interval).
+pub const AUTO_START_S: f64 = 1e-3;
+
 /// The caller's side of a balancer call: the policy, what it needs to
 /// remember between calls, and the tally of what it did.
+///
+/// **The effort metric.** For an interval of length `D` between two calls,
+/// the effort-metric paper's Equation 5 is `(integral of u over D + C) / D`
+/// with `u` the imbalance time and `C` the cost of the call that began the
+/// interval. In an asynchronous method no thread waits, so imbalance shows
+/// as a *progress gap*: a thread that updates each of its subdomains at
+/// `rho_t = rate_t / held_t` falls behind the mean `rho = sum(rate) /
+/// sum(held)`, and the slowest one's gap, in seconds of mean progress,
+/// grows at `m = 1 - min(rho_t) / rho` per second. With `u(x) = m x` (the
+/// gap, starting from the call) the integral is `m D^2 / 2`. Both rates are
+/// measured over the interval (`Snapshot::rates`); `C` is the measured wall
+/// time of the call in the runtime and `sim_balancer_ns` in the simulator.
+/// The effort is then time lost per unit of time, dimensionless.
+///
+/// **`lb_interval = auto`.** Menon's criterion, in ULBA's form with
+/// `alpha = 0`: calling again after `sigma+ = sqrt(2 C / m)` balances the
+/// imbalance accumulated (`m sigma^2 / 2`) against a call's cost `C` and
+/// minimises the effort `m D / 2 + C / D`. `C` is the mean measured cost of
+/// the calls so far, `m` the last interval's; the interval is kept within
+/// [`AUTO_MIN_S`], [`AUTO_MAX_S`] (no imbalance at all: the maximum).
 #[derive(Debug)]
 pub struct Caller {
-    policy: Arc<dyn Policy>,
+    candidates: Vec<Arc<dyn Policy>>,
+    chooser: Option<Chooser>,
+    auto_interval: bool,
+    /// The candidate that made the last call.
+    current: usize,
     stats: LbStats,
     counts: Vec<u64>,
     owners: Vec<usize>,
@@ -85,14 +123,26 @@ pub struct Caller {
     /// `progress` per second since the previous call.
     rates: Vec<f64>,
     residuals: Vec<f64>,
-    /// Seconds (engine clock) at the previous call.
+    /// Per-subdomain rates of the last intervals, oldest first.
+    history: Vec<Vec<f64>>,
+    /// Seconds (engine clock) at the previous call, and its cost.
     last_s: f64,
+    last_cost_s: f64,
+    /// The last interval's progress-gap growth, once measured.
+    growth: Option<f64>,
 }
 
 impl Caller {
-    pub fn new(policy: Arc<dyn Policy>) -> Self {
+    pub fn new(balancing: &Balancing) -> Self {
+        let (candidates, chooser) = match &balancing.policy {
+            Chosen::One(p) => (vec![p.clone()], None),
+            Chosen::Auto(ps) => (ps.clone(), Some(Chooser::new(ps.len()))),
+        };
         Caller {
-            policy,
+            candidates,
+            chooser,
+            auto_interval: balancing.interval == Interval::Auto,
+            current: 0,
             stats: LbStats::default(),
             counts: Vec::new(),
             owners: Vec::new(),
@@ -100,14 +150,25 @@ impl Caller {
             progress: Vec::new(),
             rates: Vec::new(),
             residuals: Vec::new(),
+            history: Vec::new(),
             last_s: 0.0,
+            last_cost_s: 0.0,
+            growth: None,
         }
     }
 
+    /// A caller of one policy at a fixed interval.
+    pub fn of(policy: Arc<dyn Policy>) -> Self {
+        Caller::new(&Balancing {
+            policy: Chosen::One(policy),
+            interval: Interval::Every(std::time::Duration::ZERO),
+        })
+    }
+
     /// One call at `now_s` seconds of the engine's clock: snapshots `view`,
-    /// measures each thread's progress and rate since the previous call,
-    /// asks the policy, and returns its moves (to be applied with
-    /// [`Caller::apply`] once the view is released).
+    /// measures each thread's progress and rate since the previous call and
+    /// the effort of that interval, picks the policy, and returns its moves
+    /// (to be applied with [`Caller::apply`] once the view is released).
     pub fn decide(&mut self, view: &impl View, thread_sockets: &[usize], now_s: f64) -> Vec<Move> {
         self.stats.calls += 1;
         let n = view.subdomains();
@@ -130,22 +191,87 @@ impl Caller {
             *last = now;
         }
         let since_last_s = now_s - self.last_s;
-        self.last_s = now_s;
         self.rates.clear();
         if since_last_s > 0.0 {
             let rate = |&p: &u64| p as f64 / since_last_s;
             self.rates.extend(self.progress.iter().map(rate));
+            self.measure(since_last_s);
         }
-        self.policy.decide(&Snapshot {
+        self.last_s = now_s;
+        self.choose(now_s);
+        let snapshot = Snapshot {
             counts: &self.counts,
             owners: &self.owners,
             thread_sockets,
             progress: &self.progress,
             rates: &self.rates,
             residuals: &self.residuals,
+            history: &self.history,
             since_last_s,
             call: self.stats.calls,
-        })
+        };
+        self.candidates[self.current].decide(&snapshot)
+    }
+
+    /// The interval that just ended: per-subdomain rates into the history,
+    /// its progress-gap growth, and its effort.
+    fn measure(&mut self, interval_s: f64) {
+        let mut held = vec![0usize; self.rates.len()];
+        for &o in &self.owners {
+            held[o] += 1;
+        }
+        let rho: Vec<f64> = self
+            .rates
+            .iter()
+            .zip(&held)
+            .map(|(&r, &h)| if h > 0 { r / h as f64 } else { 0.0 })
+            .collect();
+        let growth = progress_gap_growth(&self.rates, &held);
+        if self.history.len() == HISTORY {
+            self.history.remove(0);
+        }
+        self.history.push(rho);
+        self.growth = Some(growth);
+        let effort = Effort {
+            t_s: self.last_s,
+            interval_s,
+            lost_s: growth * interval_s * interval_s / 2.0,
+            cost_s: self.last_cost_s,
+        };
+        if let Some(c) = &mut self.chooser {
+            c.record(effort.lost_s + effort.cost_s, interval_s);
+        }
+        let series = &mut self.stats.effort;
+        if series.len() == EFFORT_SAMPLES {
+            let merged: Vec<Effort> = series.chunks(2).map(|p| p[0].merge(p[1])).collect();
+            *series = merged;
+        }
+        series.push(effort);
+    }
+
+    /// Which candidate makes this call; notes a switch in `ran`.
+    fn choose(&mut self, now_s: f64) {
+        let next = self.chooser.as_mut().map_or(0, Chooser::next);
+        if self.stats.ran.is_empty() || next != self.current {
+            self.stats.ran.push(Ran {
+                from_s: now_s,
+                balancer: self.candidates[next].name(),
+            });
+        }
+        self.current = next;
+        if let Some(c) = &self.chooser {
+            self.stats.tried = c
+                .means()
+                .iter()
+                .zip(&self.candidates)
+                .filter_map(|(m, p)| {
+                    m.map(|effort| Tried {
+                        balancer: p.name(),
+                        effort,
+                    })
+                })
+                .collect();
+        }
     }
 
     /// Applies `moves` in order and counts them.
@@ -164,11 +290,70 @@ impl Caller {
     /// simulator), in seconds.
     pub fn spent(&mut self, seconds: f64) {
         self.stats.time_s += seconds;
+        self.last_cost_s = seconds;
+    }
+
+    /// `lb_interval = auto`: seconds until the next call, `sqrt(2 C / m)`
+    /// within [`AUTO_MIN_S`], [`AUTO_MAX_S`]; `None` at a fixed interval.
+    ///
+    /// ```
+    /// use braid::schedule::balance::{AUTO_MAX_S, auto_interval_s};
+    /// // A 20 us call against a gap growing at 10% per second: 20 ms.
+    /// assert!((auto_interval_s(20e-6, Some(0.1)) - 0.02).abs() < 1e-12);
+    /// assert_eq!(auto_interval_s(20e-6, Some(0.0)), AUTO_MAX_S);
+    /// ```
+    pub fn next_interval_s(&self) -> Option<f64> {
+        let calls = self.stats.calls.max(1) as f64;
+        self.auto_interval
+            .then(|| auto_interval_s(self.stats.time_s / calls, self.growth))
     }
 
     pub fn stats(&self) -> &LbStats {
         &self.stats
     }
+}
+
+/// The interval before the first call has measured anything.
+pub fn start_interval(interval: Interval) -> std::time::Duration {
+    match interval {
+        Interval::Every(d) => d,
+        Interval::Auto => std::time::Duration::from_secs_f64(AUTO_START_S),
+    }
+}
+
+/// `sqrt(2 cost / growth)` within the auto bounds ([`AUTO_START_S`] while
+/// the growth is unknown).
+pub fn auto_interval_s(cost_s: f64, growth: Option<f64>) -> f64 {
+    match growth {
+        None => AUTO_START_S,
+        Some(m) if m <= 0.0 => AUTO_MAX_S,
+        Some(m) => (2.0 * cost_s / m).sqrt().clamp(AUTO_MIN_S, AUTO_MAX_S),
+    }
+}
+
+/// How fast the slowest thread's progress gap grows, in seconds of mean
+/// progress per second: `1 - min(rho_t) / rho` over the threads holding
+/// subdomains, `rho_t = rate_t / held_t`, `rho = sum(rate) / sum(held)`.
+///
+/// ```
+/// use braid::schedule::balance::progress_gap_growth;
+/// // Rates 50 and 100 at 4 subdomains each: rho 12.5 against 18.75.
+/// assert!((progress_gap_growth(&[50.0, 100.0], &[4, 4]) - 1.0 / 3.0).abs() < 1e-12);
+/// assert_eq!(progress_gap_growth(&[100.0, 100.0], &[4, 4]), 0.0);
+/// ```
+pub fn progress_gap_growth(rates: &[f64], held: &[usize]) -> f64 {
+    let (rate, subs): (f64, usize) = (rates.iter().sum(), held.iter().sum());
+    if rate <= 0.0 || subs == 0 {
+        return 0.0;
+    }
+    let mean = rate / subs as f64;
+    let slowest = rates
+        .iter()
+        .zip(held)
+        .filter(|&(_, &h)| h > 0)
+        .map(|(&r, &h)| r / h as f64)
+        .fold(f64::INFINITY, f64::min);
+    (1.0 - slowest / mean).max(0.0)
 }
 
 /// One move, in the order the handoff protocol needs.
@@ -246,6 +431,9 @@ mod tests {
             .into_iter()
             .collect()
         }
+        fn name(&self) -> crate::policy::Named {
+            "joint".parse().unwrap()
+        }
     }
 
     #[test]
@@ -257,7 +445,7 @@ mod tests {
             sets: vec![vec![0], vec![1]],
             ..Board::default()
         };
-        let mut c = Caller::new(Arc::new(MoveFirstOfThread0));
+        let mut c = Caller::of(Arc::new(MoveFirstOfThread0));
         let moves = c.decide(&b, &[0, 1], 1.0);
         c.apply(&moves, &[0, 1], &mut b);
         assert_eq!(
@@ -297,12 +485,15 @@ mod tests {
             self.0.lock().unwrap().push(seen);
             Vec::new()
         }
+        fn name(&self) -> crate::policy::Named {
+            "joint".parse().unwrap()
+        }
     }
 
     #[test]
     fn the_policy_sees_each_threads_updates_and_rate_since_the_previous_call() {
         let rec = Arc::new(Records(Default::default()));
-        let mut c = Caller::new(rec.clone());
+        let mut c = Caller::of(rec.clone());
         let mut b = Board {
             counts: vec![0; 2],
             owners: vec![0, 1],

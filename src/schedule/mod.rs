@@ -1,5 +1,6 @@
 //! The scheduling decisions both engines make, written once: whose turn it
-//! is to balance and when ([`balance`]), how the policy is called and its
+//! is to balance and when ([`balance`]), which candidate balancer makes a
+//! call under `balancer = auto` ([`choose`]), how the policy is called and its
 //! moves applied to owners and per-thread sets, which subdomain a thread
 //! may update ([`gate`]), when a run stops and how a refuted estimate
 //! tightens ([`stop`]), and when the trace takes a sample ([`sampler`]).
@@ -14,6 +15,7 @@
 //! ([`stop::Refutation`]), not a second copy.
 
 pub mod balance;
+pub mod choose;
 pub mod gate;
 pub mod sampler;
 pub mod stop;

@@ -35,6 +35,7 @@ use crate::engine::{Clock, Outcome, Residual, StopReason, TraceSample};
 use crate::noise::{Applied, Level, NoiseReport};
 use crate::plan::{Numbers, Plan};
 use crate::problem::residual_norm;
+use crate::schedule::balance::start_interval;
 use crate::schedule::{
     self, Caller, EstimateLine, Gate, Refutation, Rotation, Sampler, StopRule, Verdicts,
 };
@@ -225,6 +226,9 @@ impl Balance {
         let moves = self.caller.decide(&view, thread_sockets, now as f64 / PS);
         self.caller.apply(&moves, thread_sockets, board);
         self.caller.spent(cost as f64 / PS);
+        if let Some(s) = self.caller.next_interval_s() {
+            self.rotation.set_interval((s * PS) as u64);
+        }
         self.rotation.advance(t, now);
         true
     }
@@ -346,8 +350,8 @@ impl<'a> Engine<'a> {
             now: 0,
             heap: BinaryHeap::new(),
             balance: settings.scheme.balancing().map(|b| Balance {
-                rotation: Rotation::new(p.threads, ps(b.interval)),
-                caller: Caller::new(b.policy.clone()),
+                rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
+                caller: Caller::new(b),
             }),
             trace: Vec::new(),
             sampler: settings.trace_interval.map(|every| Sampler::new(ps(every))),
@@ -690,10 +694,10 @@ mod tests {
             let mut plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
             let recorder = std::sync::Arc::new(Recorder::default());
             plan.settings.scheme = Scheme::Async {
-                balancing: Some(Balancing {
-                    policy: recorder.clone(),
-                    interval: Duration::from_micros(5),
-                }),
+                balancing: Some(Balancing::every(
+                    recorder.clone(),
+                    Duration::from_micros(5),
+                )),
             };
             run(&plan);
             let seen = recorder.seen.lock().unwrap();

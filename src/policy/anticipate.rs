@@ -1,0 +1,182 @@
+//! ULBA, the Unloading Load Balancing Approach (Boulmier et al.,
+//! anticipating-load-imbalance-ulba.txt), on progress.
+//!
+//! ULBA notices the processing elements whose workload keeps growing and, at
+//! a balancing step, gives them a fraction `alpha` *less* than the average,
+//! so that they take longer to become the bottleneck again. In an
+//! asynchronous iteration a thread's "growing workload" is a growing
+//! progress deficit: its subdomains fall further behind as long as it
+//! updates each of them more slowly than the group's threads do on average.
+//! In each group (as for [`super::Greedy`]):
+//!
+//! 1. a thread is **overloading** when, in each of the last `history`
+//!    intervals (`Snapshot::history`: per-subdomain rates), its
+//!    per-subdomain rate was more than [`BAND`] below the mean of the
+//!    group's threads, so its deficit grew at every one of those calls;
+//! 2. the subdomains are apportioned as [`super::Greedy`] does, by rate,
+//!    except that an overloading thread's rate counts `1 - alpha` times: it
+//!    is unloaded by a fraction `alpha` beyond what evens the rates now;
+//! 3. only what changes moves, least updated subdomains first.
+//!
+//! With `alpha = 0` this is Greedy. Departures from ULBA: the workload is a
+//! count of equal subdomains, so the unloading is rounded to whole
+//! subdomains (and a fraction too small to change the rounding does
+//! nothing); the growth is detected from measured rates rather than a
+//! workload model; and until `history` intervals are known it acts as
+//! Greedy.
+
+use super::greedy::{apportion, realise};
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
+
+/// How far below the group's mean per-subdomain rate a thread must be for
+/// its deficit to count as growing (timing jitter must not).
+pub const BAND: f64 = 0.02;
+
+#[derive(Debug, Clone)]
+pub struct Anticipate {
+    pub scope: Scope,
+    pub low_threshold: usize,
+    pub high_threshold: usize,
+    /// Extra unloading of an overloading thread, in [0, 1).
+    pub alpha: f64,
+    /// Intervals of growing deficit before a thread counts as overloading.
+    pub history: usize,
+}
+
+impl Policy for Anticipate {
+    fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
+        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
+            return Vec::new();
+        }
+        let held = snap.held();
+        let mut moves = Vec::new();
+        for group in snap.groups(self.scope) {
+            let weights: Vec<f64> = group
+                .iter()
+                .map(|&t| {
+                    let r = snap.rates[t];
+                    if self.overloading(snap, &group, t) {
+                        r * (1.0 - self.alpha)
+                    } else {
+                        r
+                    }
+                })
+                .collect();
+            let bounds = (self.low_threshold, self.high_threshold);
+            let target = apportion(&group, &held, &weights, bounds);
+            moves.extend(realise(snap, &group, &held, &target, &weights));
+        }
+        moves
+    }
+
+    fn name(&self) -> Named {
+        Named {
+            strategy: Strategy::Anticipate,
+            scope: self.scope,
+        }
+    }
+}
+
+impl Anticipate {
+    /// Whether thread `t`'s deficit grew in each of the last `history`
+    /// intervals.
+    pub fn overloading(&self, snap: &Snapshot<'_>, group: &[usize], t: usize) -> bool {
+        let k = self.history;
+        let h = snap.history;
+        if k == 0 || h.len() < k {
+            return false;
+        }
+        h[h.len() - k..].iter().all(|rho| {
+            let mean = group.iter().map(|&g| rho[g]).sum::<f64>() / group.len() as f64;
+            rho[t] < (1.0 - BAND) * mean
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Greedy;
+    use super::super::greedy::tests::{greedy, keeps_the_rules};
+    use super::*;
+
+    fn anticipate(alpha: f64, history: usize) -> Anticipate {
+        Anticipate {
+            scope: Scope::Joint,
+            low_threshold: 1,
+            high_threshold: 8,
+            alpha,
+            history,
+        }
+    }
+
+    /// 2 threads x 4 subdomains, rates 90 : 100; `slow_for` intervals in
+    /// which thread 0's per-subdomain rate was below thread 1's.
+    fn decide(p: &dyn Policy, slow_for: usize) -> Vec<Move> {
+        let counts = [50, 40, 45, 48, 90, 95, 91, 99];
+        let owners: Vec<usize> = (0..8).map(|s| s / 4).collect();
+        let mut history = vec![vec![25.0, 25.0]; 4];
+        for rho in history.iter_mut().rev().take(slow_for) {
+            rho[0] = 22.5;
+        }
+        p.decide(&Snapshot {
+            rates: &[90.0, 100.0],
+            history: &history,
+            ..Snapshot::of(&counts, &owners, &[0, 0])
+        })
+    }
+
+    #[test]
+    fn a_thread_whose_deficit_keeps_growing_is_unloaded_beyond_even() {
+        let low = |p: Greedy| Greedy {
+            low_threshold: 1,
+            high_threshold: 8,
+            ..p
+        };
+        // 90 : 100 -> 8 dealt as 3.8 : 4.2, so 4 : 4: Greedy keeps.
+        assert!(decide(&low(greedy(Scope::Joint)), 3).is_empty());
+        // Overloading for the last 3 intervals, alpha 0.3: 63 : 100 ->
+        // 3.1 : 4.9, so its least updated subdomain goes.
+        let moves = decide(&anticipate(0.3, 3), 3);
+        assert_eq!(
+            moves,
+            [Move {
+                sub: 1,
+                from: 0,
+                to: 1
+            }]
+        );
+        // Slow for only 2 of the 3 intervals asked for: not yet.
+        assert!(decide(&anticipate(0.3, 3), 2).is_empty());
+        // alpha 0 is Greedy.
+        assert!(decide(&anticipate(0.0, 3), 3).is_empty());
+    }
+
+    #[test]
+    fn jitter_within_the_band_is_not_a_growing_deficit() {
+        let p = anticipate(0.3, 2);
+        let group = [0, 1];
+        let history = vec![vec![24.9, 25.1], vec![24.8, 25.2]];
+        let s = Snapshot {
+            rates: &[100.0, 100.0],
+            history: &history,
+            ..Snapshot::of(&[0, 0], &[0, 1], &[0, 0])
+        };
+        assert!(!p.overloading(&s, &group, 0));
+        let history = vec![vec![20.0, 25.0], vec![20.0, 25.0]];
+        let s = Snapshot { history: &history, ..s };
+        assert!(p.overloading(&s, &group, 0) && !p.overloading(&s, &group, 1));
+    }
+
+    #[test]
+    fn anticipate_moves_only_donors_subdomains_within_thresholds_and_groups() {
+        keeps_the_rules(|scope, low_threshold, high_threshold| {
+            Box::new(Anticipate {
+                scope,
+                low_threshold,
+                high_threshold,
+                alpha: 0.3,
+                history: 2,
+            })
+        });
+    }
+}

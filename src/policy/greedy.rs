@@ -1,0 +1,286 @@
+//! Charm++'s GreedyLB (Kale et al., "A Framework for Collective
+//! Personalized Communication" and charm-runtime-adaptive-lb.txt) on
+//! measured rates.
+//!
+//! GreedyLB takes the objects heaviest first and gives each to the least
+//! loaded processor. Here every subdomain weighs the same, and a thread's
+//! "load" is how slowly it would update each of its subdomains: in each
+//! group (all threads for `joint`; each socket for `split`; for `hybrid`,
+//! each socket, and all of them every `period`-th call) the subdomains are
+//! dealt one at a time to the thread that, holding one more, would still
+//! update each of its subdomains fastest (`rate / (held + 1)`, rates from
+//! `Snapshot::rates`). The result gives each thread subdomains in proportion
+//! to its rate, as evenly as whole subdomains allow.
+//!
+//! Departures from GreedyLB, which reassigns everything from scratch:
+//! * **Only what changes moves.** A thread above its share gives its least
+//!   updated subdomains (they gain most from a faster owner) to the threads
+//!   below theirs, fastest first.
+//! * **Ties stay put**: a subdomain goes to its current owner when that is
+//!   as good as any, so equally fast threads never trade, and rates that
+//!   differ by less than one subdomain's share (`(n + 1) / n`) move nothing.
+//! * **Thresholds**: a thread keeps at least `min(held, low_threshold)`
+//!   subdomains and receives only up to `high_threshold` (or what it holds,
+//!   if more).
+//!
+//! Nothing moves until rates are known (the first call).
+
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
+
+#[derive(Debug, Clone)]
+pub struct Greedy {
+    pub scope: Scope,
+    pub low_threshold: usize,
+    pub high_threshold: usize,
+}
+
+impl Policy for Greedy {
+    fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
+        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
+            return Vec::new();
+        }
+        let held = snap.held();
+        let mut moves = Vec::new();
+        for group in snap.groups(self.scope) {
+            let weights: Vec<f64> = group.iter().map(|&t| snap.rates[t]).collect();
+            let bounds = (self.low_threshold, self.high_threshold);
+            let target = apportion(&group, &held, &weights, bounds);
+            moves.extend(realise(snap, &group, &held, &target, &weights));
+        }
+        moves
+    }
+
+    fn name(&self) -> Named {
+        Named {
+            strategy: Strategy::Greedy,
+            scope: self.scope,
+        }
+    }
+}
+
+/// How many subdomains each member of `group` should hold: the group's
+/// subdomains dealt one at a time to the member with the highest
+/// `weight / (n + 1)`, ties to a member still below what it holds now, then
+/// to the earlier member. Each keeps `min(held, low)` and receives up to
+/// `max(held, high)`.
+pub(super) fn apportion(
+    group: &[usize],
+    held: &[usize],
+    weights: &[f64],
+    (low, high): (usize, usize),
+) -> Vec<usize> {
+    let now: Vec<usize> = group.iter().map(|&t| held[t]).collect();
+    let total: usize = now.iter().sum();
+    let mut n: Vec<usize> = now.iter().map(|&h| h.min(low)).collect();
+    let cap: Vec<usize> = now.iter().map(|&h| h.max(high)).collect();
+    let key = |n: &[usize], i: usize| (weights[i] / (n[i] + 1) as f64, n[i] < now[i]);
+    for _ in n.iter().sum::<usize>()..total {
+        let mut best: Option<usize> = None;
+        for i in (0..group.len()).filter(|&i| n[i] < cap[i]) {
+            best = match best {
+                Some(b) if key(&n, b).partial_cmp(&key(&n, i)) != Some(std::cmp::Ordering::Less) => {
+                    Some(b)
+                }
+                _ => Some(i),
+            };
+        }
+        // Caps are at least what each holds, so every subdomain finds one.
+        let Some(i) = best else { break };
+        n[i] += 1;
+    }
+    n
+}
+
+/// The moves that bring `group` to `target`: each member above its target
+/// gives its least updated subdomains, in order, to the members below
+/// theirs, the highest `weights` first.
+pub(super) fn realise(
+    snap: &Snapshot<'_>,
+    group: &[usize],
+    held: &[usize],
+    target: &[usize],
+    weights: &[f64],
+) -> Vec<Move> {
+    let mut receivers: Vec<usize> = (0..group.len())
+        .filter(|&i| target[i] > held[group[i]])
+        .collect();
+    receivers.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
+    let mut wants = receivers
+        .into_iter()
+        .flat_map(|i| std::iter::repeat_n(group[i], target[i] - held[group[i]]));
+    let mut moves = Vec::new();
+    for (i, &from) in group.iter().enumerate() {
+        let surplus = held[from].saturating_sub(target[i]);
+        if surplus == 0 {
+            continue;
+        }
+        let mut own: Vec<usize> = (0..snap.counts.len())
+            .filter(|&s| snap.owners[s] == from)
+            .collect();
+        own.sort_by_key(|&s| (snap.counts[s], s));
+        for &sub in &own[..surplus] {
+            let Some(to) = wants.next() else {
+                return moves;
+            };
+            moves.push(Move { sub, from, to });
+        }
+    }
+    moves
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    pub(in crate::policy) fn greedy(scope: Scope) -> Greedy {
+        Greedy {
+            scope,
+            low_threshold: 2,
+            high_threshold: 6,
+        }
+    }
+
+    /// 2 threads x 4 subdomains (thread 0's behind), rates `r0`, `r1`.
+    pub(in crate::policy) fn two(r0: f64, r1: f64) -> (Vec<u64>, Vec<usize>, Vec<f64>) {
+        let counts = vec![50, 40, 45, 48, 90, 95, 91, 99];
+        let owners = (0..8).map(|s| s / 4).collect();
+        (counts, owners, vec![r0, r1])
+    }
+
+    fn decide(p: &dyn Policy, counts: &[u64], owners: &[usize], rates: &[f64]) -> Vec<Move> {
+        p.decide(&Snapshot {
+            rates,
+            ..Snapshot::of(counts, owners, &[0, 0])
+        })
+    }
+
+    #[test]
+    fn subdomains_go_in_proportion_to_rates_least_updated_first() {
+        // 8 subdomains at rates 50 : 100 -> 8/3 : 16/3, dealt as 3 : 5.
+        let (counts, owners, rates) = two(50.0, 100.0);
+        let moves = decide(&greedy(Scope::Joint), &counts, &owners, &rates);
+        assert_eq!(
+            moves,
+            [Move {
+                sub: 1,
+                from: 0,
+                to: 1
+            }]
+        );
+        // 10 : 100 -> thread 0 keeps only its low threshold, 2.
+        let (counts, owners, rates) = two(10.0, 100.0);
+        let moves = decide(&greedy(Scope::Joint), &counts, &owners, &rates);
+        let subs: Vec<usize> = moves.iter().map(|m| m.sub).collect();
+        assert_eq!(subs, [1, 2]);
+        assert!(moves.iter().all(|m| m.from == 0 && m.to == 1));
+    }
+
+    #[test]
+    fn rates_within_one_subdomains_share_move_nothing() {
+        // 4 each: a 20% faster thread would update 5 at 120/5 = 24 each,
+        // slower than the other's 100/4 = 25 now, so nothing moves.
+        for (r0, r1) in [(100.0, 100.0), (100.0, 120.0), (120.0, 100.0)] {
+            let (counts, owners, rates) = two(r0, r1);
+            assert!(decide(&greedy(Scope::Joint), &counts, &owners, &rates).is_empty());
+        }
+        let (counts, owners, _) = two(1.0, 1.0);
+        assert!(decide(&greedy(Scope::Joint), &counts, &owners, &[]).is_empty());
+        assert!(decide(&greedy(Scope::Joint), &counts, &owners, &[0.0, 0.0]).is_empty());
+    }
+
+    #[test]
+    fn the_thresholds_bound_what_a_thread_keeps_and_receives() {
+        let (counts, owners, rates) = two(0.0, 100.0);
+        let keeps_three = Greedy {
+            low_threshold: 3,
+            ..greedy(Scope::Joint)
+        };
+        assert_eq!(decide(&keeps_three, &counts, &owners, &rates).len(), 1);
+        let full = Greedy {
+            high_threshold: 5,
+            ..greedy(Scope::Joint)
+        };
+        assert_eq!(decide(&full, &counts, &owners, &rates).len(), 1);
+    }
+
+    #[test]
+    fn split_balances_each_socket_alone() {
+        // Thread 0 slow on socket 0; socket 1 quiet: only 0 -> 1 moves.
+        let counts = vec![10, 12, 14, 16, 50, 52, 54, 56, 60, 61, 62, 63, 55, 56, 57, 58];
+        let owners: Vec<usize> = (0..16).map(|s| s / 4).collect();
+        let rates = [10.0, 100.0, 100.0, 100.0];
+        let moves = greedy(Scope::Split).decide(&Snapshot {
+            rates: &rates,
+            ..Snapshot::of(&counts, &owners, &[0, 0, 1, 1])
+        });
+        assert_eq!(moves.len(), 2);
+        assert!(moves.iter().all(|m| m.from == 0 && m.to == 1));
+    }
+
+    /// The properties every strategy keeps, on pseudo-random snapshots:
+    /// moves take only the donor's own subdomains, each subdomain at most
+    /// once, never leave a donor below the low threshold nor fill a
+    /// receiver beyond the high one, and stay within a group.
+    pub(in crate::policy) fn keeps_the_rules(make: impl Fn(Scope, usize, usize) -> Box<dyn Policy>) {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut moved = 0;
+        for round in 0..400 {
+            let threads = 2 + (next() % 6) as usize;
+            let owners: Vec<usize> = (0..threads * 4)
+                .map(|_| (next() % threads as u64) as usize)
+                .collect();
+            let counts: Vec<u64> = owners.iter().map(|_| next() % 100).collect();
+            let residuals: Vec<f64> = owners.iter().map(|_| (next() % 1000) as f64).collect();
+            let sockets: Vec<usize> = (0..threads).map(|t| t % 2).collect();
+            let rates: Vec<f64> = (0..threads).map(|_| (next() % 1000) as f64).collect();
+            let history: Vec<Vec<f64>> = (0..4)
+                .map(|_| (0..threads).map(|_| (next() % 100) as f64).collect())
+                .collect();
+            let scope = [Scope::Joint, Scope::Split, Scope::Hybrid { period: 2 }][round % 3];
+            let (low, high) = (1, 7);
+            let p = make(scope, low, high);
+            for call in 1..=2 {
+                let snap = Snapshot {
+                    rates: &rates,
+                    residuals: &residuals,
+                    history: &history,
+                    call,
+                    ..Snapshot::of(&counts, &owners, &sockets)
+                };
+                let moves = p.decide(&snap);
+                let mut held = snap.held();
+                let mut seen = vec![false; counts.len()];
+                let joint = snap.groups(scope).len() == 1;
+                for m in moves {
+                    assert_eq!(owners[m.sub], m.from, "{p:?} moved another's subdomain");
+                    assert!(!seen[m.sub], "{p:?} moved a subdomain twice");
+                    seen[m.sub] = true;
+                    held[m.from] -= 1;
+                    held[m.to] += 1;
+                    assert!(held[m.from] >= low, "{p:?} left a thread below low");
+                    assert!(held[m.to] <= high, "{p:?} filled a thread beyond high");
+                    assert!(joint || sockets[m.from] == sockets[m.to], "{p:?} crossed");
+                    moved += 1;
+                }
+            }
+        }
+        assert!(moved > 0, "no snapshot moved anything");
+    }
+
+    #[test]
+    fn greedy_moves_only_donors_subdomains_within_thresholds_and_groups() {
+        keeps_the_rules(|scope, low_threshold, high_threshold| {
+            Box::new(Greedy {
+                scope,
+                low_threshold,
+                high_threshold,
+            })
+        });
+    }
+}

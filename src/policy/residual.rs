@@ -1,0 +1,159 @@
+//! The residual as the load estimator: the paper quotes Bahi et al., "even
+//! bigger gains could be gained by using the residual as a load estimator".
+//!
+//! A subdomain's local residual says how much work it still needs; a
+//! thread's rate says how fast it does work. So the subdomains with the
+//! largest residuals should sit on the fastest threads. In each group (as
+//! for [`super::Greedy`]), at most one move per call:
+//!
+//! 1. the **receiver** is the thread that, holding one more subdomain, would
+//!    update each of its subdomains fastest (`rate / (held + 1)`), among
+//!    those with fewer than `high_threshold`;
+//! 2. the **candidates** are the group's subdomains whose owner is not the
+//!    receiver, holds more than `low_threshold`, and is slower: the
+//!    receiver with one more would still beat it per subdomain (as in
+//!    [`super::Steal`]), so equally fast threads never trade;
+//! 3. the candidate with the **largest last local residual**
+//!    (`Snapshot::residuals`) moves to the receiver.
+//!
+//! Where no residuals are computed (no `tolerance`, or a simulation without
+//! `numerics`), the least updated candidate moves instead: the progress
+//! deficit is the load estimate then, and this is [`super::Steal`] with
+//! the receiver chosen per subdomain. Departures from Bahi et al., who
+//! weight the partition by residual: one subdomain per call, and a
+//! subdomain moves only towards a faster thread (a weighting by residuals,
+//! which span orders of magnitude here, would pile the quiet subdomains
+//! onto one thread and let their counts fall behind).
+
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy, improves};
+
+#[derive(Debug, Clone)]
+pub struct ResidualFirst {
+    pub scope: Scope,
+    pub low_threshold: usize,
+    pub high_threshold: usize,
+}
+
+impl Policy for ResidualFirst {
+    fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
+        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
+            return Vec::new();
+        }
+        let held = snap.held();
+        snap.groups(self.scope)
+            .iter()
+            .filter_map(|group| self.pick(snap, group, &held))
+            .collect()
+    }
+
+    fn name(&self) -> Named {
+        Named {
+            strategy: Strategy::Residual,
+            scope: self.scope,
+        }
+    }
+}
+
+impl ResidualFirst {
+    fn pick(&self, snap: &Snapshot<'_>, group: &[usize], held: &[usize]) -> Option<Move> {
+        let r = snap.rates;
+        let to = group
+            .iter()
+            .copied()
+            .filter(|&t| held[t] < self.high_threshold)
+            .max_by(|&a, &b| {
+                let per = |t: usize| r[t] / (held[t] + 1) as f64;
+                per(a).total_cmp(&per(b)).then(b.cmp(&a))
+            })?;
+        let mut member = vec![false; held.len()];
+        group.iter().for_each(|&t| member[t] = true);
+        let candidates = (0..snap.counts.len()).filter(|&s| {
+            let from = snap.owners[s];
+            member[from]
+                && from != to
+                && held[from] > self.low_threshold
+                && improves(r[to], held[to], r[from], held[from])
+        });
+        let sub = if snap.residuals.len() == snap.counts.len() {
+            let res = snap.residuals;
+            candidates.max_by(|&a, &b| {
+                res[a]
+                    .total_cmp(&res[b])
+                    .then(snap.counts[b].cmp(&snap.counts[a]))
+                    .then(b.cmp(&a))
+            })?
+        } else {
+            candidates.min_by_key(|&s| (snap.counts[s], s))?
+        };
+        Some(Move {
+            sub,
+            from: snap.owners[sub],
+            to,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::greedy::tests::{keeps_the_rules, two};
+    use super::*;
+
+    fn residual() -> ResidualFirst {
+        ResidualFirst {
+            scope: Scope::Joint,
+            low_threshold: 2,
+            high_threshold: 6,
+        }
+    }
+
+    fn decide(rates: &[f64], residuals: &[f64]) -> Vec<Move> {
+        let (counts, owners, _) = two(0.0, 0.0);
+        residual().decide(&Snapshot {
+            rates,
+            residuals,
+            ..Snapshot::of(&counts, &owners, &[0, 0])
+        })
+    }
+
+    #[test]
+    fn the_largest_residual_of_a_slower_thread_goes_to_the_fastest() {
+        let res = [1.0, 2.0, 9.0, 3.0, 50.0, 60.0, 70.0, 80.0];
+        let moves = decide(&[50.0, 100.0], &res);
+        assert_eq!(
+            moves,
+            [Move {
+                sub: 2,
+                from: 0,
+                to: 1
+            }]
+        );
+        // Without residuals the least updated goes, as in stealing.
+        assert_eq!(decide(&[50.0, 100.0], &[])[0].sub, 1);
+    }
+
+    #[test]
+    fn equally_fast_threads_trade_nothing_whatever_the_residuals() {
+        let res = [1.0, 2.0, 9.0, 3.0, 50.0, 60.0, 70.0, 80.0];
+        assert!(decide(&[100.0, 100.0], &res).is_empty());
+        assert!(decide(&[], &res).is_empty());
+        // The slow one holds only its low threshold's worth: nothing.
+        let counts = [1, 2, 3, 4, 5, 6];
+        let owners = [0, 0, 1, 1, 1, 1];
+        let s = Snapshot {
+            rates: &[10.0, 100.0],
+            ..Snapshot::of(&counts, &owners, &[0, 0])
+        };
+        assert!(residual().decide(&s).is_empty());
+    }
+
+    #[test]
+    fn residual_moves_only_donors_subdomains_within_thresholds_and_groups() {
+        keeps_the_rules(|scope, low_threshold, high_threshold| {
+            Box::new(ResidualFirst {
+                scope,
+                low_threshold,
+                high_threshold,
+            })
+        });
+    }
+}
