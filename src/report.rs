@@ -283,6 +283,7 @@ impl Report {
                 lb.time_s * 1e3,
                 100.0 * self.lb_time_share.unwrap_or(0.0)
             )?;
+            write_effort(f, lb)?;
         }
         writeln!(
             f,
@@ -345,4 +346,41 @@ mod tests {
             assert!(back.noise.is_some() && !back.model.is_empty(), "{label}");
         }
     }
+}
+
+/// The balancer's effort over the run, and what `balancer = auto` chose.
+fn write_effort(f: &mut fmt::Formatter<'_>, lb: &LbStats) -> fmt::Result {
+    let (lost, time) = lb.effort.iter().fold((0.0, 0.0), |(l, t), e| {
+        (l + e.lost_s + e.cost_s, t + e.interval_s)
+    });
+    if time > 0.0 {
+        let mean_interval = time / lb.effort.len() as f64;
+        writeln!(
+            f,
+            "  effort         {:.3}% of the time lost to imbalance and calls; {:.2} ms apart",
+            100.0 * lost / time,
+            mean_interval * 1e3
+        )?;
+    }
+    if !lb.tried.is_empty() {
+        let ran: Vec<String> = lb
+            .ran
+            .iter()
+            .map(|r| format!("{} from {:.3} s", r.balancer, r.from_s))
+            .collect();
+        let tried: Vec<String> = lb
+            .tried
+            .iter()
+            .map(|t| format!("{} {:.3}%", t.balancer, 100.0 * t.effort))
+            .collect();
+        writeln!(f, "  auto           tried {}", tried.join(", "))?;
+        let last = ran.len().saturating_sub(4);
+        writeln!(
+            f,
+            "  auto ran       {}{}",
+            if last > 0 { "..., " } else { "" },
+            ran[last..].join(", ")
+        )?;
+    }
+    Ok(())
 }

@@ -411,12 +411,13 @@ fn the_unbalanced_progress_estimate_matches_plain_async() {
     }
 }
 
-/// Work stealing (`policy::Steal`) at the paper's scale: under a 50% noisy
-/// core it keeps the spread at most half of plain async(4)'s, in every
-/// scope, and in a quiet run it moves nothing.
+/// Every strategy beyond Algorithm 1 (`src/policy/`) at the paper's scale:
+/// under a 50% noisy core it keeps the spread at most half of plain
+/// async(4)'s, in its joint and split scopes (and stealing in hybrid too),
+/// and in a quiet run it moves nothing.
 #[test]
-fn stealing_halves_the_spread_under_noise_and_moves_nothing_when_quiet() {
-    let dir = scratch("sim_steal");
+fn every_strategy_halves_the_spread_under_noise_and_moves_nothing_when_quiet() {
+    let dir = scratch("sim_strategies");
     let noisy = [
         "noise=thread",
         "noise_cores=auto:0.5",
@@ -429,11 +430,12 @@ fn stealing_halves_the_spread_under_noise_and_moves_nothing_when_quiet() {
         (r["spread"].as_u64().unwrap(), r["lb"]["moves"].as_u64())
     };
     let (plain, _) = spread("async(4)", &noisy);
-    for v in [
-        "async(4)+steal(0.001)",
-        "async(4)+steal-split(0.001)",
-        "async(4)+steal-hybrid(0.001,500)",
-    ] {
+    let mut variants = vec!["async(4)+steal-hybrid(0.001,500)".to_string()];
+    for strategy in ["steal", "greedy", "refine", "anticipate", "residual"] {
+        variants.push(format!("async(4)+{strategy}(0.001)"));
+        variants.push(format!("async(4)+{strategy}-split(0.001)"));
+    }
+    for v in &variants {
         let (s, moves) = spread(v, &noisy);
         assert!(moves.unwrap() > 0, "{v}");
         assert!(
@@ -443,4 +445,69 @@ fn stealing_halves_the_spread_under_noise_and_moves_nothing_when_quiet() {
         let (_, quiet) = spread(v, &["max_iterations=2000"]);
         assert_eq!(quiet, Some(0), "{v} moved in a quiet run");
     }
+}
+
+/// `lb_interval = auto` calls the balancer when the imbalance since the
+/// last call is predicted to cost what a call does: rarely when nothing is
+/// wrong, more often under noise.
+#[test]
+fn an_automatic_interval_calls_less_often_quiet_than_under_noise() {
+    let dir = scratch("sim_auto_interval");
+    let calls = |extra: &[&str]| {
+        let mut args = vec!["--variant", "async(4)+greedy(auto)", "max_iterations=2000"];
+        args.extend_from_slice(extra);
+        let r = report_sim(&dir, &args);
+        r["lb"]["calls"].as_u64().unwrap()
+    };
+    let quiet = calls(&[]);
+    let noisy = calls(&["noise=thread", "noise_cores=auto:0.5"]);
+    assert!(
+        quiet > 0 && noisy > quiet,
+        "quiet {quiet} calls, noisy {noisy}"
+    );
+    // At a fixed interval the two would make the same number of calls.
+    let fixed = report_sim(
+        &dir,
+        &["--variant", "async(4)+greedy(0.001)", "max_iterations=2000"],
+    );
+    assert!(fixed["lb"]["calls"].as_u64().unwrap() > noisy);
+}
+
+/// `balancer = auto` tries its candidates, reports each one's measured
+/// effort, and ends on the one whose effort was lowest.
+#[test]
+fn an_automatic_balancer_ends_on_the_candidate_with_the_lowest_effort() {
+    let dir = scratch("sim_auto_balancer");
+    let r = report_sim(
+        &dir,
+        &[
+            "--variant",
+            "async(4)+auto(0.001)",
+            "lb_candidates=joint, steal, greedy",
+            "noise=thread",
+            "noise_cores=auto:0.5",
+            "max_iterations=4000",
+        ],
+    );
+    let lb = &r["lb"];
+    let tried = lb["tried"].as_array().unwrap();
+    assert_eq!(tried.len(), 3, "{lb}");
+    let effort = |t: &serde_json::Value| t["effort"].as_f64().unwrap();
+    let best = tried
+        .iter()
+        .min_by(|a, b| effort(a).total_cmp(&effort(b)))
+        .unwrap();
+    let ran = lb["ran"].as_array().unwrap();
+    let names: Vec<&str> = ran
+        .iter()
+        .map(|r| r["balancer"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.starts_with(&["joint", "steal", "greedy"]),
+        "{names:?}"
+    );
+    assert_eq!(ran.last().unwrap()["balancer"], best["balancer"], "{lb}");
+    // And the effort series covers the run.
+    let series = lb["effort"].as_array().unwrap();
+    assert!(series.len() > 10);
 }

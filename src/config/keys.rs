@@ -11,8 +11,8 @@ use super::parser::Parser;
 use super::{AutoOr, ConfigError, NoiseCore, NoiseMode, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
-use crate::topology::SyntheticTopology;
 use crate::policy::Named;
+use crate::topology::SyntheticTopology;
 use crate::variant::{BalancerKind, Mode, Strategy};
 
 /// One key as `config.txt` shows it.

@@ -14,9 +14,9 @@ mod parser;
 pub use keys::{Config, KEYS, Key, document};
 
 use crate::limits::*;
+use crate::policy::Named;
 use crate::policy::Scope;
 use crate::sim::SimCosts;
-use crate::policy::Named;
 use crate::variant::{
     Balanced, BalancerKind, Choice, Every, Mode, Strategy, Variant, VariantError,
 };

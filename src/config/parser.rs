@@ -1,10 +1,10 @@
 //! Parsers for single values: each checks its bounds and names its key
 //! (and, for a file, the line) in the error.
 
-use crate::policy::{Named, Strategy};
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
+use crate::policy::{Named, Strategy};
 use crate::topology::SyntheticTopology;
 
 /// Parses one key's value, producing errors that name the key.
@@ -299,7 +299,11 @@ impl Parser<'_> {
                 self.bad(format!(
                     "a list of balancer names: split, joint, hybrid, or a strategy ({}) \
                      alone or with -split or -hybrid; `{name}` is none of them",
-                    Strategy::ALL[1..].iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+                    Strategy::ALL[1..]
+                        .iter()
+                        .map(|s| s.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ))
             })?;
             if list.contains(&named) {

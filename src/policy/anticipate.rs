@@ -163,7 +163,10 @@ mod tests {
         };
         assert!(!p.overloading(&s, &group, 0));
         let history = vec![vec![20.0, 25.0], vec![20.0, 25.0]];
-        let s = Snapshot { history: &history, ..s };
+        let s = Snapshot {
+            history: &history,
+            ..s
+        };
         assert!(p.overloading(&s, &group, 0) && !p.overloading(&s, &group, 1));
     }
 

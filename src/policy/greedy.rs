@@ -78,7 +78,9 @@ pub(super) fn apportion(
         let mut best: Option<usize> = None;
         for i in (0..group.len()).filter(|&i| n[i] < cap[i]) {
             best = match best {
-                Some(b) if key(&n, b).partial_cmp(&key(&n, i)) != Some(std::cmp::Ordering::Less) => {
+                Some(b)
+                    if key(&n, b).partial_cmp(&key(&n, i)) != Some(std::cmp::Ordering::Less) =>
+                {
                     Some(b)
                 }
                 _ => Some(i),
@@ -206,7 +208,9 @@ pub(super) mod tests {
     #[test]
     fn split_balances_each_socket_alone() {
         // Thread 0 slow on socket 0; socket 1 quiet: only 0 -> 1 moves.
-        let counts = vec![10, 12, 14, 16, 50, 52, 54, 56, 60, 61, 62, 63, 55, 56, 57, 58];
+        let counts = vec![
+            10, 12, 14, 16, 50, 52, 54, 56, 60, 61, 62, 63, 55, 56, 57, 58,
+        ];
         let owners: Vec<usize> = (0..16).map(|s| s / 4).collect();
         let rates = [10.0, 100.0, 100.0, 100.0];
         let moves = greedy(Scope::Split).decide(&Snapshot {
@@ -221,7 +225,9 @@ pub(super) mod tests {
     /// moves take only the donor's own subdomains, each subdomain at most
     /// once, never leave a donor below the low threshold nor fill a
     /// receiver beyond the high one, and stay within a group.
-    pub(in crate::policy) fn keeps_the_rules(make: impl Fn(Scope, usize, usize) -> Box<dyn Policy>) {
+    pub(in crate::policy) fn keeps_the_rules(
+        make: impl Fn(Scope, usize, usize) -> Box<dyn Policy>,
+    ) {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
             x ^= x << 13;

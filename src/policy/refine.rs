@@ -55,7 +55,13 @@ impl Policy for Refine {
 }
 
 impl Refine {
-    fn refine(&self, snap: &Snapshot<'_>, group: &[usize], held: &mut [usize], moves: &mut Vec<Move>) {
+    fn refine(
+        &self,
+        snap: &Snapshot<'_>,
+        group: &[usize],
+        held: &mut [usize],
+        moves: &mut Vec<Move>,
+    ) {
         let rate = |t: usize| snap.rates[t];
         let load = |t: usize, n: usize| match (n, rate(t) > 0.0) {
             (0, _) => 0.0,
@@ -80,7 +86,11 @@ impl Refine {
                 .iter()
                 .copied()
                 .filter(|&t| held[t] > self.low_threshold && !own[t].is_empty())
-                .max_by(|&a, &b| load(a, held[a]).total_cmp(&load(b, held[b])).then(b.cmp(&a)));
+                .max_by(|&a, &b| {
+                    load(a, held[a])
+                        .total_cmp(&load(b, held[b]))
+                        .then(b.cmp(&a))
+                });
             let Some(from) = donor else { return };
             let worst = load(from, held[from]);
             if worst <= (1.0 + self.tolerance) * ideal {

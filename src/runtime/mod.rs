@@ -443,10 +443,7 @@ mod tests {
         }
         let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
         s.scheme = Scheme::Async {
-            balancing: Some(Balancing::every(
-                Arc::new(Panics),
-                Duration::from_millis(1),
-            )),
+            balancing: Some(Balancing::every(Arc::new(Panics), Duration::from_millis(1))),
         };
         let (_, out) = run_small(3, 4, &s);
         assert_eq!(out.stop, StopReason::WorkerPanic);
@@ -511,10 +508,7 @@ mod tests {
         s.time_limit = Some(Duration::from_millis(100));
         s.tolerance = Some(1e-12);
         s.scheme = Scheme::Async {
-            balancing: Some(Balancing::every(
-                recorder.clone(),
-                Duration::from_millis(5),
-            )),
+            balancing: Some(Balancing::every(recorder.clone(), Duration::from_millis(5))),
         };
         // Big enough not to converge inside the time limit.
         let p = Problem::new(64, 2, 4).unwrap();

@@ -105,7 +105,9 @@ pub const AUTO_START_S: f64 = 1e-3;
 /// imbalance accumulated (`m sigma^2 / 2`) against a call's cost `C` and
 /// minimises the effort `m D / 2 + C / D`. `C` is the mean measured cost of
 /// the calls so far, `m` the last interval's; the interval is kept within
-/// [`AUTO_MIN_S`], [`AUTO_MAX_S`] (no imbalance at all: the maximum).
+/// [`AUTO_MIN_S`], [`AUTO_MAX_S`] and grows at most twofold per call (one
+/// quiet interval is not proof that the run is quiet; a longer one would
+/// also see less).
 #[derive(Debug)]
 pub struct Caller {
     candidates: Vec<Arc<dyn Policy>>,
@@ -128,8 +130,9 @@ pub struct Caller {
     /// Seconds (engine clock) at the previous call, and its cost.
     last_s: f64,
     last_cost_s: f64,
-    /// The last interval's progress-gap growth, once measured.
+    /// The last interval's progress-gap growth, once measured, and length.
     growth: Option<f64>,
+    last_interval_s: f64,
 }
 
 impl Caller {
@@ -154,6 +157,7 @@ impl Caller {
             last_s: 0.0,
             last_cost_s: 0.0,
             growth: None,
+            last_interval_s: AUTO_START_S,
         }
     }
 
@@ -232,6 +236,7 @@ impl Caller {
         }
         self.history.push(rho);
         self.growth = Some(growth);
+        self.last_interval_s = interval_s;
         let effort = Effort {
             t_s: self.last_s,
             interval_s,
@@ -304,8 +309,9 @@ impl Caller {
     /// ```
     pub fn next_interval_s(&self) -> Option<f64> {
         let calls = self.stats.calls.max(1) as f64;
+        let last = self.last_interval_s.max(AUTO_MIN_S);
         self.auto_interval
-            .then(|| auto_interval_s(self.stats.time_s / calls, self.growth))
+            .then(|| auto_interval_s(self.stats.time_s / calls, self.growth).min(2.0 * last))
     }
 
     pub fn stats(&self) -> &LbStats {

@@ -69,7 +69,11 @@ impl Chooser {
         let phase = if self.exploring { TRIAL } else { EXPLOIT };
         if self.made >= phase {
             if self.exploring {
-                let mean = if self.time > 0.0 { self.lost / self.time } else { 0.0 };
+                let mean = if self.time > 0.0 {
+                    self.lost / self.time
+                } else {
+                    0.0
+                };
                 self.means[self.current] = Some(mean);
                 (self.lost, self.time) = (0.0, 0.0);
             }
@@ -149,7 +153,11 @@ mod tests {
             first = false;
         }
         assert_eq!(c.next(), 0);
-        assert!((c.means()[0].unwrap() - 0.1).abs() < 1e-12, "{:?}", c.means());
+        assert!(
+            (c.means()[0].unwrap() - 0.1).abs() < 1e-12,
+            "{:?}",
+            c.means()
+        );
     }
 
     #[test]

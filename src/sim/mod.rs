@@ -694,10 +694,7 @@ mod tests {
             let mut plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
             let recorder = std::sync::Arc::new(Recorder::default());
             plan.settings.scheme = Scheme::Async {
-                balancing: Some(Balancing::every(
-                    recorder.clone(),
-                    Duration::from_micros(5),
-                )),
+                balancing: Some(Balancing::every(recorder.clone(), Duration::from_micros(5))),
             };
             run(&plan);
             let seen = recorder.seen.lock().unwrap();
