@@ -30,7 +30,9 @@ use std::time::Instant;
 use braid::config::{AutoOr, Config};
 use braid::kernel;
 use braid::plan::Plan;
-use braid::policy::{Policy, Progressive, Scope, Snapshot, Steal};
+use braid::policy::{
+    Anticipate, Greedy, Policy, Progressive, Refine, ResidualFirst, Scope, Snapshot, Steal,
+};
 use braid::report::Report;
 use braid::runtime;
 use braid::topology::Topology;
@@ -392,12 +394,14 @@ fn balancing_cost(reps: usize) {
 
 fn policy_cost(reps: usize) {
     println!(
-        "pure balancer, microseconds per call (paper settings: 6 pairs, thresholds 2 and 6):\n"
+        "pure balancer, microseconds per call (thresholds 2 and 6; Algorithm 1 with the \
+         paper's 6 pairs; every other strategy joint, over uneven rates):\n"
     );
     println!(
-        "| subdomains | threads | joint us/call | split (2 sockets) us/call | steal joint us/call | steal split us/call |"
+        "| subdomains | threads | joint | split (2 sockets) | steal | greedy | refine | \
+         anticipate | residual |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for subs in [16usize, 256, 4096] {
         for threads in [2usize, 36, 256] {
             let owners: Vec<usize> = (0..subs).map(|s| s * threads / subs).collect();
@@ -409,31 +413,64 @@ fn policy_cost(reps: usize) {
                         .collect(),
                 )
             };
-            let steal = |scope| Steal {
-                scope,
-                low_threshold: 2,
-                high_threshold: 6,
-            };
-            println!(
-                "| {subs} | {threads} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            let (scope, low_threshold, high_threshold) = (Scope::Joint, 2, 6);
+            let others: [&dyn Policy; 5] = [
+                &Steal {
+                    scope,
+                    low_threshold,
+                    high_threshold,
+                },
+                &Greedy {
+                    scope,
+                    low_threshold,
+                    high_threshold,
+                },
+                &Refine {
+                    scope,
+                    low_threshold,
+                    high_threshold,
+                    tolerance: 0.05,
+                },
+                &Anticipate {
+                    scope,
+                    low_threshold,
+                    high_threshold,
+                    alpha: 0.3,
+                    history: 3,
+                },
+                &ResidualFirst {
+                    scope,
+                    low_threshold,
+                    high_threshold,
+                },
+            ];
+            let mut row = format!(
+                "| {subs} | {threads} | {:.2} | {:.2} |",
                 cost(&Progressive::as_printed(Scope::Joint)),
                 cost(&Progressive::as_printed(Scope::Split)),
-                cost(&steal(Scope::Joint)),
-                cost(&steal(Scope::Split))
             );
+            for p in others {
+                row += &format!(" {:.2} |", cost(p));
+            }
+            println!("{row}");
         }
     }
     println!();
 }
 
 /// Mean time of one call over many calls on drifting counts, with fixed
-/// uneven rates (for the strategies that read them).
+/// uneven rates, residuals and rate history (for the strategies that read
+/// them).
 fn per_call(p: &dyn Policy, subs: usize, owners: &[usize], sockets: &[usize], seed: u64) -> f64 {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut counts: Vec<u64> = (0..subs).map(|_| 1000).collect();
     // Made before the clock starts: building them is not the policy's cost.
     let rates: Vec<f64> = (0..sockets.len())
         .map(|t| 100.0 + ((x >> (t % 32)) % 50) as f64)
+        .collect();
+    let residuals: Vec<f64> = (0..subs).map(|s| ((s * 7919) % 1000) as f64).collect();
+    let history: Vec<Vec<f64>> = (0..braid::policy::HISTORY)
+        .map(|_| rates.iter().map(|r| r / 4.0).collect())
         .collect();
     let calls = 2000;
     let mut moves = 0;
@@ -450,6 +487,8 @@ fn per_call(p: &dyn Policy, subs: usize, owners: &[usize], sockets: &[usize], se
             .decide(&Snapshot {
                 call,
                 rates: &rates,
+                residuals: &residuals,
+                history: &history,
                 ..Snapshot::of(&counts, owners, sockets)
             })
             .len();

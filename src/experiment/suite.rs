@@ -42,6 +42,8 @@ pub enum Figure {
     /// When balancing pays off: time-to-solution increase against noise
     /// duty, one panel per noisy placement (needs `[payoff]`).
     Payoff,
+    /// The effort metric over time, one line per balanced variant.
+    Effort,
 }
 
 /// A suite as written in its TOML file.

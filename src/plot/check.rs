@@ -44,6 +44,7 @@ fn needs(figure: Figure, engine: Engine, r: &Report) -> Vec<(&'static str, Field
             Field::NumberOrNone(r.time_to_solution_s),
         )),
         Figure::Braid => out.push(("trace", Field::Trace(r.trace.as_deref()))),
+        Figure::Effort => {}
     }
     out
 }

@@ -1,10 +1,11 @@
 //! `braid plot`: the paper's figures (landscape, time-to-solution boxes,
-//! the braid) as PNG and SVG, and Table 2 as Markdown and CSV, from the
+//! the braid, the payoff map, the effort over time) as PNG and SVG, and Table 2 as Markdown and CSV, from the
 //! results files `braid experiment` writes. Drawn with plotters and an
 //! embedded DejaVu Sans, so no system font libraries are needed.
 
 mod braid;
 mod check;
+mod effort;
 mod landscape;
 mod payoff;
 mod stats;
@@ -177,6 +178,10 @@ pub fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotErro
         if !map.is_empty() {
             written.extend(render(&map, dir, "payoff")?);
         }
+    }
+    let efforts = effort::EffortOverTime::new(&of(Figure::Effort));
+    if !efforts.is_empty() {
+        written.extend(render(&efforts, dir, "effort")?);
     }
     for engine in [Engine::Run, Engine::Sim] {
         if let Some(r) = of(Figure::Braid)

@@ -1,18 +1,19 @@
 //! ULBA, the Unloading Load Balancing Approach (Boulmier et al.,
 //! anticipating-load-imbalance-ulba.txt), on progress.
 //!
-//! ULBA notices the processing elements whose workload keeps growing and, at
-//! a balancing step, gives them a fraction `alpha` *less* than the average,
-//! so that they take longer to become the bottleneck again. In an
-//! asynchronous iteration a thread's "growing workload" is a growing
-//! progress deficit: its subdomains fall further behind as long as it
-//! updates each of them more slowly than the group's threads do on average.
-//! In each group (as for [`super::Greedy`]):
+//! ULBA notices the processing elements whose workload keeps growing faster
+//! than the others' (a property of their data, not of the last balancing)
+//! and, at a balancing step, gives them a fraction `alpha` *less* than the
+//! average, so that they take longer to become the bottleneck again. In an
+//! asynchronous iteration the analogue is a thread that is persistently
+//! slow: whatever it holds, its subdomains keep falling behind unless it
+//! holds fewer than its share. In each group (as for [`super::Greedy`]):
 //!
 //! 1. a thread is **overloading** when, in each of the last `history`
-//!    intervals (`Snapshot::history`: per-subdomain rates), its
-//!    per-subdomain rate was more than [`BAND`] below the mean of the
-//!    group's threads, so its deficit grew at every one of those calls;
+//!    intervals (`Snapshot::history`: each thread's rate), its rate was more
+//!    than [`BAND`] below the mean of the group's threads: its progress
+//!    deficit grew at every one of those calls, or would have without the
+//!    balancer;
 //! 2. the subdomains are apportioned as [`super::Greedy`] does, by rate,
 //!    except that an overloading thread's rate counts `1 - alpha` times: it
 //!    is unloaded by a fraction `alpha` beyond what evens the rates now;
@@ -22,8 +23,9 @@
 //! count of equal subdomains, so the unloading is rounded to whole
 //! subdomains (and a fraction too small to change the rounding does
 //! nothing); the growth is detected from measured rates rather than a
-//! workload model; and until `history` intervals are known it acts as
-//! Greedy.
+//! workload model (a thread's rate is its capacity, so the mark does not
+//! flip back once it is unloaded, which would make it churn); and until
+//! `history` intervals are known it acts as Greedy.
 
 use super::greedy::{apportion, realise};
 use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
@@ -78,8 +80,8 @@ impl Policy for Anticipate {
 }
 
 impl Anticipate {
-    /// Whether thread `t`'s deficit grew in each of the last `history`
-    /// intervals.
+    /// Whether thread `t` was slower than its group's mean by more than
+    /// [`BAND`] in each of the last `history` intervals.
     pub fn overloading(&self, snap: &Snapshot<'_>, group: &[usize], t: usize) -> bool {
         let k = self.history;
         let h = snap.history;
@@ -110,13 +112,13 @@ mod tests {
     }
 
     /// 2 threads x 4 subdomains, rates 90 : 100; `slow_for` intervals in
-    /// which thread 0's per-subdomain rate was below thread 1's.
+    /// which thread 0's rate was below thread 1's.
     fn decide(p: &dyn Policy, slow_for: usize) -> Vec<Move> {
         let counts = [50, 40, 45, 48, 90, 95, 91, 99];
         let owners: Vec<usize> = (0..8).map(|s| s / 4).collect();
-        let mut history = vec![vec![25.0, 25.0]; 4];
+        let mut history = vec![vec![100.0, 100.0]; 4];
         for rho in history.iter_mut().rev().take(slow_for) {
-            rho[0] = 22.5;
+            rho[0] = 90.0;
         }
         p.decide(&Snapshot {
             rates: &[90.0, 100.0],

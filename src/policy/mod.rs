@@ -168,9 +168,9 @@ pub struct Snapshot<'a> {
     /// it. Empty when the run computes none (no residual target; or a
     /// simulation that only counts).
     pub residuals: &'a [f64],
-    /// Each thread's per-subdomain update rate (its rate over the
-    /// subdomains it held) over each of the last intervals, oldest first,
-    /// this interval last; at most [`HISTORY`] of them. Empty when unknown.
+    /// Each thread's update rate (as `rates`) over each of the last
+    /// intervals, oldest first, this interval (`rates`) last; at most
+    /// [`HISTORY`] of them. Empty when unknown.
     pub history: &'a [Vec<f64>],
     /// Seconds since the previous call (since the start, at the first).
     pub since_last_s: f64,
@@ -244,7 +244,7 @@ impl Snapshot<'_> {
     }
 }
 
-/// Intervals of per-subdomain rates a snapshot carries at most.
+/// Intervals of rates a snapshot carries at most.
 pub const HISTORY: usize = 8;
 
 /// Whether a thread at `r_to` updates/s holding `n_to` subdomains would,

@@ -125,7 +125,7 @@ pub struct Caller {
     /// `progress` per second since the previous call.
     rates: Vec<f64>,
     residuals: Vec<f64>,
-    /// Per-subdomain rates of the last intervals, oldest first.
+    /// Each thread's rate over the last intervals, oldest first.
     history: Vec<Vec<f64>>,
     /// Seconds (engine clock) at the previous call, and its cost.
     last_s: f64,
@@ -217,24 +217,18 @@ impl Caller {
         self.candidates[self.current].decide(&snapshot)
     }
 
-    /// The interval that just ended: per-subdomain rates into the history,
+    /// The interval that just ended: the rates into the history,
     /// its progress-gap growth, and its effort.
     fn measure(&mut self, interval_s: f64) {
         let mut held = vec![0usize; self.rates.len()];
         for &o in &self.owners {
             held[o] += 1;
         }
-        let rho: Vec<f64> = self
-            .rates
-            .iter()
-            .zip(&held)
-            .map(|(&r, &h)| if h > 0 { r / h as f64 } else { 0.0 })
-            .collect();
         let growth = progress_gap_growth(&self.rates, &held);
         if self.history.len() == HISTORY {
             self.history.remove(0);
         }
-        self.history.push(rho);
+        self.history.push(self.rates.clone());
         self.growth = Some(growth);
         self.last_interval_s = interval_s;
         let effort = Effort {

@@ -1,0 +1,185 @@
+//! The effort metric over time, one line per balancer (the effort-metric
+//! paper's Figure 9): for each balancing interval, the time lost to the
+//! progress gap plus the call's cost, per unit of time
+//! (`engine::Effort`); one panel per engine. Each line is the suite's
+//! first noisy record of its variant (else its first quiet one), its
+//! intervals merged into [`BINS`] equal stretches of time.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::landscape::variant_order;
+use super::{Draw, DrawResult, FONT, by_engine, colour, legend, panel_title, side_by_side};
+use crate::engine::Effort;
+use crate::experiment::results::Record;
+use crate::experiment::suite::Engine;
+
+/// Points per line.
+const BINS: usize = 60;
+
+struct Line {
+    variant: usize,
+    /// (interval start, effort in percent).
+    points: Vec<(f64, f64)>,
+}
+
+struct Panel {
+    title: String,
+    virtual_time: bool,
+    lines: Vec<Line>,
+}
+
+pub struct EffortOverTime {
+    variants: Vec<String>,
+    panels: Vec<Panel>,
+}
+
+/// Whether a record has an effort series to draw.
+pub fn has_effort(r: &Record) -> bool {
+    r.report
+        .as_ref()
+        .and_then(|rep| rep.lb.as_ref())
+        .is_some_and(|lb| lb.effort.len() >= 2)
+}
+
+/// `series` merged into at most `bins` stretches of equal time.
+fn binned(series: &[Effort], bins: usize) -> Vec<(f64, f64)> {
+    let end = series.last().map_or(0.0, |e| e.t_s + e.interval_s);
+    let width = end / bins as f64;
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    let mut acc: Option<Effort> = None;
+    let mut bin = 0;
+    for &e in series {
+        let b = if width > 0.0 {
+            ((e.t_s / width) as usize).min(bins - 1)
+        } else {
+            0
+        };
+        if b != bin
+            && let Some(a) = acc.take()
+        {
+            out.push((a.t_s, 100.0 * a.effort()));
+        }
+        bin = b;
+        acc = Some(acc.map_or(e, |a| a.merge(e)));
+    }
+    if let Some(a) = acc {
+        out.push((a.t_s, 100.0 * a.effort()));
+    }
+    out
+}
+
+impl EffortOverTime {
+    pub fn new(records: &[&Record]) -> EffortOverTime {
+        let records: Vec<&Record> = records.iter().copied().filter(|r| has_effort(r)).collect();
+        let variants = variant_order(&records);
+        let panels = by_engine(&records)
+            .into_iter()
+            .map(|(engine, of)| {
+                let lines = variants
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(vi, v)| {
+                        let mine = |noise| {
+                            of.iter()
+                                .find(|r| &r.sample.variant == v && r.sample.noise == noise)
+                        };
+                        let r = mine(true).or_else(|| mine(false))?;
+                        let lb = r.report.as_ref()?.lb.as_ref()?;
+                        Some(Line {
+                            variant: vi,
+                            points: binned(&lb.effort, BINS),
+                        })
+                    })
+                    .collect();
+                Panel {
+                    title: panel_title(of[0]),
+                    virtual_time: engine == Engine::Sim,
+                    lines,
+                }
+            })
+            .collect();
+        EffortOverTime { variants, panels }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.panels.is_empty()
+    }
+
+    fn draw_panel<DB: DrawingBackend>(&self, p: &Panel, area: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let pts = p.lines.iter().flat_map(|l| l.points.iter());
+        let (t1, y1) = pts.fold((0.0f64, 0.0f64), |(t, y), &(a, b)| (t.max(a), y.max(b)));
+        let mut chart = ChartBuilder::on(area)
+            .caption(&p.title, (FONT, 20))
+            .margin(16)
+            .x_label_area_size(56)
+            .y_label_area_size(76)
+            .build_cartesian_2d(0.0..t1.max(1e-9) * 1.02, 0.0..(y1 * 1.1).max(1e-6))?;
+        let unit = if p.virtual_time {
+            "virtual seconds"
+        } else {
+            "seconds"
+        };
+        chart
+            .configure_mesh()
+            .x_desc(format!("time ({unit})"))
+            .y_desc("effort: % of time lost to the gap and calls")
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 13))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for line in &p.lines {
+            let c = colour(line.variant);
+            chart
+                .draw_series(LineSeries::new(
+                    line.points.iter().copied(),
+                    c.stroke_width(2),
+                ))?
+                .label(self.variants[line.variant].clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight, 13)
+    }
+}
+
+impl Draw for EffortOverTime {
+    fn size(&self) -> (u32, u32) {
+        (900 * self.panels.len().max(1) as u32, 620)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        side_by_side(root, &self.panels, |p, area| self.draw_panel(p, area))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binning_keeps_the_time_weighted_effort() {
+        let e = |t_s: f64, lost_s: f64| Effort {
+            t_s,
+            interval_s: 1.0,
+            lost_s,
+            cost_s: 0.0,
+        };
+        // Four intervals into two bins: (0.1 + 0.3) / 2 and (0.0 + 0.2) / 2.
+        let series = [e(0.0, 0.1), e(1.0, 0.3), e(2.0, 0.0), e(3.0, 0.2)];
+        let b = binned(&series, 2);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].0, 0.0);
+        assert!(
+            (b[0].1 - 20.0).abs() < 1e-9 && (b[1].1 - 10.0).abs() < 1e-9,
+            "{b:?}"
+        );
+    }
+}
