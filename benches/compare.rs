@@ -460,8 +460,9 @@ fn policy_cost(reps: usize) {
 
 /// Mean time of one call over many calls on drifting counts, with fixed
 /// uneven rates, residuals and rate history (for the strategies that read
-/// them).
+/// them), each call's moves applied before the next.
 fn per_call(p: &dyn Policy, subs: usize, owners: &[usize], sockets: &[usize], seed: u64) -> f64 {
+    let mut owners = owners.to_vec();
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut counts: Vec<u64> = (0..subs).map(|_| 1000).collect();
     // Made before the clock starts: building them is not the policy's cost.
@@ -483,15 +484,19 @@ fn per_call(p: &dyn Policy, subs: usize, owners: &[usize], sockets: &[usize], se
             x ^= x << 17;
             counts[(x % subs as u64) as usize] += x % 5;
         }
-        moves += p
-            .decide(&Snapshot {
-                call,
-                rates: &rates,
-                residuals: &residuals,
-                history: &history,
-                ..Snapshot::of(&counts, owners, sockets)
-            })
-            .len();
+        let decided = p.decide(&Snapshot {
+            call,
+            rates: &rates,
+            residuals: &residuals,
+            history: &history,
+            ..Snapshot::of(&counts, &owners, sockets)
+        });
+        // Applied, as the schedule core does, so that calls see the
+        // assignment the previous ones left.
+        for m in &decided {
+            owners[m.sub] = m.to;
+        }
+        moves += decided.len();
     }
     std::hint::black_box(moves);
     t.elapsed().as_secs_f64() / calls as f64 * 1e6

@@ -53,15 +53,13 @@ impl Policy for Anticipate {
         let held = snap.held();
         let mut moves = Vec::new();
         for group in snap.groups(self.scope) {
+            let slow = self.overloading(snap, &group);
             let weights: Vec<f64> = group
                 .iter()
-                .map(|&t| {
+                .zip(&slow)
+                .map(|(&t, &slow)| {
                     let r = snap.rates[t];
-                    if self.overloading(snap, &group, t) {
-                        r * (1.0 - self.alpha)
-                    } else {
-                        r
-                    }
+                    if slow { r * (1.0 - self.alpha) } else { r }
                 })
                 .collect();
             let bounds = (self.low_threshold, self.high_threshold);
@@ -80,18 +78,22 @@ impl Policy for Anticipate {
 }
 
 impl Anticipate {
-    /// Whether thread `t` was slower than its group's mean by more than
-    /// [`BAND`] in each of the last `history` intervals.
-    pub fn overloading(&self, snap: &Snapshot<'_>, group: &[usize], t: usize) -> bool {
+    /// Which members of `group` were slower than the group's mean by more
+    /// than [`BAND`] in each of the last `history` intervals.
+    pub fn overloading(&self, snap: &Snapshot<'_>, group: &[usize]) -> Vec<bool> {
         let k = self.history;
         let h = snap.history;
-        if k == 0 || h.len() < k {
-            return false;
+        let mut slow = vec![k > 0 && h.len() >= k; group.len()];
+        if !slow.iter().any(|&s| s) {
+            return slow;
         }
-        h[h.len() - k..].iter().all(|rho| {
-            let mean = group.iter().map(|&g| rho[g]).sum::<f64>() / group.len() as f64;
-            rho[t] < (1.0 - BAND) * mean
-        })
+        for rates in &h[h.len() - k..] {
+            let mean = group.iter().map(|&g| rates[g]).sum::<f64>() / group.len() as f64;
+            for (i, &t) in group.iter().enumerate() {
+                slow[i] &= rates[t] < (1.0 - BAND) * mean;
+            }
+        }
+        slow
     }
 }
 
@@ -163,13 +165,13 @@ mod tests {
             history: &history,
             ..Snapshot::of(&[0, 0], &[0, 1], &[0, 0])
         };
-        assert!(!p.overloading(&s, &group, 0));
+        assert_eq!(p.overloading(&s, &group), [false, false]);
         let history = vec![vec![20.0, 25.0], vec![20.0, 25.0]];
         let s = Snapshot {
             history: &history,
             ..s
         };
-        assert!(p.overloading(&s, &group, 0) && !p.overloading(&s, &group, 1));
+        assert_eq!(p.overloading(&s, &group), [true, false]);
     }
 
     #[test]

@@ -25,6 +25,9 @@
 //!
 //! Nothing moves until rates are known (the first call).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
 
 #[derive(Debug, Clone)]
@@ -58,11 +61,16 @@ impl Policy for Greedy {
     }
 }
 
-/// How many subdomains each member of `group` should hold: the group's
-/// subdomains dealt one at a time to the member with the highest
-/// `weight / (n + 1)`, ties to a member still below what it holds now, then
-/// to the earlier member. Each keeps `min(held, low)` and receives up to
-/// `max(held, high)`.
+/// How many subdomains each member of `group` should hold: each member's
+/// share of the group's subdomains by `weights`, rounded down and kept
+/// within its bounds (it keeps `min(held, low)` and receives up to
+/// `max(held, high)`); then the subdomains left over are dealt one at a
+/// time to the member with the highest `weight / (n + 1)` (ties to a member
+/// still below what it holds now, then to the earlier member), or, if the
+/// bounds took too many, taken back one at a time from the member with the
+/// lowest `weight / n` (ties to one at or above what it holds now, then the
+/// later). Both through a heap, so a call costs `O(T log T)` for `T`
+/// members, not a scan of the group per subdomain.
 pub(super) fn apportion(
     group: &[usize],
     held: &[usize],
@@ -71,26 +79,80 @@ pub(super) fn apportion(
 ) -> Vec<usize> {
     let now: Vec<usize> = group.iter().map(|&t| held[t]).collect();
     let total: usize = now.iter().sum();
-    let mut n: Vec<usize> = now.iter().map(|&h| h.min(low)).collect();
+    let floor: Vec<usize> = now.iter().map(|&h| h.min(low)).collect();
     let cap: Vec<usize> = now.iter().map(|&h| h.max(high)).collect();
-    let key = |n: &[usize], i: usize| (weights[i] / (n[i] + 1) as f64, n[i] < now[i]);
-    for _ in n.iter().sum::<usize>()..total {
-        let mut best: Option<usize> = None;
-        for i in (0..group.len()).filter(|&i| n[i] < cap[i]) {
-            best = match best {
-                Some(b)
-                    if key(&n, b).partial_cmp(&key(&n, i)) != Some(std::cmp::Ordering::Less) =>
-                {
-                    Some(b)
-                }
-                _ => Some(i),
+    let weight: f64 = weights.iter().sum();
+    let mut n: Vec<usize> = (0..group.len())
+        .map(|i| {
+            let share = if weight > 0.0 {
+                (weights[i] / weight * total as f64).floor() as usize
+            } else {
+                now[i]
             };
-        }
+            share.clamp(floor[i], cap[i])
+        })
+        .collect();
+    let mut placed: usize = n.iter().sum();
+    // The next subdomain goes to the greatest (weight / (n + 1), below what
+    // it holds now, earlier member).
+    let give =
+        |n: &[usize], i: usize| Rank(weights[i] / (n[i] + 1) as f64, n[i] < now[i], Reverse(i));
+    let mut heap: BinaryHeap<Rank> = (0..group.len())
+        .filter(|&i| n[i] < cap[i])
+        .map(|i| give(&n, i))
+        .collect();
+    while placed < total {
         // Caps are at least what each holds, so every subdomain finds one.
-        let Some(i) = best else { break };
+        let Some(Rank(_, _, Reverse(i))) = heap.pop() else {
+            break;
+        };
         n[i] += 1;
+        placed += 1;
+        if n[i] < cap[i] {
+            heap.push(give(&n, i));
+        }
+    }
+    // The bounds took too many: the least deserving (the lowest weight / n,
+    // above what it holds now, later member) gives one back.
+    let keep =
+        |n: &[usize], i: usize| Reverse(Rank(weights[i] / n[i] as f64, n[i] <= now[i], Reverse(i)));
+    let mut heap: BinaryHeap<Reverse<Rank>> = (0..group.len())
+        .filter(|&i| n[i] > floor[i])
+        .map(|i| keep(&n, i))
+        .collect();
+    while placed > total {
+        let Some(Reverse(Rank(_, _, Reverse(i)))) = heap.pop() else {
+            break;
+        };
+        n[i] -= 1;
+        placed -= 1;
+        if n[i] > floor[i] {
+            heap.push(keep(&n, i));
+        }
     }
     n
+}
+
+/// A member's claim to the next subdomain: its rate per subdomain, whether
+/// it is below what it holds now, and (reversed) its place in the group.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Rank(f64, bool, Reverse<usize>);
+
+impl Eq for Rank {}
+
+impl PartialOrd for Rank {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Rank {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0
+            .total_cmp(&other.0)
+            .then(self.1.cmp(&other.1))
+            .then(self.2.cmp(&other.2))
+    }
 }
 
 /// The moves that bring `group` to `target`: each member above its target
@@ -106,21 +168,21 @@ pub(super) fn realise(
     let mut receivers: Vec<usize> = (0..group.len())
         .filter(|&i| target[i] > held[group[i]])
         .collect();
+    if receivers.is_empty() {
+        return Vec::new();
+    }
     receivers.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
     let mut wants = receivers
         .into_iter()
         .flat_map(|i| std::iter::repeat_n(group[i], target[i] - held[group[i]]));
+    let owned = Owned::of(snap);
     let mut moves = Vec::new();
     for (i, &from) in group.iter().enumerate() {
         let surplus = held[from].saturating_sub(target[i]);
         if surplus == 0 {
             continue;
         }
-        let mut own: Vec<usize> = (0..snap.counts.len())
-            .filter(|&s| snap.owners[s] == from)
-            .collect();
-        own.sort_by_key(|&s| (snap.counts[s], s));
-        for &sub in &own[..surplus] {
+        for sub in owned.least_updated(snap, from, surplus) {
             let Some(to) = wants.next() else {
                 return moves;
             };
@@ -128,6 +190,49 @@ pub(super) fn realise(
         }
     }
     moves
+}
+
+/// Every thread's subdomains, bucketed in one pass (one flat array).
+pub(super) struct Owned {
+    start: Vec<usize>,
+    subs: Vec<usize>,
+}
+
+impl Owned {
+    pub(super) fn of(snap: &Snapshot<'_>) -> Owned {
+        let mut start = vec![0usize; snap.threads() + 1];
+        for &o in snap.owners {
+            start[o + 1] += 1;
+        }
+        for t in 0..snap.threads() {
+            start[t + 1] += start[t];
+        }
+        let mut fill = start.clone();
+        let mut subs = vec![0usize; snap.owners.len()];
+        for (s, &o) in snap.owners.iter().enumerate() {
+            subs[fill[o]] = s;
+            fill[o] += 1;
+        }
+        Owned { start, subs }
+    }
+
+    pub(super) fn of_thread(&self, t: usize) -> &[usize] {
+        &self.subs[self.start[t]..self.start[t + 1]]
+    }
+
+    /// Thread `t`'s `k` least updated subdomains, least first (ties: lower
+    /// id), in time linear in what it holds plus `k log k`.
+    pub(super) fn least_updated(&self, snap: &Snapshot<'_>, t: usize, k: usize) -> Vec<usize> {
+        let mut own = self.of_thread(t).to_vec();
+        let key = |&s: &usize| (snap.counts[s], s);
+        let k = k.min(own.len());
+        if k > 0 && k < own.len() {
+            own.select_nth_unstable_by_key(k - 1, key);
+        }
+        own.truncate(k);
+        own.sort_unstable_by_key(key);
+        own
+    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,10 @@
 //! measured time), and a subdomain moves at most once per call, so a donor
 //! gives only what it held when the call began.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::greedy::Owned;
 use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
 
 #[derive(Debug, Clone)]
@@ -73,19 +77,17 @@ impl Refine {
             return;
         }
         let ideal = group.iter().map(|&t| held[t]).sum::<usize>() as f64 / total_rate;
-        // Each thread's own subdomains, least updated last (popped first).
-        let mut own: Vec<Vec<usize>> = vec![Vec::new(); held.len()];
-        for s in 0..snap.counts.len() {
-            own[snap.owners[s]].push(s);
-        }
-        for subs in &mut own {
-            subs.sort_by_key(|&s| std::cmp::Reverse((snap.counts[s], s)));
-        }
+        // Each donor's own subdomains as a min-heap by (count, id), built
+        // when it first gives (in time linear in what it holds).
+        let owned = Owned::of(snap);
+        let mut own: Vec<Option<BinaryHeap<Reverse<(u64, usize)>>>> = vec![None; held.len()];
         loop {
             let donor = group
                 .iter()
                 .copied()
-                .filter(|&t| held[t] > self.low_threshold && !own[t].is_empty())
+                .filter(|&t| {
+                    held[t] > self.low_threshold && own[t].as_ref().is_none_or(|h| !h.is_empty())
+                })
                 .max_by(|&a, &b| {
                     load(a, held[a])
                         .total_cmp(&load(b, held[b]))
@@ -108,7 +110,13 @@ impl Refine {
             let Some(to) = receiver.filter(|&t| load(t, held[t] + 1) < worst) else {
                 return;
             };
-            let sub = own[from].pop().expect("donors hold subdomains");
+            let heap = own[from].get_or_insert_with(|| {
+                let subs = owned.of_thread(from).iter();
+                subs.map(|&s| Reverse((snap.counts[s], s))).collect()
+            });
+            let Some(Reverse((_, sub))) = heap.pop() else {
+                return;
+            };
             moves.push(Move { sub, from, to });
             held[from] -= 1;
             held[to] += 1;
