@@ -394,8 +394,9 @@ fn balancing_cost(reps: usize) {
 
 fn policy_cost(reps: usize) {
     println!(
-        "pure balancer, microseconds per call (thresholds 2 and 6; Algorithm 1 with the \
-         paper's 6 pairs; every other strategy joint, over uneven rates):\n"
+        "pure balancer, microseconds per call (thresholds auto: subdomains per thread -2 and \
+         +2; Algorithm 1 with the paper's 6 pairs; every other strategy joint, over uneven \
+         rates; each call's moves applied):\n"
     );
     println!(
         "| subdomains | threads | joint | split (2 sockets) | steal | greedy | refine | \
@@ -413,7 +414,15 @@ fn policy_cost(reps: usize) {
                         .collect(),
                 )
             };
-            let (scope, low_threshold, high_threshold) = (Scope::Joint, 2, 6);
+            // The thresholds `auto` gives: what each thread starts with, -2 and +2.
+            let per = subs / threads;
+            let (scope, low_threshold, high_threshold) =
+                (Scope::Joint, per.saturating_sub(2).max(1), per + 2);
+            let printed = |scope| Progressive {
+                low_threshold,
+                high_threshold,
+                ..Progressive::as_printed(scope)
+            };
             let others: [&dyn Policy; 5] = [
                 &Steal {
                     scope,
@@ -446,8 +455,8 @@ fn policy_cost(reps: usize) {
             ];
             let mut row = format!(
                 "| {subs} | {threads} | {:.2} | {:.2} |",
-                cost(&Progressive::as_printed(Scope::Joint)),
-                cost(&Progressive::as_printed(Scope::Split)),
+                cost(&printed(Scope::Joint)),
+                cost(&printed(Scope::Split)),
             );
             for p in others {
                 row += &format!(" {:.2} |", cost(p));
@@ -463,6 +472,9 @@ fn policy_cost(reps: usize) {
 /// them), each call's moves applied before the next.
 fn per_call(p: &dyn Policy, subs: usize, owners: &[usize], sockets: &[usize], seed: u64) -> f64 {
     let mut owners = owners.to_vec();
+    // Counted once, then kept with the moves, as the schedule core does.
+    let mut held = vec![0usize; sockets.len()];
+    owners.iter().for_each(|&o| held[o] += 1);
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut counts: Vec<u64> = (0..subs).map(|_| 1000).collect();
     // Made before the clock starts: building them is not the policy's cost.
@@ -489,12 +501,15 @@ fn per_call(p: &dyn Policy, subs: usize, owners: &[usize], sockets: &[usize], se
             rates: &rates,
             residuals: &residuals,
             history: &history,
+            held: &held,
             ..Snapshot::of(&counts, &owners, sockets)
         });
         // Applied, as the schedule core does, so that calls see the
         // assignment the previous ones left.
         for m in &decided {
             owners[m.sub] = m.to;
+            held[m.from] -= 1;
+            held[m.to] += 1;
         }
         moves += decided.len();
     }

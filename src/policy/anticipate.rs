@@ -100,7 +100,7 @@ impl Anticipate {
 #[cfg(test)]
 mod tests {
     use super::super::Greedy;
-    use super::super::greedy::tests::{greedy, keeps_the_rules};
+    use super::super::greedy::tests::{comes_to_rest, greedy, keeps_the_rules};
     use super::*;
 
     fn anticipate(alpha: f64, history: usize) -> Anticipate {
@@ -172,6 +172,16 @@ mod tests {
             ..s
         };
         assert_eq!(p.overloading(&s, &group), [true, false]);
+    }
+
+    #[test]
+    fn anticipate_comes_to_rest_after_one_call_at_steady_rates() {
+        comes_to_rest(1, |scope| {
+            Box::new(Anticipate {
+                scope,
+                ..anticipate(0.3, 2)
+            })
+        });
     }
 
     #[test]

@@ -62,8 +62,8 @@ impl Policy for Greedy {
 }
 
 /// How many subdomains each member of `group` should hold: each member's
-/// share of the group's subdomains by `weights`, rounded down and kept
-/// within its bounds (it keeps `min(held, low)` and receives up to
+/// share of the group's subdomains by `weights` (estimated as below),
+/// kept within its bounds (it keeps `min(held, low)` and receives up to
 /// `max(held, high)`); then the subdomains left over are dealt one at a
 /// time to the member with the highest `weight / (n + 1)` (ties to a member
 /// still below what it holds now, then to the earlier member), or, if the
@@ -82,16 +82,34 @@ pub(super) fn apportion(
     let floor: Vec<usize> = now.iter().map(|&h| h.min(low)).collect();
     let cap: Vec<usize> = now.iter().map(|&h| h.max(high)).collect();
     let weight: f64 = weights.iter().sum();
-    let mut n: Vec<usize> = (0..group.len())
-        .map(|i| {
-            let share = if weight > 0.0 {
-                (weights[i] / weight * total as f64).floor() as usize
-            } else {
-                now[i]
-            };
-            share.clamp(floor[i], cap[i])
-        })
-        .collect();
+    // Dealing by `weight / (n + 1)` ends where each member holds about
+    // `floor(weight / lambda)`, and rounding down loses half a subdomain per
+    // member on average: so start from `lambda = weight / (total + T/2)`,
+    // and only a few subdomains are left to deal or take back.
+    let share = |seats: f64, i: usize| {
+        let share = if weight > 0.0 {
+            (weights[i] / weight * seats).floor() as usize
+        } else {
+            now[i]
+        };
+        share.clamp(floor[i], cap[i])
+    };
+    let mut seats = total as f64 + group.len() as f64 / 2.0;
+    let mut n: Vec<usize> = (0..group.len()).map(|i| share(seats, i)).collect();
+    // The bounds shift the count; a few corrections, each spread over the
+    // members the bounds left free, take most of that back.
+    for _ in 0..3 {
+        let free: f64 = (0..group.len())
+            .filter(|&i| n[i] > floor[i] && n[i] < cap[i])
+            .map(|i| weights[i])
+            .sum();
+        let off = total as f64 - n.iter().sum::<usize>() as f64;
+        if free <= 0.0 || off.abs() < 2.0 {
+            break;
+        }
+        seats += off * weight / free;
+        n = (0..group.len()).map(|i| share(seats, i)).collect();
+    }
     let mut placed: usize = n.iter().sum();
     // The next subdomain goes to the greatest (weight / (n + 1), below what
     // it holds now, earlier member).
@@ -382,6 +400,56 @@ pub(super) mod tests {
             }
         }
         assert!(moved > 0, "no snapshot moved anything");
+    }
+
+    /// With rates that do not change, applying a strategy's moves call
+    /// after call comes to rest within `within` calls and stays there: no
+    /// strategy trades subdomains back and forth on a steady run.
+    pub(in crate::policy) fn comes_to_rest(within: usize, make: impl Fn(Scope) -> Box<dyn Policy>) {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..200 {
+            let threads = 2 + (next() % 7) as usize;
+            let subs = threads * (2 + (next() % 6) as usize);
+            let mut owners: Vec<usize> = (0..subs).map(|s| s * threads / subs).collect();
+            let counts: Vec<u64> = (0..subs).map(|_| next() % 100).collect();
+            let residuals: Vec<f64> = (0..subs).map(|_| (next() % 1000) as f64).collect();
+            let sockets: Vec<usize> = (0..threads).map(|t| t % 2).collect();
+            let rates: Vec<f64> = (0..threads).map(|_| (1 + next() % 1000) as f64).collect();
+            let history = vec![rates.clone(); 4];
+            let scope = [Scope::Joint, Scope::Split][round % 2];
+            let p = make(scope);
+            let mut quiet_calls = 0;
+            for call in 1..=within as u64 + 2 {
+                let moves = p.decide(&Snapshot {
+                    rates: &rates,
+                    residuals: &residuals,
+                    history: &history,
+                    call,
+                    ..Snapshot::of(&counts, &owners, &sockets)
+                });
+                if moves.is_empty() {
+                    quiet_calls += 1;
+                } else {
+                    assert_eq!(quiet_calls, 0, "{p:?} moved again after resting");
+                    assert!(call as usize <= within, "{p:?} still moving at call {call}");
+                }
+                for m in moves {
+                    owners[m.sub] = m.to;
+                }
+            }
+            assert!(quiet_calls >= 2, "{p:?} never came to rest");
+        }
+    }
+
+    #[test]
+    fn greedy_comes_to_rest_after_one_call_at_steady_rates() {
+        comes_to_rest(1, |scope| Box::new(greedy(scope)));
     }
 
     #[test]

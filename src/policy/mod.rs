@@ -156,6 +156,10 @@ pub struct Snapshot<'a> {
     pub owners: &'a [usize],
     /// Socket index of every thread.
     pub thread_sockets: &'a [usize],
+    /// How many subdomains each thread holds, as `owners` says (the engine
+    /// counts them while it copies the owners, so that no strategy needs a
+    /// pass of its own); empty: counted from `owners` when asked.
+    pub held: &'a [usize],
     /// Subdomain updates each thread made since the previous call (since
     /// the start, at the first): its measured speed over the last interval.
     /// Empty when unknown.
@@ -193,6 +197,7 @@ impl<'a> Snapshot<'a> {
             counts,
             owners,
             thread_sockets,
+            held: &[],
             progress: &[],
             rates: &[],
             residuals: &[],
@@ -214,6 +219,9 @@ impl Snapshot<'_> {
 
     /// How many subdomains each thread holds.
     pub fn held(&self) -> Vec<usize> {
+        if self.held.len() == self.threads() {
+            return self.held.to_vec();
+        }
         let mut held = vec![0usize; self.threads()];
         for &o in self.owners {
             held[o] += 1;

@@ -79,7 +79,7 @@ impl Refine {
         let ideal = group.iter().map(|&t| held[t]).sum::<usize>() as f64 / total_rate;
         // Each donor's own subdomains as a min-heap by (count, id), built
         // when it first gives (in time linear in what it holds).
-        let owned = Owned::of(snap);
+        let mut owned: Option<Owned> = None;
         let mut own: Vec<Option<BinaryHeap<Reverse<(u64, usize)>>>> = vec![None; held.len()];
         loop {
             let donor = group
@@ -110,6 +110,7 @@ impl Refine {
             let Some(to) = receiver.filter(|&t| load(t, held[t] + 1) < worst) else {
                 return;
             };
+            let owned = owned.get_or_insert_with(|| Owned::of(snap));
             let heap = own[from].get_or_insert_with(|| {
                 let subs = owned.of_thread(from).iter();
                 subs.map(|&s| Reverse((snap.counts[s], s))).collect()
@@ -126,7 +127,7 @@ impl Refine {
 
 #[cfg(test)]
 mod tests {
-    use super::super::greedy::tests::{keeps_the_rules, two};
+    use super::super::greedy::tests::{comes_to_rest, keeps_the_rules, two};
     use super::*;
 
     fn refine(tolerance: f64) -> Refine {
@@ -188,6 +189,16 @@ mod tests {
             ..refine(0.1)
         };
         assert_eq!(decide(&full, &[0.0, 100.0]).len(), 1);
+    }
+
+    #[test]
+    fn refine_comes_to_rest_after_one_call_at_steady_rates() {
+        comes_to_rest(1, |scope| {
+            Box::new(Refine {
+                scope,
+                ..refine(0.05)
+            })
+        });
     }
 
     #[test]

@@ -65,15 +65,20 @@ impl ResidualFirst {
                 let per = |t: usize| r[t] / (held[t] + 1) as f64;
                 per(a).total_cmp(&per(b)).then(b.cmp(&a))
             })?;
-        let mut member = vec![false; held.len()];
-        group.iter().for_each(|&t| member[t] = true);
-        let candidates = (0..snap.counts.len()).filter(|&s| {
-            let from = snap.owners[s];
-            member[from]
-                && from != to
+        // Which threads may give: decided per thread, so that a call with
+        // no slower donor costs no pass over the subdomains.
+        let mut donor = vec![false; held.len()];
+        let mut any = false;
+        for &from in group {
+            donor[from] = from != to
                 && held[from] > self.low_threshold
-                && improves(r[to], held[to], r[from], held[from])
-        });
+                && improves(r[to], held[to], r[from], held[from]);
+            any |= donor[from];
+        }
+        if !any {
+            return None;
+        }
+        let candidates = (0..snap.counts.len()).filter(|&s| donor[snap.owners[s]]);
         let sub = if snap.residuals.len() == snap.counts.len() {
             let res = snap.residuals;
             candidates.max_by(|&a, &b| {
@@ -95,7 +100,7 @@ impl ResidualFirst {
 
 #[cfg(test)]
 mod tests {
-    use super::super::greedy::tests::{keeps_the_rules, two};
+    use super::super::greedy::tests::{comes_to_rest, keeps_the_rules, two};
     use super::*;
 
     fn residual() -> ResidualFirst {
@@ -144,6 +149,16 @@ mod tests {
             ..Snapshot::of(&counts, &owners, &[0, 0])
         };
         assert!(residual().decide(&s).is_empty());
+    }
+
+    #[test]
+    fn residual_comes_to_rest_at_steady_rates() {
+        comes_to_rest(64, |scope| {
+            Box::new(ResidualFirst {
+                scope,
+                ..residual()
+            })
+        });
     }
 
     #[test]

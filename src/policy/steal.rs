@@ -66,14 +66,22 @@ impl Steal {
                 Some(b) if rate(b) >= rate(t) => Some(b),
                 _ => Some(t),
             })?;
+        // No slower member that may give: no pass over the subdomains.
+        let may_give = |t: usize| {
+            t != to
+                && held[t] > self.low_threshold
+                && improves(rate(to), held[to], rate(t), held[t])
+        };
+        if !group.iter().any(|&t| may_give(t)) {
+            return None;
+        }
         let mut member = vec![false; held.len()];
         group.iter().for_each(|&t| member[t] = true);
         let sub = (0..snap.counts.len())
             .filter(|&s| snap.owners[s] != to && member[snap.owners[s]])
             .min_by_key(|&s| (snap.counts[s], s))?;
         let from = snap.owners[sub];
-        let slower = improves(rate(to), held[to], rate(from), held[from]);
-        (held[from] > self.low_threshold && slower).then_some(Move { sub, from, to })
+        may_give(from).then_some(Move { sub, from, to })
     }
 }
 
@@ -191,6 +199,11 @@ mod tests {
                 to: 2
             }]
         );
+    }
+
+    #[test]
+    fn stealing_comes_to_rest_at_steady_rates() {
+        super::super::greedy::tests::comes_to_rest(64, |scope| Box::new(steal(scope)));
     }
 
     #[test]

@@ -118,6 +118,7 @@ pub struct Caller {
     stats: LbStats,
     counts: Vec<u64>,
     owners: Vec<usize>,
+    held: Vec<usize>,
     /// Each thread's update total at the previous call, and its progress
     /// since.
     last_updates: Vec<u64>,
@@ -149,6 +150,7 @@ impl Caller {
             stats: LbStats::default(),
             counts: Vec::new(),
             owners: Vec::new(),
+            held: Vec::new(),
             last_updates: Vec::new(),
             progress: Vec::new(),
             rates: Vec::new(),
@@ -179,7 +181,13 @@ impl Caller {
         self.counts.clear();
         self.counts.extend((0..n).map(|s| view.count(s)));
         self.owners.clear();
-        self.owners.extend((0..n).map(|s| view.owner(s)));
+        self.held.clear();
+        self.held.resize(view.threads(), 0);
+        for s in 0..n {
+            let o = view.owner(s);
+            self.owners.push(o);
+            self.held[o] += 1;
+        }
         // All of them or none: a run computes every residual or no residual.
         self.residuals.clear();
         self.residuals
@@ -207,6 +215,7 @@ impl Caller {
             counts: &self.counts,
             owners: &self.owners,
             thread_sockets,
+            held: &self.held,
             progress: &self.progress,
             rates: &self.rates,
             residuals: &self.residuals,
@@ -220,11 +229,7 @@ impl Caller {
     /// The interval that just ended: the rates into the history,
     /// its progress-gap growth, and its effort.
     fn measure(&mut self, interval_s: f64) {
-        let mut held = vec![0usize; self.rates.len()];
-        for &o in &self.owners {
-            held[o] += 1;
-        }
-        let growth = progress_gap_growth(&self.rates, &held);
+        let growth = progress_gap_growth(&self.rates, &self.held);
         if self.history.len() == HISTORY {
             self.history.remove(0);
         }
