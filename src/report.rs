@@ -317,37 +317,6 @@ impl Report {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::topology::Topology;
-
-    #[test]
-    fn a_report_reads_back_as_it_was_written() {
-        for label in ["sync", "async(4)+hybrid(0.001,3)"] {
-            let mut cfg = Config::default();
-            cfg.apply_variant(label).unwrap();
-            cfg.apply_overrides(&[
-                "max_iterations=50",
-                "trace_interval=0.00001",
-                "noise=thread",
-                "numerics=true",
-                "tolerance=0.5",
-                "cores=0,1,2,3",
-            ])
-            .unwrap();
-            let plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
-            let (out, noise) = crate::sim::run(&plan);
-            let report = Report::new(&plan, &out, noise);
-            let text = serde_json::to_string(&report).unwrap();
-            let back: Report = serde_json::from_str(&text).unwrap();
-            assert_eq!(serde_json::to_string(&back).unwrap(), text, "{label}");
-            assert!(back.trace.is_some_and(|t| t.len() > 1), "{label}");
-            assert!(back.noise.is_some() && !back.model.is_empty(), "{label}");
-        }
-    }
-}
-
 /// The balancer's effort over the run, and what `balancer = auto` chose.
 fn write_effort(f: &mut fmt::Formatter<'_>, lb: &LbStats) -> fmt::Result {
     let (lost, time) = lb.effort.iter().fold((0.0, 0.0), |(l, t), e| {
@@ -383,4 +352,36 @@ fn write_effort(f: &mut fmt::Formatter<'_>, lb: &LbStats) -> fmt::Result {
         )?;
     }
     Ok(())
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::Topology;
+
+    #[test]
+    fn a_report_reads_back_as_it_was_written() {
+        for label in ["sync", "async(4)+hybrid(0.001,3)"] {
+            let mut cfg = Config::default();
+            cfg.apply_variant(label).unwrap();
+            cfg.apply_overrides(&[
+                "max_iterations=50",
+                "trace_interval=0.00001",
+                "noise=thread",
+                "numerics=true",
+                "tolerance=0.5",
+                "cores=0,1,2,3",
+            ])
+            .unwrap();
+            let plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+            let (out, noise) = crate::sim::run(&plan);
+            let report = Report::new(&plan, &out, noise);
+            let text = serde_json::to_string(&report).unwrap();
+            let back: Report = serde_json::from_str(&text).unwrap();
+            assert_eq!(serde_json::to_string(&back).unwrap(), text, "{label}");
+            assert!(back.trace.is_some_and(|t| t.len() > 1), "{label}");
+            assert!(back.noise.is_some() && !back.model.is_empty(), "{label}");
+        }
+    }
 }

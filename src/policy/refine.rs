@@ -28,6 +28,9 @@ use std::collections::BinaryHeap;
 use super::greedy::Owned;
 use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
 
+/// A donor's own subdomains, least updated on top: (count, id).
+type Donor = BinaryHeap<Reverse<(u64, usize)>>;
+
 #[derive(Debug, Clone)]
 pub struct Refine {
     pub scope: Scope,
@@ -80,7 +83,7 @@ impl Refine {
         // Each donor's own subdomains as a min-heap by (count, id), built
         // when it first gives (in time linear in what it holds).
         let mut owned: Option<Owned> = None;
-        let mut own: Vec<Option<BinaryHeap<Reverse<(u64, usize)>>>> = vec![None; held.len()];
+        let mut own: Vec<Option<Donor>> = vec![None; held.len()];
         loop {
             let donor = group
                 .iter()

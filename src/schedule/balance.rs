@@ -255,7 +255,7 @@ impl Caller {
 
     /// Which candidate makes this call; notes a switch in `ran`.
     fn choose(&mut self, now_s: f64) {
-        let next = self.chooser.as_mut().map_or(0, Chooser::next);
+        let next = self.chooser.as_mut().map_or(0, Chooser::pick);
         if self.stats.ran.is_empty() || next != self.current {
             self.stats.ran.push(Ran {
                 from_s: now_s,

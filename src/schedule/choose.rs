@@ -36,10 +36,10 @@ impl Chooser {
     /// let mut c = Chooser::new(2);
     /// // Candidate 0 loses 30% of the time, candidate 1 only 10%.
     /// for _ in 0..2 * TRIAL {
-    ///     let now = c.next();
+    ///     let now = c.pick();
     ///     c.record(if now == 0 { 0.3 } else { 0.1 }, 1.0);
     /// }
-    /// assert_eq!(c.next(), 1);
+    /// assert_eq!(c.pick(), 1);
     /// assert!(c.means()[0].unwrap() > c.means()[1].unwrap());
     /// ```
     pub fn new(candidates: usize) -> Self {
@@ -64,7 +64,7 @@ impl Chooser {
     }
 
     /// The candidate that makes the coming call.
-    pub fn next(&mut self) -> usize {
+    pub fn pick(&mut self) -> usize {
         let n = self.means.len();
         let phase = if self.exploring { TRIAL } else { EXPLOIT };
         if self.made >= phase {
@@ -120,7 +120,7 @@ mod tests {
     fn run(c: &mut Chooser, calls: u64, effort: impl Fn(usize, u64) -> f64) -> Vec<usize> {
         (0..calls)
             .map(|k| {
-                let i = c.next();
+                let i = c.pick();
                 c.record(effort(i, k), 1.0);
                 i
             })
@@ -148,11 +148,11 @@ mod tests {
         let mut c = Chooser::new(2);
         let mut first = true;
         for _ in 0..2 * TRIAL {
-            let i = c.next();
+            let i = c.pick();
             c.record(if first { 9.0 } else { 0.1 * (i + 1) as f64 }, 1.0);
             first = false;
         }
-        assert_eq!(c.next(), 0);
+        assert_eq!(c.pick(), 0);
         assert!(
             (c.means()[0].unwrap() - 0.1).abs() < 1e-12,
             "{:?}",
