@@ -354,7 +354,6 @@ fn write_effort(f: &mut fmt::Formatter<'_>, lb: &LbStats) -> fmt::Result {
     Ok(())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
