@@ -182,7 +182,7 @@ config_keys! {
     /// accumulated since the last call is predicted to cost what a call costs,
     /// sqrt(2 C / m) with C the measured cost of a call and m the growth rate of
     /// the progress gap, kept within 0.0001 to 0.1 (src/schedule/balance.rs).
-    lb_interval: AutoOr<f64> = "0.001", |p| p.auto_or(|p| p.seconds(""));
+    lb_interval: AutoOr<f64> = "0.001", |p| p.auto_or(|p| p.seconds(" (or auto)"));
     /// hybrid: one cross-socket move every this many calls (paper: 500).
     hybrid_period: u64 = "500", |p| p.positive().map(|n| n as u64);
     /// Most/least updated subdomain pairs considered per call (paper: 6).
