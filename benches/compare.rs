@@ -14,8 +14,9 @@
 //!   tolerance costs braid (iteration rate with it / without it);
 //! * `subsplit`: async(4) vs async(1) iteration rate (the cost of splitting);
 //! * `lb`:       async(4)+split(0.001) vs async(4) iteration rate, no noise;
-//! * `policy`:   the pure balancer's cost per call (Algorithm 1, joint and
-//!   split), for 16, 256 and 4096 subdomains over 2, 36 and 256 threads;
+//! * `policy`:   the pure balancer's cost per call (Algorithm 1 joint and
+//!   split, and every other strategy joint), for 16, 256 and 4096
+//!   subdomains over 2, 36 and 256 threads;
 //! * `noise`:    the slowdown from a parasite on the core of thread 0, for
 //!   sync, async(4) and async(4)+joint(0.001): noisy / quiet iteration rate;
 //! * `sim`:      the simulator's own speed: subdomain updates per real second

@@ -28,7 +28,7 @@
 //! `history` intervals are known it acts as Greedy.
 
 use super::greedy::{apportion, realise};
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group};
 
 /// How far below the group's mean per-subdomain rate a thread must be for
 /// its deficit to count as growing (timing jitter must not).
@@ -47,13 +47,8 @@ pub struct Anticipate {
 
 impl Policy for Anticipate {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
-            return Vec::new();
-        }
-        let held = snap.held();
-        let mut moves = Vec::new();
-        for group in snap.groups(self.scope) {
-            let slow = self.overloading(snap, &group);
+        by_group(snap, self.scope, |group, held| {
+            let slow = self.overloading(snap, group);
             let weights: Vec<f64> = group
                 .iter()
                 .zip(&slow)
@@ -63,10 +58,9 @@ impl Policy for Anticipate {
                 })
                 .collect();
             let bounds = (self.low_threshold, self.high_threshold);
-            let target = apportion(&group, &held, &weights, bounds);
-            moves.extend(realise(snap, &group, &held, &target, &weights));
-        }
-        moves
+            let target = apportion(group, held, &weights, bounds);
+            realise(snap, group, held, &target, &weights)
+        })
     }
 
     fn name(&self) -> Named {

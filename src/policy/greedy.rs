@@ -28,7 +28,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group};
 
 #[derive(Debug, Clone)]
 pub struct Greedy {
@@ -39,18 +39,12 @@ pub struct Greedy {
 
 impl Policy for Greedy {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
-            return Vec::new();
-        }
-        let held = snap.held();
-        let mut moves = Vec::new();
-        for group in snap.groups(self.scope) {
+        by_group(snap, self.scope, |group, held| {
             let weights: Vec<f64> = group.iter().map(|&t| snap.rates[t]).collect();
             let bounds = (self.low_threshold, self.high_threshold);
-            let target = apportion(&group, &held, &weights, bounds);
-            moves.extend(realise(snap, &group, &held, &target, &weights));
-        }
-        moves
+            let target = apportion(group, held, &weights, bounds);
+            realise(snap, group, held, &target, &weights)
+        })
     }
 
     fn name(&self) -> Named {
@@ -115,10 +109,14 @@ pub(super) fn apportion(
     // it holds now, earlier member).
     let give =
         |n: &[usize], i: usize| Rank(weights[i] / (n[i] + 1) as f64, n[i] < now[i], Reverse(i));
-    let mut heap: BinaryHeap<Rank> = (0..group.len())
-        .filter(|&i| n[i] < cap[i])
-        .map(|i| give(&n, i))
-        .collect();
+    let mut heap: BinaryHeap<Rank> = BinaryHeap::new();
+    if placed < total {
+        heap.extend(
+            (0..group.len())
+                .filter(|&i| n[i] < cap[i])
+                .map(|i| give(&n, i)),
+        );
+    }
     while placed < total {
         // Caps are at least what each holds, so every subdomain finds one.
         let Some(Rank(_, _, Reverse(i))) = heap.pop() else {
@@ -134,10 +132,14 @@ pub(super) fn apportion(
     // above what it holds now, later member) gives one back.
     let keep =
         |n: &[usize], i: usize| Reverse(Rank(weights[i] / n[i] as f64, n[i] <= now[i], Reverse(i)));
-    let mut heap: BinaryHeap<Reverse<Rank>> = (0..group.len())
-        .filter(|&i| n[i] > floor[i])
-        .map(|i| keep(&n, i))
-        .collect();
+    let mut heap: BinaryHeap<Reverse<Rank>> = BinaryHeap::new();
+    if placed > total {
+        heap.extend(
+            (0..group.len())
+                .filter(|&i| n[i] > floor[i])
+                .map(|i| keep(&n, i)),
+        );
+    }
     while placed > total {
         let Some(Reverse(Rank(_, _, Reverse(i)))) = heap.pop() else {
             break;

@@ -252,6 +252,24 @@ impl Snapshot<'_> {
     }
 }
 
+/// The frame every rate-based strategy shares: nothing before rates are
+/// known; else `each(group, held)` for every group of threads balanced
+/// together at this call, its moves in group order.
+pub(crate) fn by_group(
+    snap: &Snapshot<'_>,
+    scope: Scope,
+    mut each: impl FnMut(&[usize], &[usize]) -> Vec<Move>,
+) -> Vec<Move> {
+    if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
+        return Vec::new();
+    }
+    let held = snap.held();
+    snap.groups(scope)
+        .iter()
+        .flat_map(|group| each(group, &held))
+        .collect()
+}
+
 /// Intervals of rates a snapshot carries at most.
 pub const HISTORY: usize = 8;
 

@@ -26,7 +26,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::greedy::Owned;
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy};
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group};
 
 /// A donor's own subdomains, least updated on top: (count, id).
 type Donor = BinaryHeap<Reverse<(u64, usize)>>;
@@ -42,15 +42,11 @@ pub struct Refine {
 
 impl Policy for Refine {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
-            return Vec::new();
-        }
-        let mut held = snap.held();
-        let mut moves = Vec::new();
-        for group in snap.groups(self.scope) {
-            self.refine(snap, &group, &mut held, &mut moves);
-        }
-        moves
+        by_group(snap, self.scope, |group, held| {
+            let mut moves = Vec::new();
+            self.refine(snap, group, &mut held.to_vec(), &mut moves);
+            moves
+        })
     }
 
     fn name(&self) -> Named {

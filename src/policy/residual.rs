@@ -25,7 +25,7 @@
 //! which span orders of magnitude here, would pile the quiet subdomains
 //! onto one thread and let their counts fall behind).
 
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy, improves};
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group, improves};
 
 #[derive(Debug, Clone)]
 pub struct ResidualFirst {
@@ -36,14 +36,9 @@ pub struct ResidualFirst {
 
 impl Policy for ResidualFirst {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
-            return Vec::new();
-        }
-        let held = snap.held();
-        snap.groups(self.scope)
-            .iter()
-            .filter_map(|group| self.pick(snap, group, &held))
-            .collect()
+        by_group(snap, self.scope, |group, held| {
+            self.pick(snap, group, held).into_iter().collect()
+        })
     }
 
     fn name(&self) -> Named {

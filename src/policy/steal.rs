@@ -25,7 +25,7 @@
 //! not at random, and the thief steals on a schedule (the balancer's turn),
 //! not when it runs dry.
 
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy, improves};
+use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group, improves};
 
 #[derive(Debug, Clone)]
 pub struct Steal {
@@ -36,14 +36,9 @@ pub struct Steal {
 
 impl Policy for Steal {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        if snap.rates.len() != snap.threads() || snap.counts.is_empty() {
-            return Vec::new();
-        }
-        let held = snap.held();
-        snap.groups(self.scope)
-            .iter()
-            .filter_map(|group| self.steal_in(snap, group, &held))
-            .collect()
+        by_group(snap, self.scope, |group, held| {
+            self.steal_in(snap, group, held).into_iter().collect()
+        })
     }
 
     fn name(&self) -> Named {
