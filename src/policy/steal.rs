@@ -202,41 +202,13 @@ mod tests {
     }
 
     #[test]
-    fn a_move_only_ever_takes_the_victims_own_subdomain() {
-        // Pseudo-random snapshots: every move's subdomain belongs to `from`,
-        // `from` keeps more than the low threshold, `to` stays below the high.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for _ in 0..500 {
-            let threads = 2 + (next() % 6) as usize;
-            let owners: Vec<usize> = (0..threads * 4)
-                .map(|_| (next() % threads as u64) as usize)
-                .collect();
-            let counts: Vec<u64> = owners.iter().map(|_| next() % 100).collect();
-            let sockets: Vec<usize> = (0..threads).map(|t| t % 2).collect();
-            let rates: Vec<f64> = (0..threads).map(|_| (next() % 1000) as f64).collect();
-            let p = Steal {
-                scope: Scope::Hybrid { period: 2 },
-                low_threshold: 1,
-                high_threshold: 7,
-            };
-            for call in 1..=2 {
-                let moves = p.decide(&Snapshot {
-                    rates: &rates,
-                    call,
-                    ..Snapshot::of(&counts, &owners, &sockets)
-                });
-                for m in moves {
-                    let held = |t| owners.iter().filter(|&&o| o == t).count();
-                    assert_eq!(owners[m.sub], m.from);
-                    assert!(held(m.from) > 1 && held(m.to) < 7);
-                }
-            }
-        }
+    fn stealing_moves_only_donors_subdomains_within_thresholds_and_groups() {
+        super::super::greedy::tests::keeps_the_rules(|scope, low_threshold, high_threshold| {
+            Box::new(Steal {
+                scope,
+                low_threshold,
+                high_threshold,
+            })
+        });
     }
 }
