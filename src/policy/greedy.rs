@@ -422,7 +422,14 @@ pub(super) mod tests {
             let counts: Vec<u64> = (0..subs).map(|_| next() % 100).collect();
             let residuals: Vec<f64> = (0..subs).map(|_| (next() % 1000) as f64).collect();
             let sockets: Vec<usize> = (0..threads).map(|t| t % 2).collect();
-            let rates: Vec<f64> = (0..threads).map(|_| (1 + next() % 1000) as f64).collect();
+            // Half the rounds draw rates from three values, so that exact
+            // ties (a quiet run's equal rates) are common.
+            let rates: Vec<f64> = (0..threads)
+                .map(|_| match round % 4 {
+                    0 | 1 => (1 + next() % 1000) as f64,
+                    _ => (100 * (1 + next() % 3)) as f64,
+                })
+                .collect();
             let history = vec![rates.clone(); 4];
             let scope = [Scope::Joint, Scope::Split][round % 2];
             let p = make(scope);
