@@ -13,9 +13,22 @@ use crate::{Calibration, NoiseError, Rhythm, pin, run};
 
 #[derive(Debug, Clone, Args)]
 pub struct NoiseArgs {
-    /// Core to pin the parasite to
+    /// Core to pin the parasite (or the recorder, or the replay) to
     #[arg(long, required_unless_present = "calibrate")]
     pub core: Option<usize>,
+    /// Record this core's noise instead (selfish detour: spin on the clock,
+    /// keep every gap longer than --threshold-ns) into FILE, in netgauge's
+    /// selfish format; needs --duration
+    #[arg(long, value_name = "FILE", requires = "duration", conflicts_with_all = ["replay", "calibrate", "duty"])]
+    pub record: Option<std::path::PathBuf>,
+    /// Shortest gap that counts as a detour when recording, ns
+    #[arg(long, default_value_t = 1000, requires = "record")]
+    pub threshold_ns: u64,
+    /// Replay a recorded trace on the core instead: busy through each detour
+    /// at its start time, idle between; loops while --duration lasts (else
+    /// plays it once)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["calibrate", "duty"])]
+    pub replay: Option<std::path::PathBuf>,
     /// Microseconds of sleep between bursts
     #[arg(long, default_value_t = 200)]
     pub sleep_us: u64,
@@ -58,6 +71,18 @@ fn run_args(args: NoiseArgs) -> Result<(), NoiseError> {
     };
     if let Some(core) = args.core {
         pin(core)?;
+    }
+    if let Some(file) = &args.record {
+        return record_to(
+            file,
+            args.core.unwrap_or(0),
+            duration,
+            args.threshold_ns,
+            args.json,
+        );
+    }
+    if let Some(file) = &args.replay {
+        return replay_from(file, duration, args.json);
     }
     if args.calibrate {
         let cal = Calibration::measure();
@@ -123,6 +148,80 @@ fn run_args(args: NoiseArgs) -> Result<(), NoiseError> {
             rhythm.work_iters,
             stats.elapsed_s,
             100.0 * stats.duty
+        ));
+    }
+    Ok(())
+}
+
+/// `--record`: the trace, written whole (a temporary beside it, renamed),
+/// and the share of the core lost.
+fn record_to(
+    file: &std::path::Path,
+    core: usize,
+    duration: Option<Duration>,
+    threshold_ns: u64,
+    json: bool,
+) -> Result<(), NoiseError> {
+    let duration = duration.expect("clap requires --duration with --record");
+    let stop = AtomicBool::new(false);
+    let mut trace = crate::trace::record(duration, threshold_ns, &stop);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    trace.comments = vec![
+        "braid-noise --record: selfish detours (start_ns<TAB>duration_ns)".into(),
+        format!("host {}", host.trim()),
+        format!("core {core}"),
+        format!("threshold_ns {threshold_ns}"),
+    ];
+    let write = |path: &std::path::Path| std::fs::write(path, trace.to_text());
+    let tmp = file.with_extension("braid-tmp");
+    write(&tmp)
+        .and_then(|()| std::fs::rename(&tmp, file))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            NoiseError::File {
+                path: file.display().to_string(),
+                message: e.to_string(),
+            }
+        })?;
+    let (n, share) = (trace.detours.len(), trace.lost_share());
+    if json {
+        say(
+            &serde_json::json!({ "detours": n, "lost_share": share, "span_ns": trace.span_ns })
+                .to_string(),
+        );
+    } else {
+        say(&format!(
+            "{n} detours over {:.3} s on core {core}: {:.2}% of the core lost; written to {}",
+            trace.span_ns as f64 / 1e9,
+            100.0 * share,
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `--replay`: plays a trace file on the (pinned) calling thread.
+fn replay_from(
+    file: &std::path::Path,
+    duration: Option<Duration>,
+    json: bool,
+) -> Result<(), NoiseError> {
+    let bad = |message: String| NoiseError::File {
+        path: file.display().to_string(),
+        message,
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| bad(e.to_string()))?;
+    let trace = crate::trace::Trace::parse(&text).map_err(|e| bad(e.to_string()))?;
+    let stop = AtomicBool::new(false);
+    let busy = crate::trace::replay(&trace, duration, &stop);
+    if json {
+        say(&serde_json::json!({ "busy_ns": busy, "lost_share": trace.lost_share() }).to_string());
+    } else {
+        say(&format!(
+            "replayed {} detours ({:.2}% of the core), busy {:.3} s",
+            trace.detours.len(),
+            100.0 * trace.lost_share(),
+            busy as f64 / 1e9
         ));
     }
     Ok(())

@@ -8,6 +8,7 @@
 //! process, and the `braid-noise` binary runs it on its own.
 
 pub mod cli;
+pub mod trace;
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,6 +46,8 @@ pub enum NoiseError {
     Core { core: usize, available: Vec<usize> },
     #[error("--duration must be a number of seconds from 0 to 1e6, got {0}")]
     Duration(f64),
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
 }
 
 impl Rhythm {
