@@ -20,19 +20,137 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A synthetic machine in hwloc's synthetic syntax, e.g. `pack:2 core:18`:
-/// `pack`/`package`/`socket` levels multiply into sockets, every other level
-/// (`numa`, `l3`, `core`, `pu`...) into cores per socket.
+/// A synthetic machine in hwloc's synthetic syntax, e.g. `pack:2 core:18
+/// pu:1` (the form `lstopo --of synthetic` writes; see
+/// [`SyntheticTopology::parse`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyntheticTopology {
     pub sockets: usize,
     pub cores_per_socket: usize,
+    /// Hardware threads (PUs) per core.
+    #[serde(default = "one")]
+    pub pus_per_core: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl std::fmt::Display for SyntheticTopology {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "pack:{} core:{}", self.sockets, self.cores_per_socket)
+        write!(
+            f,
+            "pack:{} core:{} pu:{}",
+            self.sockets, self.cores_per_socket, self.pus_per_core
+        )
     }
+}
+
+impl SyntheticTopology {
+    /// Reads hwloc's synthetic syntax: whitespace-separated levels
+    /// `type:count`, types case-insensitive and in hwloc's names or
+    /// abbreviations (`Package`/`pack`/`socket`, `Group0`, `NUMANode`/`numa`,
+    /// `L3Cache`/`l3`, `L2Cache`, `L1dCache`, `Core`, `PU`...), each
+    /// optionally followed by attributes in parentheses (`(memory=...)`,
+    /// `(size=...)`), and memory children in brackets
+    /// (`[NUMANode(memory=...)]`), both ignored. Levels down to the package
+    /// multiply into sockets, levels below it down to the core into cores per
+    /// socket, levels below the core into PUs per core. Without a package
+    /// level, there is one socket; without a core level, each PU is a core.
+    /// `max_pus` bounds the product.
+    ///
+    /// ```
+    /// use braid::topology::SyntheticTopology;
+    /// let lstopo = "Package:2 [NUMANode(memory=67108864)] L3Cache:1(size=47185920) Core:18 PU:1";
+    /// let a = SyntheticTopology::parse(lstopo, 4096).unwrap();
+    /// assert_eq!(a, SyntheticTopology::parse("pack:2 core:18", 4096).unwrap());
+    /// assert_eq!(a.to_string(), "pack:2 core:18 pu:1");
+    /// assert_eq!(SyntheticTopology::parse("pack:2 core:4 pu:2", 4096).unwrap().pus_per_core, 2);
+    /// ```
+    pub fn parse(text: &str, max_pus: usize) -> Result<SyntheticTopology, String> {
+        let levels = synthetic_levels(text)?;
+        if levels.is_empty() {
+            return Err("no levels".into());
+        }
+        let is = |kind: &str, names: &[&str]| names.contains(&kind);
+        const PACKAGE: &[&str] = &["pack", "package", "socket"];
+        const CORE: &[&str] = &["core"];
+        const PU: &[&str] = &["pu"];
+        let pack = levels.iter().position(|(k, _)| is(k, PACKAGE));
+        let core = levels.iter().position(|(k, _)| is(k, CORE));
+        let (mut sockets, mut cores, mut pus) = (1usize, 1usize, 1usize);
+        for (i, (kind, n)) in levels.iter().enumerate() {
+            let known = is(kind, PACKAGE)
+                || is(kind, CORE)
+                || is(kind, PU)
+                || kind.starts_with("group")
+                || kind.starts_with("numa")
+                || kind == "machine"
+                || kind == "die"
+                || kind.starts_with('l') && kind.len() > 1 && kind.as_bytes()[1].is_ascii_digit();
+            if !known {
+                return Err(format!("unknown level type `{kind}`"));
+            }
+            let slot = match core {
+                _ if pack.is_some_and(|p| i <= p) => &mut sockets,
+                Some(c) if i > c => &mut pus,
+                _ => &mut cores,
+            };
+            *slot = slot.checked_mul(*n).ok_or("too many PUs")?;
+        }
+        let total = sockets
+            .checked_mul(cores)
+            .and_then(|n| n.checked_mul(pus))
+            .filter(|&n| n <= max_pus)
+            .ok_or_else(|| format!("more than {max_pus} PUs in all"))?;
+        debug_assert!(total > 0);
+        Ok(SyntheticTopology {
+            sockets,
+            cores_per_socket: cores,
+            pus_per_core: pus,
+        })
+    }
+}
+
+/// The `(type, count)` levels of a synthetic string, types lowercased,
+/// attributes and memory children dropped.
+fn synthetic_levels(text: &str) -> Result<Vec<(String, usize)>, String> {
+    // Drop `(...)` and `[...]` (which may hold spaces), keeping the rest.
+    let mut plain = String::new();
+    let mut depth: Vec<char> = Vec::new();
+    for c in text.chars() {
+        match c {
+            '(' | '[' => depth.push(c),
+            ')' | ']' => {
+                let open = if c == ')' { '(' } else { '[' };
+                if depth.pop() != Some(open) {
+                    return Err(format!("unbalanced `{c}`"));
+                }
+                if depth.is_empty() {
+                    plain.push(' ');
+                }
+            }
+            _ if depth.is_empty() => plain.push(c),
+            _ => {}
+        }
+    }
+    if !depth.is_empty() {
+        return Err("unclosed `(` or `[`".into());
+    }
+    plain
+        .split_whitespace()
+        .map(|level| {
+            let (kind, n) = level
+                .split_once(':')
+                .ok_or_else(|| format!("`{level}` is not TYPE:COUNT"))?;
+            let n: usize = n
+                .parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("`{level}`: the count must be a whole number >= 1"))?;
+            Ok((kind.to_ascii_lowercase(), n))
+        })
+        .collect()
 }
 
 /// How the socket layout was obtained.
@@ -133,11 +251,21 @@ impl Topology {
         }
     }
 
-    /// The simulator's machine.
+    /// The simulator's machine: PUs numbered consecutively, core by core.
     pub fn synthetic(t: SyntheticTopology) -> Topology {
+        let per_socket = t.cores_per_socket * t.pus_per_core;
         Topology {
             source: Source::Synthetic,
-            ..Topology::uniform(t.sockets, t.cores_per_socket)
+            sockets: (0..t.sockets)
+                .map(|s| Socket {
+                    cores: (0..t.cores_per_socket)
+                        .map(|c| {
+                            let first = s * per_socket + c * t.pus_per_core;
+                            (first..first + t.pus_per_core).collect()
+                        })
+                        .collect(),
+                })
+                .collect(),
         }
     }
 
@@ -442,6 +570,58 @@ fn detect_hwloc() -> Option<Topology> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn lstopo_strings_and_the_short_form_give_the_same_machine() {
+        let short = SyntheticTopology::parse("pack:2 core:18", 4096).unwrap();
+        for long in [
+            "pack:2 core:18 pu:1",
+            "Package:2 Core:18 PU:1",
+            "Package:2 [NUMANode(memory=67108864)] L3Cache:1(size=47185920) \
+             L2Cache:18(size=1048576) L1dCache:1(size=32768) L1iCache:1(size=32768) Core:1 PU:1",
+            "socket:2 l3:1 core:18",
+            "Machine:1 Package:2(indexes=0,1) Core:18 PU:1",
+        ] {
+            assert_eq!(
+                SyntheticTopology::parse(long, 4096).unwrap(),
+                short,
+                "{long}"
+            );
+        }
+        assert_eq!(
+            Topology::synthetic(short),
+            Topology::synthetic(SyntheticTopology::parse("pack:2 core:18 pu:1", 4096).unwrap())
+        );
+    }
+
+    #[test]
+    fn levels_fall_into_sockets_cores_and_pus() {
+        let t = |s| SyntheticTopology::parse(s, 4096).unwrap();
+        let shape = |t: SyntheticTopology| (t.sockets, t.cores_per_socket, t.pus_per_core);
+        assert_eq!(shape(t("group:2 pack:2 numa:2 core:4 pu:2")), (4, 8, 2));
+        assert_eq!(shape(t("core:4 pu:2")), (1, 4, 2));
+        assert_eq!(shape(t("pu:6")), (1, 6, 1));
+        let m = Topology::synthetic(t("pack:2 core:2 pu:2"));
+        assert_eq!(m.physical_cores(), 4);
+        assert_eq!(m.sockets[1].cores, vec![vec![4, 5], vec![6, 7]]);
+    }
+
+    #[test]
+    fn malformed_synthetic_strings_say_what_is_wrong() {
+        for (bad, why) in [
+            ("", "no levels"),
+            ("pack:2 widget:3", "widget"),
+            ("pack:0 core:2", ">= 1"),
+            ("pack:2 core", "TYPE:COUNT"),
+            ("pack:2(size=1 core:2", "unclosed"),
+            ("pack:2) core:2", "unbalanced"),
+            ("pack:100000 core:100000", "PUs"),
+        ] {
+            let e = SyntheticTopology::parse(bad, 4096).unwrap_err();
+            assert!(e.contains(why), "{bad:?}: {e}");
+        }
+    }
+
     use super::*;
     use std::path::PathBuf;
 

@@ -246,8 +246,10 @@ config_keys! {
     /// Do the real Jacobi arithmetic (needed for tolerance, residuals and --grid);
     /// false counts updates only, which is much faster.
     numerics: bool = "false", |p| p.boolean();
-    /// The simulated machine, in hwloc's synthetic syntax (paper's Cirrus: pack:2 core:18).
-    sim_topology: SyntheticTopology = "pack:2 core:18", |p| p.synthetic();
+    /// The simulated machine, in hwloc's synthetic syntax as `lstopo --of synthetic`
+    /// prints it (attributes and memory children are read and ignored; a short
+    /// form such as pack:2 core:18 works too). The paper's Cirrus: pack:2 core:18 pu:1.
+    sim_topology: SyntheticTopology = "pack:2 core:18 pu:1", |p| p.synthetic();
     /// Speed factors of cores (manufacturing variability): uniform, or CORE:FACTOR,
     /// e.g. 3:0.95, 7:1.05 (higher is faster; unlisted cores 1.0).
     sim_speed: Vec<(usize, f64)> = "uniform", |p| p.speeds();

@@ -611,7 +611,7 @@ mod tests {
             (2, 18)
         );
         let c = parse("sim_topology = package:4 core:6").unwrap();
-        assert_eq!(c.sim_topology.to_string(), "pack:4 core:6");
+        assert_eq!(c.sim_topology.to_string(), "pack:4 core:6 pu:1");
     }
 
     #[test]

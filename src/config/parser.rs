@@ -162,34 +162,11 @@ impl Parser<'_> {
 
     /// `pack:2 core:18` (hwloc's synthetic syntax)
     pub(super) fn synthetic(&self) -> Result<SyntheticTopology, ConfigError> {
-        let bad = || {
+        SyntheticTopology::parse(self.value, MAX_CPUS).map_err(|why| {
             self.bad(format!(
-                "levels like `pack:2 core:18` with counts >= 1, at most {MAX_CPUS} cores in all"
+                "hwloc's synthetic syntax, like `pack:2 core:18 pu:1` or what `lstopo --of \
+                 synthetic` prints ({why})"
             ))
-        };
-        let (mut sockets, mut cores) = (1usize, 1usize);
-        let mut levels = 0;
-        for level in self.value.split_whitespace() {
-            let (kind, n) = level.split_once(':').ok_or_else(bad)?;
-            let n: usize = n.parse().ok().filter(|&n| n > 0).ok_or_else(bad)?;
-            match kind.to_ascii_lowercase().as_str() {
-                "pack" | "package" | "socket" => {
-                    sockets = sockets.checked_mul(n).ok_or_else(bad)?
-                }
-                "machine" | "group" | "numa" | "node" | "l3" | "l3cache" | "l2" | "l2cache"
-                | "l1" | "l1cache" | "core" | "pu" => {
-                    cores = cores.checked_mul(n).ok_or_else(bad)?
-                }
-                _ => return Err(bad()),
-            }
-            levels += 1;
-        }
-        if levels == 0 || sockets.checked_mul(cores).is_none_or(|n| n > MAX_CPUS) {
-            return Err(bad());
-        }
-        Ok(SyntheticTopology {
-            sockets,
-            cores_per_socket: cores,
         })
     }
 
