@@ -90,9 +90,10 @@ impl Trace {
                 start_ns: num(s, "start")?,
                 duration_ns: num(d, "duration")?,
             };
-            if let Some(prev) = detours.last()
-                && d.start_ns < prev.start_ns.saturating_add(prev.duration_ns)
-            {
+            let prev_end = detours
+                .last()
+                .map(|p| p.start_ns.saturating_add(p.duration_ns));
+            if let Some(prev) = detours.last().filter(|_| prev_end > Some(d.start_ns)) {
                 return Err(bad(format!(
                     "starts at {} ns, before the previous detour ends ({} + {} ns): \
                      detours must be sorted and must not overlap",
@@ -160,7 +161,7 @@ pub fn record(duration: Duration, threshold_ns: u64, stop: &AtomicBool) -> Trace
             break;
         }
         spins = spins.wrapping_add(1);
-        if spins.is_multiple_of(4096) && stop.load(Ordering::Relaxed) {
+        if spins % 4096 == 0 && stop.load(Ordering::Relaxed) {
             break;
         }
     }
