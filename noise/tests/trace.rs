@@ -77,14 +77,26 @@ fn a_replayed_trace_recorded_again_loses_the_same_share() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!("braid-noise-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // A made-up trace: 300 us away every 2 ms, 15% of the core.
-    let mut text = String::from("# duration_ns 20000000\n");
+    // A made-up trace: 1 ms away every 5 ms, 20% of the core. Each replayed
+    // detour also costs a wake-up and two switches (tens of us here), so
+    // fewer, longer detours keep that small next to what is replayed.
+    let mut text = String::from("# duration_ns 50000000\n");
     for k in 0..10 {
-        text += &format!("{}\t300000\n", 100_000 + k * 2_000_000);
+        text += &format!("{}\t1000000\n", 100_000 + k * 5_000_000);
     }
     let file = dir.join("made.trace");
     std::fs::write(&file, &text).unwrap();
     let original = Trace::parse(&text).unwrap();
+    // What this core loses anyway (the machine's own detours, on a shared
+    // VM a few percent), recorded the same way just before.
+    let quiet = std::thread::scope(|s| {
+        s.spawn(|| {
+            pin(a_core()).unwrap();
+            record(Duration::from_millis(500), 50_000, &AtomicBool::new(false)).lost_share()
+        })
+        .join()
+        .unwrap()
+    });
     let core = a_core().to_string();
     let file_s = file.to_str().unwrap();
     let mut replay = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
@@ -106,18 +118,20 @@ fn a_replayed_trace_recorded_again_loses_the_same_share() {
         String::from_utf8_lossy(&out.stderr)
     );
     let recorded = Trace::parse(&std::fs::read_to_string(&again).unwrap()).unwrap();
-    let (want, got) = (original.lost_share(), recorded.lost_share());
+    let (want, got) = (original.lost_share(), recorded.lost_share() - quiet);
     assert!(
         (got - want).abs() < 0.03,
-        "replayed {:.1}%, recorded again {:.1}%",
+        "replayed {:.1}%, recorded again {:.1}% beyond the quiet core's {:.1}%",
         100.0 * want,
-        100.0 * got
+        100.0 * got,
+        100.0 * quiet
     );
     std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
 fn bad_trace_files_are_refused_with_exit_2_naming_the_line() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!("braid-noise-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (name, text, line) in [
