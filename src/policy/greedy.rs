@@ -28,7 +28,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group};
+use super::{Move, Named, Owned, Policy, Scope, Snapshot, Strategy, by_group};
 
 #[derive(Debug, Clone)]
 pub struct Greedy {
@@ -210,49 +210,6 @@ pub(super) fn realise(
         }
     }
     moves
-}
-
-/// Every thread's subdomains, bucketed in one pass (one flat array).
-pub(super) struct Owned {
-    start: Vec<usize>,
-    subs: Vec<usize>,
-}
-
-impl Owned {
-    pub(super) fn of(snap: &Snapshot<'_>) -> Owned {
-        let mut start = vec![0usize; snap.threads() + 1];
-        for &o in snap.owners {
-            start[o + 1] += 1;
-        }
-        for t in 0..snap.threads() {
-            start[t + 1] += start[t];
-        }
-        let mut fill = start.clone();
-        let mut subs = vec![0usize; snap.owners.len()];
-        for (s, &o) in snap.owners.iter().enumerate() {
-            subs[fill[o]] = s;
-            fill[o] += 1;
-        }
-        Owned { start, subs }
-    }
-
-    pub(super) fn of_thread(&self, t: usize) -> &[usize] {
-        &self.subs[self.start[t]..self.start[t + 1]]
-    }
-
-    /// Thread `t`'s `k` least updated subdomains, least first (ties: lower
-    /// id), in time linear in what it holds plus `k log k`.
-    pub(super) fn least_updated(&self, snap: &Snapshot<'_>, t: usize, k: usize) -> Vec<usize> {
-        let mut own = self.of_thread(t).to_vec();
-        let key = |&s: &usize| (snap.counts[s], s);
-        let k = k.min(own.len());
-        if k > 0 && k < own.len() {
-            own.select_nth_unstable_by_key(k - 1, key);
-        }
-        own.truncate(k);
-        own.sort_unstable_by_key(key);
-        own
-    }
 }
 
 #[cfg(test)]

@@ -25,8 +25,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::greedy::Owned;
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group};
+use super::{Move, Named, Owned, Policy, Scope, Snapshot, Strategy, by_group};
 
 /// A donor's own subdomains, least updated on top: (count, id).
 type Donor = BinaryHeap<Reverse<(u64, usize)>>;
@@ -43,9 +42,7 @@ pub struct Refine {
 impl Policy for Refine {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
         by_group(snap, self.scope, |group, held| {
-            let mut moves = Vec::new();
-            self.refine(snap, group, &mut held.to_vec(), &mut moves);
-            moves
+            self.refine(snap, group, held.to_vec())
         })
     }
 
@@ -58,13 +55,10 @@ impl Policy for Refine {
 }
 
 impl Refine {
-    fn refine(
-        &self,
-        snap: &Snapshot<'_>,
-        group: &[usize],
-        held: &mut [usize],
-        moves: &mut Vec<Move>,
-    ) {
+    /// The moves in `group`; `held` is every thread's count, updated as
+    /// the moves are decided.
+    fn refine(&self, snap: &Snapshot<'_>, group: &[usize], mut held: Vec<usize>) -> Vec<Move> {
+        let mut moves = Vec::new();
         let rate = |t: usize| snap.rates[t];
         let load = |t: usize, n: usize| match (n, rate(t) > 0.0) {
             (0, _) => 0.0,
@@ -73,7 +67,7 @@ impl Refine {
         };
         let total_rate: f64 = group.iter().map(|&t| rate(t)).sum();
         if total_rate <= 0.0 {
-            return;
+            return moves;
         }
         let ideal = group.iter().map(|&t| held[t]).sum::<usize>() as f64 / total_rate;
         // Each donor's own subdomains as a min-heap by (count, id), built
@@ -92,10 +86,10 @@ impl Refine {
                         .total_cmp(&load(b, held[b]))
                         .then(b.cmp(&a))
                 });
-            let Some(from) = donor else { return };
+            let Some(from) = donor else { return moves };
             let worst = load(from, held[from]);
             if worst <= (1.0 + self.tolerance) * ideal {
-                return;
+                return moves;
             }
             let receiver = group
                 .iter()
@@ -107,7 +101,7 @@ impl Refine {
                         .then(a.cmp(&b))
                 });
             let Some(to) = receiver.filter(|&t| load(t, held[t] + 1) < worst) else {
-                return;
+                return moves;
             };
             let owned = owned.get_or_insert_with(|| Owned::of(snap));
             let heap = own[from].get_or_insert_with(|| {
@@ -115,7 +109,7 @@ impl Refine {
                 subs.map(|&s| Reverse((snap.counts[s], s))).collect()
             });
             let Some(Reverse((_, sub))) = heap.pop() else {
-                return;
+                return moves;
             };
             moves.push(Move { sub, from, to });
             held[from] -= 1;

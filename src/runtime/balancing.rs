@@ -257,7 +257,7 @@ impl Balancer {
     }
 
     pub(super) fn stats(&self) -> LbStats {
-        self.state.lock().caller.stats().clone()
+        self.state.lock().caller.stats()
     }
 }
 
@@ -404,7 +404,7 @@ mod tests {
                     "{scope:?}: step {step}"
                 );
             }
-            let (real, virt) = (runtime.stats(), sim.caller.stats().clone());
+            let (real, virt) = (runtime.stats(), sim.caller.stats());
             assert_eq!(
                 (real.calls, real.moves, real.cross_socket_moves),
                 (virt.calls, virt.moves, virt.cross_socket_moves),

@@ -230,10 +230,14 @@ impl Caller {
     /// its progress-gap growth, and its effort.
     fn measure(&mut self, interval_s: f64) {
         let growth = progress_gap_growth(&self.rates, &self.held);
-        if self.history.len() == HISTORY {
-            self.history.remove(0);
-        }
-        self.history.push(self.rates.clone());
+        // The oldest interval's buffer, once there are HISTORY, takes the newest.
+        let mut rates = if self.history.len() == HISTORY {
+            self.history.remove(0)
+        } else {
+            Vec::new()
+        };
+        rates.clone_from(&self.rates);
+        self.history.push(rates);
         self.growth = Some(growth);
         self.last_interval_s = interval_s;
         let effort = Effort {
@@ -263,19 +267,6 @@ impl Caller {
             });
         }
         self.current = next;
-        if let Some(c) = &self.chooser {
-            self.stats.tried = c
-                .means()
-                .iter()
-                .zip(&self.candidates)
-                .filter_map(|(m, p)| {
-                    m.map(|effort| Tried {
-                        balancer: p.name(),
-                        effort,
-                    })
-                })
-                .collect();
-        }
     }
 
     /// Applies `moves` in order and counts them.
@@ -313,8 +304,24 @@ impl Caller {
             .then(|| auto_interval_s(self.stats.time_s / calls, self.growth).min(2.0 * last))
     }
 
-    pub fn stats(&self) -> &LbStats {
-        &self.stats
+    /// The tally, with each `balancer = auto` candidate's last measured
+    /// effort.
+    pub fn stats(&self) -> LbStats {
+        let mut stats = self.stats.clone();
+        if let Some(c) = &self.chooser {
+            stats.tried = c
+                .means()
+                .iter()
+                .zip(&self.candidates)
+                .filter_map(|(m, p)| {
+                    m.map(|effort| Tried {
+                        balancer: p.name(),
+                        effort,
+                    })
+                })
+                .collect();
+        }
+        stats
     }
 }
 

@@ -105,11 +105,6 @@ impl Chooser {
     pub fn means(&self) -> &[Option<f64>] {
         &self.means
     }
-
-    /// Whether the candidates are being tried (else the best one runs).
-    pub fn exploring(&self) -> bool {
-        self.exploring
-    }
 }
 
 #[cfg(test)]

@@ -664,7 +664,7 @@ impl<'a> Engine<'a> {
             refuted_estimates: self.refuted,
             rehomes: self.rehomes,
             first_touchers: Vec::new(),
-            lb: self.balance.as_ref().map(|b| b.caller.stats().clone()),
+            lb: self.balance.as_ref().map(|b| b.caller.stats()),
             trace: std::mem::take(&mut self.trace),
         };
         (outcome, noise)
