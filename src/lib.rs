@@ -48,6 +48,7 @@ pub mod plot;
 pub mod policy;
 pub mod problem;
 pub mod report;
+pub mod rng;
 pub mod runtime;
 pub mod schedule;
 pub mod sim;

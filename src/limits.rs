@@ -22,5 +22,7 @@ pub const MAX_COST_NS: f64 = 1e9;
 pub const MAX_SAMPLES: u64 = 1_000_000;
 /// Text files braid reads (configurations, suites): 16 MiB.
 pub const MAX_TEXT_BYTES: u64 = 16 << 20;
+/// Noise traces braid replays: 256 MiB (about 16 million detours).
+pub const MAX_TRACE_BYTES: u64 = 256 << 20;
 /// Results files braid reads (a record is a few KiB; traced ones more).
 pub const MAX_RESULTS_BYTES: u64 = 4 << 30;

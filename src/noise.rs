@@ -17,22 +17,37 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
+use std::path::PathBuf;
+
+use braid_noise::trace::Trace;
 use braid_noise::{Calibration, NoiseStats, Rhythm};
 use serde::{Deserialize, Serialize};
 
 use crate::config::NoiseMode;
 
 /// How hard one parasite works.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     /// Work iterations per burst, as given.
     Iterations(u64),
     /// A duty cycle; the parasite calibrates itself on its core.
     Duty(f64),
+    /// A recorded trace, replayed in a loop from `offset_ns` into it.
+    Trace(Replay),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// A trace to replay, read and checked when the run is planned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Replay {
+    pub file: PathBuf,
+    #[serde(skip)]
+    pub trace: Arc<Trace>,
+    pub offset_ns: u64,
+    pub lost_share: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ParasitePlan {
     pub core: usize,
     pub sleep_us: u64,
@@ -52,10 +67,32 @@ pub struct Applied {
     pub sleep_us: u64,
     pub work_iters: u64,
     pub requested_duty: Option<f64>,
+    /// The trace replayed, if any (its bursts are its detours played).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<ReplayedTrace>,
     pub bursts: u64,
     /// Share of the core the parasite took: its work time over its lifetime.
     pub measured_duty: f64,
     pub elapsed_s: f64,
+}
+
+/// Which trace a parasite replayed, from where, and the share of the core
+/// it takes as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayedTrace {
+    pub file: PathBuf,
+    pub offset_ns: u64,
+    pub lost_share: f64,
+}
+
+impl ReplayedTrace {
+    pub fn of(replay: &Replay) -> ReplayedTrace {
+        ReplayedTrace {
+            file: replay.file.clone(),
+            offset_ns: replay.offset_ns,
+            lost_share: replay.lost_share,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -102,10 +139,10 @@ pub fn start(plan: &NoisePlan) -> Result<Running, StartError> {
     for p in &plan.parasites {
         let (iters, parasite) = match plan.mode {
             NoiseMode::None => continue,
-            NoiseMode::Thread => start_thread(p)?,
+            NoiseMode::Thread | NoiseMode::Trace => start_thread(p)?,
             NoiseMode::Process => start_process(p)?,
         };
-        running.parasites.push((*p, iters, parasite));
+        running.parasites.push((p.clone(), iters, parasite));
     }
     Ok(running)
 }
@@ -113,13 +150,14 @@ pub fn start(plan: &NoisePlan) -> Result<Running, StartError> {
 fn start_thread(p: &ParasitePlan) -> Result<(u64, Parasite), StartError> {
     let stop = Arc::new(AtomicBool::new(false));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-    let (plan, thread_stop) = (*p, Arc::clone(&stop));
+    let (plan, thread_stop) = (p.clone(), Arc::clone(&stop));
     let handle = std::thread::Builder::new()
         .name(format!("braid-noise-{}", p.core))
         .spawn(move || {
-            let iters = braid_noise::pin(plan.core).and_then(|()| match plan.level {
-                Level::Iterations(n) => Ok(n),
-                Level::Duty(d) => Calibration::measure().iters_for_duty(d, plan.sleep_us),
+            let iters = braid_noise::pin(plan.core).and_then(|()| match &plan.level {
+                Level::Iterations(n) => Ok(*n),
+                Level::Duty(d) => Calibration::measure().iters_for_duty(*d, plan.sleep_us),
+                Level::Trace(_) => Ok(0),
             });
             let work_iters = match iters {
                 Ok(n) => n,
@@ -129,6 +167,9 @@ fn start_thread(p: &ParasitePlan) -> Result<(u64, Parasite), StartError> {
                 }
             };
             let _ = ready_tx.send(Ok(work_iters));
+            if let Level::Trace(r) = &plan.level {
+                return braid_noise::trace::replay(&r.trace, r.offset_ns, None, &thread_stop);
+            }
             let rhythm = Rhythm {
                 sleep_us: plan.sleep_us,
                 work_iters,
@@ -172,9 +213,13 @@ fn start_process(p: &ParasitePlan) -> Result<(u64, Parasite), StartError> {
     cmd.arg("__parasite")
         .args(["--core", &p.core.to_string()])
         .args(["--sleep-us", &p.sleep_us.to_string()]);
-    match p.level {
+    match &p.level {
         Level::Iterations(n) => cmd.args(["--work-iters", &n.to_string()]),
         Level::Duty(d) => cmd.args(["--duty", &d.to_string()]),
+        Level::Trace(r) => cmd
+            .arg("--replay")
+            .arg(&r.file)
+            .args(["--offset-ns", &r.offset_ns.to_string()]),
     };
     let mut child = cmd
         .args(["--until-stdin-closes", "--json"])
@@ -222,7 +267,11 @@ impl Running {
                     work_iters,
                     requested_duty: match plan.level {
                         Level::Duty(d) => Some(d),
-                        Level::Iterations(_) => None,
+                        Level::Iterations(_) | Level::Trace(_) => None,
+                    },
+                    trace: match &plan.level {
+                        Level::Trace(r) => Some(ReplayedTrace::of(r)),
+                        _ => None,
                     },
                     bursts: stats.bursts,
                     measured_duty: stats.duty,

@@ -2,17 +2,22 @@
 //! the selected topology, where each thread is pinned, and the runtime
 //! settings. Every check that needs the machine lives here.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::config::{AutoOr, Config, ConfigError, NoiseMode};
+use braid_noise::trace::Trace;
+
+use crate::config::{AutoOr, Config, ConfigError, NoiseCore, NoiseMode, NoiseOffsets};
 use crate::engine::{Balancing, Chosen, Interval, Scheme, Settings};
 use crate::interrupt::Interrupt;
-use crate::noise::{Level, NoisePlan, ParasitePlan};
+use crate::limits::{MAX_SECONDS, MAX_TRACE_BYTES};
+use crate::noise::{Level, NoisePlan, ParasitePlan, Replay};
 use crate::policy::{
     Anticipate, Greedy, Named, Policy, Progressive, Refine, ResidualFirst, Scope, Steal,
 };
 use crate::problem::{DecompositionError, Problem};
+use crate::rng::SplitMix64;
 use crate::topology::{Placement, Topology, TopologyError};
 use crate::variant::{Choice, Mode, Strategy};
 
@@ -29,6 +34,8 @@ pub enum PlanError {
          auto is the core of the thread next to the source)"
     )]
     NoiseCore { core: usize, available: String },
+    #[error("`noise_cores`: trace {file}: {message}")]
+    NoiseTrace { file: PathBuf, message: String },
     #[error(
         "`threads` x `subdomains` = {total} subdomains, more than braid handles ({max}); \
          use fewer threads or subdomains"
@@ -310,14 +317,27 @@ fn noise_plan(
     if cfg.noise == NoiseMode::None {
         return Ok(None);
     }
-    let level = |duty: Option<f64>| match duty {
-        Some(d) => Level::Duty(d),
-        None => Level::Iterations(cfg.noise_work_iters),
-    };
-    let parasite = |core: usize, duty: Option<f64>| ParasitePlan {
-        core,
-        sleep_us: cfg.noise_sleep_us,
-        level: level(duty),
+    // Offsets into the traces: one draw per core, or one for all (cosched).
+    let mut rng = SplitMix64(cfg.seed ^ 0x6E6F_6973_6520_6F66); // "noise of"
+    let cosched = rng.next();
+    let mut level = |c: &NoiseCore| -> Result<Level, PlanError> {
+        Ok(match (&c.trace, c.duty) {
+            (Some(file), _) => {
+                let trace = load_trace(file)?;
+                let draw = match cfg.noise_offsets {
+                    NoiseOffsets::Independent => rng.next(),
+                    NoiseOffsets::Cosched => cosched,
+                };
+                Level::Trace(Replay {
+                    file: file.clone(),
+                    offset_ns: draw % trace.span_ns.max(1),
+                    lost_share: trace.lost_share(),
+                    trace: Arc::new(trace),
+                })
+            }
+            (None, Some(d)) => Level::Duty(d),
+            (None, None) => Level::Iterations(cfg.noise_work_iters),
+        })
     };
     let available = machine.cores();
     let mut parasites: Vec<ParasitePlan> = Vec::new();
@@ -332,12 +352,34 @@ fn noise_plan(
                 available: crate::topology::format_list(&available),
             });
         }
-        parasites.push(parasite(core, c.duty));
+        parasites.push(ParasitePlan {
+            core,
+            sleep_us: cfg.noise_sleep_us,
+            level: level(c)?,
+        });
     }
     Ok(Some(NoisePlan {
         mode: cfg.noise,
         parasites,
     }))
+}
+
+/// Reads and checks a trace to replay: the selfish format, and a span both
+/// engines can count in (picoseconds in the simulator).
+fn load_trace(file: &Path) -> Result<Trace, PlanError> {
+    let bad = |message: String| PlanError::NoiseTrace {
+        file: file.to_path_buf(),
+        message,
+    };
+    let text = crate::files::read_text(file, MAX_TRACE_BYTES).map_err(|e| bad(e.to_string()))?;
+    let trace = Trace::parse(&text).map_err(|e| bad(e.to_string()))?;
+    if trace.span_ns as f64 > MAX_SECONDS * 1e9 {
+        return Err(bad(format!(
+            "it spans {} ns, more than braid replays ({MAX_SECONDS} s)",
+            trace.span_ns
+        )));
+    }
+    Ok(trace)
 }
 
 #[cfg(test)]

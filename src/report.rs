@@ -246,6 +246,20 @@ impl Report {
     fn fmt_noise_and_balancing(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(noise) = &self.noise {
             for p in &noise.parasites {
+                if let Some(t) = &p.trace {
+                    writeln!(
+                        f,
+                        "  noise          trace {} on core {} (from {:.3} s into it): {} detours, \
+                         {:.1}% of the core ({:.1}% over the whole trace)",
+                        t.file.display(),
+                        p.core,
+                        t.offset_ns as f64 / 1e9,
+                        p.bursts,
+                        100.0 * p.measured_duty,
+                        100.0 * t.lost_share
+                    )?;
+                    continue;
+                }
                 writeln!(
                     f,
                     "  noise          {:?} on core {}: {} bursts of {} iterations, measured duty {:.1}%{}",

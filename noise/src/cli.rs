@@ -26,9 +26,12 @@ pub struct NoiseArgs {
     pub threshold_ns: u64,
     /// Replay a recorded trace on the core instead: busy through each detour
     /// at its start time, idle between; loops while --duration lasts (else
-    /// plays it once)
+    /// plays it once, or loops until stdin closes with --until-stdin-closes)
     #[arg(long, value_name = "FILE", conflicts_with_all = ["calibrate", "duty"])]
     pub replay: Option<std::path::PathBuf>,
+    /// Start the replay this far into the trace, ns (wraps around its span)
+    #[arg(long, default_value_t = 0, requires = "replay")]
+    pub offset_ns: u64,
     /// Microseconds of sleep between bursts
     #[arg(long, default_value_t = 200)]
     pub sleep_us: u64,
@@ -82,7 +85,7 @@ fn run_args(args: NoiseArgs) -> Result<(), NoiseError> {
         );
     }
     if let Some(file) = &args.replay {
-        return replay_from(file, duration, args.json);
+        return replay_from(file, &args, duration);
     }
     if args.calibrate {
         let cal = Calibration::measure();
@@ -123,20 +126,10 @@ fn run_args(args: NoiseArgs) -> Result<(), NoiseError> {
     };
     rhythm.check()?;
     let stop = Arc::new(AtomicBool::new(false));
-    if args.until_stdin_closes && args.json {
-        // Tell the parent the parasite is calibrated and about to start.
-        say(&serde_json::json!({ "ready": { "work_iters": work_iters } }).to_string());
-    }
     if args.until_stdin_closes {
-        let stop = Arc::clone(&stop);
-        let parasite = std::thread::current();
-        std::thread::spawn(move || {
-            let mut sink = [0u8; 64];
-            let mut stdin = std::io::stdin();
-            while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
-            stop.store(true, Ordering::Relaxed);
-            parasite.unpark(); // cut the current sleep short
-        });
+        // Tell the parent the parasite is calibrated and about to start.
+        ready(&args, work_iters);
+        stop_when_stdin_closes(&stop);
     }
     let stats = run(rhythm, &stop, duration);
     if args.json {
@@ -200,11 +193,12 @@ fn record_to(
     Ok(())
 }
 
-/// `--replay`: plays a trace file on the (pinned) calling thread.
+/// `--replay`: plays a trace file on the (pinned) calling thread: once, for
+/// `--duration`, or until stdin closes.
 fn replay_from(
     file: &std::path::Path,
+    args: &NoiseArgs,
     duration: Option<Duration>,
-    json: bool,
 ) -> Result<(), NoiseError> {
     let bad = |message: String| NoiseError::File {
         path: file.display().to_string(),
@@ -212,19 +206,51 @@ fn replay_from(
     };
     let text = std::fs::read_to_string(file).map_err(|e| bad(e.to_string()))?;
     let trace = crate::trace::Trace::parse(&text).map_err(|e| bad(e.to_string()))?;
-    let stop = AtomicBool::new(false);
-    let busy = crate::trace::replay(&trace, duration, &stop);
-    if json {
-        say(&serde_json::json!({ "busy_ns": busy, "lost_share": trace.lost_share() }).to_string());
+    let stop = Arc::new(AtomicBool::new(false));
+    let duration = match duration {
+        None if !args.until_stdin_closes => Some(Duration::from_nanos(trace.span_ns)),
+        d => d,
+    };
+    if args.until_stdin_closes {
+        ready(args, 0);
+        stop_when_stdin_closes(&stop);
+    }
+    let stats = crate::trace::replay(&trace, args.offset_ns, duration, &stop);
+    if args.json {
+        say(&serde_json::to_string(&stats).expect("serialisable"));
     } else {
         say(&format!(
-            "replayed {} detours ({:.2}% of the core), busy {:.3} s",
-            trace.detours.len(),
+            "replayed {} detours of a trace losing {:.2}% of the core: busy {:.3} s of {:.3} s ({:.2}%)",
+            stats.bursts,
             100.0 * trace.lost_share(),
-            busy as f64 / 1e9
+            stats.work_s,
+            stats.elapsed_s,
+            100.0 * stats.duty
         ));
     }
     Ok(())
+}
+
+/// With `--json`, tells the parent (`braid run`) the parasite is about to
+/// start.
+fn ready(args: &NoiseArgs, work_iters: u64) {
+    if args.json {
+        say(&serde_json::json!({ "ready": { "work_iters": work_iters } }).to_string());
+    }
+}
+
+/// Sets `stop` (and unparks the calling thread, to cut its wait short) when
+/// standard input closes.
+fn stop_when_stdin_closes(stop: &Arc<AtomicBool>) {
+    let stop = Arc::clone(stop);
+    let parasite = std::thread::current();
+    std::thread::spawn(move || {
+        let mut sink = [0u8; 64];
+        let mut stdin = std::io::stdin();
+        while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+        stop.store(true, Ordering::Relaxed);
+        parasite.unpark();
+    });
 }
 
 /// Prints a line, ignoring a closed stdout: a parasite whose parent died

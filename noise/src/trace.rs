@@ -13,6 +13,8 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::NoiseStats;
+
 /// One detour: the core was taken away from `start_ns` for `duration_ns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Detour {
@@ -38,6 +40,8 @@ pub enum TraceError {
     Line { line: usize, problem: String },
     #[error("no detours: the trace is empty")]
     Empty,
+    #[error("the detours take the whole {span_ns} ns: nothing else would ever run")]
+    Whole { span_ns: u64 },
 }
 
 impl Trace {
@@ -106,11 +110,18 @@ impl Trace {
             .last()
             .map(|d| d.start_ns.saturating_add(d.duration_ns))
             .ok_or(TraceError::Empty)?;
-        Ok(Trace {
+        let trace = Trace {
             detours,
             span_ns: span.unwrap_or(end).max(end),
             comments,
-        })
+        };
+        let lost: u64 = trace.detours.iter().map(|d| d.duration_ns).sum();
+        if lost >= trace.span_ns {
+            return Err(TraceError::Whole {
+                span_ns: trace.span_ns,
+            });
+        }
+        Ok(trace)
     }
 
     /// The file: the comments, `# duration_ns`, then the detours.
@@ -172,42 +183,110 @@ pub fn record(duration: Duration, threshold_ns: u64, stop: &AtomicBool) -> Trace
     }
 }
 
-/// Replays `trace` on the calling thread (pin it first): busy on the clock
-/// for each detour's length from its start, asleep in between, looping from the
-/// start while `duration` (if any) lasts. Returns the busy ns it spent.
-pub fn replay(trace: &Trace, duration: Option<Duration>, stop: &AtomicBool) -> u64 {
+/// Replays `trace` on the calling thread (pin it first), starting
+/// `offset_ns` into it: busy on the clock for each detour's length from its
+/// start (on this thread's CPU clock), parked in between, looping while `duration` lasts (without one,
+/// until `stop`). Ends
+/// within a detour of `stop` being set (unpark the thread to cut a wait
+/// short). Returns what it did: detours played as bursts, the CPU time
+/// they took as work.
+pub fn replay(
+    trace: &Trace,
+    offset_ns: u64,
+    duration: Option<Duration>,
+    stop: &AtomicBool,
+) -> NoiseStats {
     let start = Instant::now();
-    let limit = duration.map(|d| d.as_nanos().min(u64::MAX as u128) as u64);
+    let clock = || start.elapsed().as_nanos() as u64;
+    let limit = duration.map_or(u64::MAX, |d| d.as_nanos().min(u64::MAX as u128) as u64);
     let span = trace.span_ns.max(1);
-    let mut busy = 0u64;
-    let mut lap = 0u64;
-    loop {
-        for d in &trace.detours {
-            let at = lap * span + d.start_ns;
-            if limit.is_some_and(|l| at >= l) || stop.load(Ordering::Relaxed) {
-                return busy;
+    let offset = offset_ns % span;
+    let (mut bursts, mut busy) = (0u64, 0u64);
+    // Detours that start before the offset are played a lap later.
+    let first = trace.detours.partition_point(|d| d.start_ns < offset);
+    let played = trace.detours[first..]
+        .iter()
+        .map(|d| d.start_ns - offset)
+        .chain(
+            trace.detours[..first]
+                .iter()
+                .map(|d| d.start_ns + span - offset),
+        )
+        .zip(trace.detours[first..].iter().chain(&trace.detours[..first]));
+    'laps: for lap in 0.. {
+        for (at, d) in played.clone() {
+            let at = (lap * span).saturating_add(at);
+            if at >= limit {
+                break 'laps;
             }
-            let now = start.elapsed().as_nanos() as u64;
-            if at > now {
-                std::thread::sleep(Duration::from_nanos(at - now));
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    break 'laps;
+                }
+                let now = clock();
+                if now >= at {
+                    break;
+                }
+                std::thread::park_timeout(Duration::from_nanos(at - now));
             }
-            // Busy for the detour's whole length from when the sleep really
-            // ended (a wake-up is late by tens of us): the share lost is
-            // what a replay must reproduce; the next start is absolute, so
-            // lateness does not accumulate.
-            let began = start.elapsed().as_nanos() as u64;
-            let until = (began + d.duration_ns).min(limit.unwrap_or(u64::MAX));
+            // Take the detour's length of this core's time, counted on the
+            // thread's CPU clock from when the wait really ended: a wake-up
+            // is late by tens of us, and a worker sharing the core may
+            // preempt the replay mid-detour; either way the core loses what
+            // the trace says. The next start is absolute, so lateness does
+            // not accumulate. A starved replay gives up after 4x the length
+            // (plus 1 ms) of wall time, and any detour ends on `stop`.
+            let (wall0, cpu0) = (clock(), thread_cpu_ns());
+            let give_up = wall0
+                .saturating_add(d.duration_ns.saturating_mul(4))
+                .saturating_add(1_000_000)
+                .min(limit);
             let mut x = 0u64;
-            while (start.elapsed().as_nanos() as u64) < until {
-                x = black_box(x.wrapping_add(1));
+            loop {
+                for _ in 0..64 {
+                    x = black_box(x.wrapping_add(1));
+                }
+                if thread_cpu_ns().saturating_sub(cpu0) >= d.duration_ns
+                    || clock() >= give_up
+                    || stop.load(Ordering::Relaxed)
+                {
+                    break;
+                }
             }
-            busy += (start.elapsed().as_nanos() as u64).saturating_sub(began);
+            busy += thread_cpu_ns().saturating_sub(cpu0);
+            bursts += 1;
         }
-        lap += 1;
-        if limit.is_none_or(|l| lap * span >= l) {
-            return busy;
+        if (lap + 1).saturating_mul(span) >= limit {
+            break;
         }
     }
+    let elapsed_s = start.elapsed().as_secs_f64();
+    NoiseStats {
+        bursts,
+        work_s: busy as f64 / 1e9,
+        elapsed_s,
+        duty: if elapsed_s > 0.0 {
+            busy as f64 / 1e9 / elapsed_s
+        } else {
+            0.0
+        },
+    }
+}
+
+/// This thread's CPU time, ns: what a replayed detour must take from the
+/// core, whatever else runs there.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID
+    // is supported on every Linux braid runs on (it returns 0 on success).
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
 #[cfg(test)]
@@ -254,6 +333,49 @@ mod tests {
         }
         assert_eq!(Trace::parse("# only comments\n\n"), Err(TraceError::Empty));
         assert_eq!(Trace::parse(""), Err(TraceError::Empty));
+        assert_eq!(
+            Trace::parse("0\t5\n5\t5\n"),
+            Err(TraceError::Whole { span_ns: 10 })
+        );
+    }
+
+    #[test]
+    fn the_thread_cpu_clock_runs_while_spinning_and_not_while_asleep() {
+        let a = thread_cpu_ns();
+        std::thread::sleep(Duration::from_millis(20));
+        let b = thread_cpu_ns();
+        let wall = Instant::now();
+        let mut x = 0u64;
+        while wall.elapsed() < Duration::from_millis(5) {
+            x = black_box(x.wrapping_add(1));
+        }
+        let c = thread_cpu_ns();
+        assert!(a > 0, "the clock reads");
+        assert!(b - a < 10_000_000, "asleep: {} ns", b - a);
+        assert!(c - b >= 1_000_000, "spinning 5 ms: {} ns", c - b);
+    }
+
+    #[test]
+    fn a_replay_starts_at_its_offset_and_plays_each_detour_once_a_lap() {
+        let ms = 1_000_000;
+        let t =
+            Trace::parse("0\t200000\n3000000\t200000\n6000000\t200000\n# duration_ns 9000000\n")
+                .unwrap();
+        assert_eq!(t.span_ns, 9 * ms);
+        let stop = AtomicBool::new(false);
+        // From 4 ms: the detour at 6 ms comes at 2 ms, then 0 at 5, 3 at 8.
+        let lap = replay(&t, 4 * ms, Some(Duration::from_millis(9)), &stop);
+        assert_eq!(lap.bursts, 3);
+        let part = replay(&t, 4 * ms, Some(Duration::from_micros(4500)), &stop);
+        assert_eq!(
+            part.bursts, 1,
+            "only the detour at 2 ms starts before 4.5 ms"
+        );
+        let two = replay(&t, 0, Some(Duration::from_millis(18)), &stop);
+        assert_eq!(two.bursts, 6, "it loops");
+        assert!(two.work_s >= 6.0 * 0.2e-3);
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(replay(&t, 0, None, &stop).bursts, 0, "a set stop ends it");
     }
 
     #[test]

@@ -87,46 +87,56 @@ fn a_replayed_trace_recorded_again_loses_the_same_share() {
     let file = dir.join("made.trace");
     std::fs::write(&file, &text).unwrap();
     let original = Trace::parse(&text).unwrap();
-    // What this core loses anyway (the machine's own detours, on a shared
-    // VM a few percent), recorded the same way just before.
-    let quiet = std::thread::scope(|s| {
-        s.spawn(|| {
-            pin(a_core()).unwrap();
-            record(Duration::from_millis(500), 50_000, &AtomicBool::new(false)).lost_share()
-        })
-        .join()
-        .unwrap()
-    });
-    let core = a_core().to_string();
-    let file_s = file.to_str().unwrap();
-    let mut replay = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
-        .args(["--core", &core, "--replay", file_s, "--duration", "1.6"])
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(100));
-    let again = dir.join("again.trace");
-    let out = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
-        .args(["--core", &core, "--record", again.to_str().unwrap()])
-        .args(["--duration", "1", "--threshold-ns", "50000", "--json"])
-        .output()
-        .unwrap();
-    assert!(replay.wait().unwrap().success());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let recorded = Trace::parse(&std::fs::read_to_string(&again).unwrap()).unwrap();
-    let (want, got) = (original.lost_share(), recorded.lost_share() - quiet);
-    assert!(
-        (got - want).abs() < 0.03,
-        "replayed {:.1}%, recorded again {:.1}% beyond the quiet core's {:.1}%",
-        100.0 * want,
-        100.0 * got,
-        100.0 * quiet
-    );
-    std::fs::remove_dir_all(&dir).ok();
+    // The machine is shared: another job's burst during one of the two
+    // recordings skews one attempt, not three.
+    let want = original.lost_share();
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (got, quiet) = {
+            // What this core loses anyway (the machine's own detours, on a shared
+            // VM a few percent), recorded the same way just before.
+            let quiet = std::thread::scope(|s| {
+                s.spawn(|| {
+                    pin(a_core()).unwrap();
+                    record(Duration::from_millis(500), 50_000, &AtomicBool::new(false)).lost_share()
+                })
+                .join()
+                .unwrap()
+            });
+            let core = a_core().to_string();
+            let file_s = file.to_str().unwrap();
+            let mut replay = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
+                .args(["--core", &core, "--replay", file_s, "--duration", "1.6"])
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            let again = dir.join("again.trace");
+            let out = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
+                .args(["--core", &core, "--record", again.to_str().unwrap()])
+                .args(["--duration", "1", "--threshold-ns", "50000", "--json"])
+                .output()
+                .unwrap();
+            assert!(replay.wait().unwrap().success());
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let recorded = Trace::parse(&std::fs::read_to_string(&again).unwrap()).unwrap();
+            (recorded.lost_share() - quiet, quiet)
+        };
+        seen.push(format!(
+            "recorded again {:.1}% beyond the quiet core's {:.1}%",
+            100.0 * got,
+            100.0 * quiet
+        ));
+        if (got - want).abs() < 0.03 {
+            std::fs::remove_dir_all(&dir).ok();
+            return;
+        }
+    }
+    panic!("replayed {:.1}%, but {}", 100.0 * want, seen.join("; "));
 }
 
 #[test]

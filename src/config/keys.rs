@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::parser::Parser;
-use super::{AutoOr, ConfigError, NoiseCore, NoiseMode, Origin};
+use super::{AutoOr, ConfigError, NoiseCore, NoiseMode, NoiseOffsets, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
 use crate::policy::Named;
@@ -216,22 +216,33 @@ config_keys! {
     trace_interval: f64 = "0", |p| p.seconds(" (0 = no trace)");
 
     ["Noise (the paper's parasite, section 4.3)"]
-    /// none | process | thread: a parasite on each noisy core alternates sleeping
-    /// noise_sleep_us and noise_work_iters iterations of sum = sum * a + b
-    /// (about 13% of a core here; `braid-noise --calibrate` tells).
+    /// none | process | thread | trace: a parasite on each noisy core alternates
+    /// sleeping noise_sleep_us and noise_work_iters iterations of sum = sum * a + b
+    /// (about 13% of a core here; `braid-noise --calibrate` tells), or replays the
+    /// trace its entry names. trace = threads replaying a trace on every core.
     noise: NoiseMode = "none", |p| p.choice(&[
         ("none", NoiseMode::None),
         ("process", NoiseMode::Process),
         ("thread", NoiseMode::Thread),
+        ("trace", NoiseMode::Trace),
     ]);
-    /// A list of CORE or CORE:DUTY, e.g. auto:0.19, 3:0.05. auto = the core of
-    /// the thread whose domain is next to the source (the paper's placement); a
-    /// number = any core this process may use, worker or not. DUTY in (0, 1) picks
-    /// the work iterations that take that share of the core on this machine;
-    /// without it, noise_sleep_us and noise_work_iters below.
+    /// A list of CORE, CORE:DUTY or CORE:FILE, e.g. auto:0.19, 3:0.05. auto = the
+    /// core of the thread whose domain is next to the source (the paper's
+    /// placement); a number = any core this process may use, worker or not. DUTY
+    /// in (0, 1) picks the work iterations that take that share of the core on this
+    /// machine; FILE = a trace recorded by `braid-noise --record` (path from the
+    /// working directory, no commas), replayed in a loop; with neither,
+    /// noise_sleep_us and noise_work_iters below.
     noise_cores: Vec<NoiseCore> = "auto", |p| p.noise_cores();
     noise_sleep_us: u64 = "200", |p| p.within(0, MAX_NOISE_SLEEP_US);
     noise_work_iters: u64 = "10000", |p| p.within(0, MAX_NOISE_WORK_ITERS);
+    /// independent | cosched: where each replayed trace starts, drawn from seed,
+    /// in both engines. cosched = every core at the same offset (LogGOPSim's
+    /// --noise-cosched), so one trace's detours line up across cores.
+    noise_offsets: NoiseOffsets = "independent", |p| p.choice(&[
+        ("independent", NoiseOffsets::Independent),
+        ("cosched", NoiseOffsets::Cosched),
+    ]);
 
     ["Test hooks"]
     /// none, or THREAD@UPDATES:SECONDS: that thread stalls for SECONDS inside its

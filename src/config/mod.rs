@@ -90,15 +90,34 @@ pub enum NoiseMode {
     Process,
     /// A thread inside braid, as on the paper's Cirrus.
     Thread,
+    /// A recorded trace replayed on each noisy core (`CORE:FILE`), in a
+    /// thread inside braid.
+    Trace,
 }
 
-/// One noisy core: its id and, optionally, the duty cycle to aim for
-/// (otherwise `noise_sleep_us` / `noise_work_iters` as given).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Where each replayed trace starts (both engines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoiseOffsets {
+    /// Each core at its own offset into its trace, drawn from `seed`.
+    Independent,
+    /// Every core at the same offset, drawn from `seed` (LogGOPSim's
+    /// `--noise-cosched`): the detours line up when the traces are one.
+    Cosched,
+}
+
+/// One noisy core: its id and, at most one of, the duty cycle to aim for or
+/// the trace to replay (without either, `noise_sleep_us` /
+/// `noise_work_iters` as given).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoiseCore {
     /// `auto`: the core of the thread whose domain touches the source.
     pub core: AutoOr<usize>,
     pub duty: Option<f64>,
+    /// A trace in the selfish format (`braid-noise --record`), relative to
+    /// the working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<PathBuf>,
 }
 
 /// Where a setting came from, for error messages.
@@ -363,7 +382,24 @@ impl Config {
                 "only ssync uses staleness; set it to 0 or use mode = ssync".into(),
             );
         }
-        if self.noise != NoiseMode::None && self.noise_sleep_us == 0 && self.noise_work_iters == 0 {
+        if self.noise == NoiseMode::Trace {
+            if let Some(c) = self.noise_cores.iter().find(|c| c.trace.is_none()) {
+                return invalid(
+                    "noise_cores",
+                    format!(
+                        "noise = trace replays a trace on each core: write core {} as CORE:FILE, \
+                         e.g. auto:noise/traces/vm-parasite19-core0.trace",
+                        c.core
+                    ),
+                );
+            }
+        }
+        let rhythm = self.noise_cores.iter().any(|c| c.trace.is_none());
+        if self.noise != NoiseMode::None
+            && rhythm
+            && self.noise_sleep_us == 0
+            && self.noise_work_iters == 0
+        {
             return invalid(
                 "noise_sleep_us",
                 "noise_sleep_us and noise_work_iters cannot both be 0".into(),
@@ -530,6 +566,8 @@ mod tests {
             ("noise_cores = 1:1.5", "test.txt:1", "`noise_cores`"),
             ("noise_cores = 1:0", "test.txt:1", "`noise_cores`"),
             ("noise_cores = 1, 1", "test.txt:1", "`noise_cores`"),
+            ("noise_cores = 1:", "test.txt:1", "`noise_cores`"),
+            ("noise_offsets = aligned", "test.txt:1", "`noise_offsets`"),
             (
                 "sim_topology = pack:0 core:4",
                 "test.txt:1",
@@ -551,6 +589,11 @@ mod tests {
         for (text, key) in [
             ("mode = sync\nbalancer = joint", "balancer"),
             ("mode = sync\nstaleness = 3", "staleness"),
+            (
+                "noise = trace\nnoise_cores = 1:x.trace, 2",
+                "core 2 as CORE:FILE",
+            ),
+            ("noise = trace", "core auto as CORE:FILE"),
             ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
             ("balancer = split\nhigh_threshold = 4", "high_threshold"),
             (
@@ -590,6 +633,7 @@ mod tests {
         let at = |core, duty| NoiseCore {
             core: AutoOr::Value(core),
             duty,
+            trace: None,
         };
         assert_eq!(
             c.noise_cores,
@@ -599,8 +643,22 @@ mod tests {
         let auto = NoiseCore {
             core: AutoOr::Auto,
             duty: Some(0.19),
+            trace: None,
         };
         assert_eq!(c.noise_cores, vec![auto]);
+        let c = parse("noise = trace\nnoise_cores = auto:traces/a b.trace, 2: /t/c:d").unwrap();
+        let traced = |core, file: &str| NoiseCore {
+            core,
+            duty: None,
+            trace: Some(file.into()),
+        };
+        assert_eq!(
+            c.noise_cores,
+            vec![
+                traced(AutoOr::Auto, "traces/a b.trace"),
+                traced(AutoOr::Value(2), "/t/c:d")
+            ]
+        );
     }
 
     #[test]

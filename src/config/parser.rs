@@ -1,6 +1,8 @@
 //! Parsers for single values: each checks its bounds and names its key
 //! (and, for a file, the line) in the error.
 
+use std::path::PathBuf;
+
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
@@ -198,23 +200,26 @@ impl Parser<'_> {
             .collect()
     }
 
-    /// `1:0.19, 3:0.05`, `1, 3` (the default rhythm) or `auto[:DUTY]`
+    /// `1:0.19, 3:0.05`, `1, 3` (the default rhythm), `auto[:DUTY]` or
+    /// `CORE:FILE` (a trace to replay: anything after the first `:` that is
+    /// not a number).
     pub(super) fn noise_cores(&self) -> Result<Vec<NoiseCore>, ConfigError> {
         let bad = || {
-            self.bad("a list of CORE or CORE:DUTY (CORE a number or auto, DUTY in (0, 1)), e.g. auto:0.19, 3:0.05",
+            self.bad(
+                "a list of CORE, CORE:DUTY or CORE:FILE (CORE a number or auto, DUTY in (0, 1), \
+                 FILE a recorded trace), e.g. auto:0.19, 3:0.05",
             )
         };
         let mut cores: Vec<NoiseCore> = Vec::new();
         for part in self.value.split(',') {
-            let (core, duty) = match part.trim().split_once(':') {
-                Some((c, d)) => {
-                    let d: f64 = d.trim().parse().map_err(|_| bad())?;
-                    if !(d > 0.0 && d < 1.0) {
-                        return Err(bad());
-                    }
-                    (c, Some(d))
-                }
-                None => (part.trim(), None),
+            let (core, duty, trace) = match part.trim().split_once(':') {
+                Some((c, level)) => match level.trim().parse::<f64>() {
+                    Ok(d) if d > 0.0 && d < 1.0 => (c, Some(d), None),
+                    Ok(_) => return Err(bad()),
+                    Err(_) if level.trim().is_empty() => return Err(bad()),
+                    Err(_) => (c, None, Some(PathBuf::from(level.trim()))),
+                },
+                None => (part.trim(), None, None),
             };
             let core = match core.trim() {
                 "auto" => AutoOr::Auto,
@@ -228,7 +233,7 @@ impl Parser<'_> {
             if cores.iter().any(|c| c.core == core) {
                 return Err(self.bad("each core at most once"));
             }
-            cores.push(NoiseCore { core, duty });
+            cores.push(NoiseCore { core, duty, trace });
         }
         Ok(cores)
     }

@@ -54,6 +54,8 @@
 //!   own: at bands up to 32 the noisy runs still made 2200-2300 moves and
 //!   lost as much. Hybrid's cross-socket move is predicted the same way.
 
+use crate::rng::SplitMix64;
+
 use super::{Move, Named, Policy, Snapshot, Strategy};
 
 /// Which threads are balanced together.
@@ -404,24 +406,6 @@ impl<'a> Working<'a> {
         self.num_subs[from] -= 1;
         self.num_subs[to] += 1;
         self.moves.push(Move { sub, from, to });
-    }
-}
-
-/// A tiny, well-known PRNG (Steele et al.'s SplitMix64): decisions must be
-/// reproducible from the seed, and need nothing stronger.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
     }
 }
 

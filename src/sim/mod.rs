@@ -29,10 +29,11 @@ pub use costs::SimCosts;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::{Clock, Outcome, Residual, StopReason, TraceSample};
-use crate::noise::{Applied, Level, NoiseReport};
+use crate::noise::{Applied, Level, NoiseReport, ReplayedTrace};
 use crate::plan::{Numbers, Plan};
 use crate::problem::residual_norm;
 use crate::schedule::balance::start_interval;
@@ -41,7 +42,7 @@ use crate::schedule::{
 };
 use crate::subdomain::{self, EdgeVersion, Subdomain};
 use crate::variant::Mode;
-use timeline::{PS, Timeline};
+use timeline::{Detours, Noise, PS, Timeline};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
@@ -265,22 +266,28 @@ fn ps(d: Duration) -> u64 {
 }
 
 /// Each thread's virtual core: its speed (`sim_speed`, the `slow` hook)
-/// and its parasite's rhythm as (sleep, work) picoseconds.
+/// and the noise on it: its parasite's rhythm as (sleep, work)
+/// picoseconds, or its trace.
 fn timelines(plan: &Plan) -> Vec<Timeline> {
     let cfg = &plan.config;
-    let noise_of = |core: usize| -> Option<(u64, u64)> {
-        let parasite = plan
+    let noise_of = |core: usize| -> Noise {
+        let Some(parasite) = plan
             .noise
-            .as_ref()?
-            .parasites
-            .iter()
-            .find(|q| q.core == core)?;
-        let sleep = parasite.sleep_us as f64 * 1e6;
-        let work = match parasite.level {
-            Level::Iterations(iters) => iters as f64 * cfg.sim_noise_iter_ns * 1e3,
-            Level::Duty(d) => d / (1.0 - d) * sleep,
+            .as_ref()
+            .and_then(|n| n.parasites.iter().find(|q| q.core == core))
+        else {
+            return Noise::Quiet;
         };
-        Some((sleep.round() as u64, work.round() as u64))
+        let sleep = parasite.sleep_us as f64 * 1e6;
+        let work = match &parasite.level {
+            Level::Iterations(iters) => *iters as f64 * cfg.sim_noise_iter_ns * 1e3,
+            Level::Duty(d) => d / (1.0 - d) * sleep,
+            Level::Trace(r) => return Noise::Trace(Arc::new(Detours::new(&r.trace, r.offset_ns))),
+        };
+        Noise::Periodic {
+            sleep: sleep.round() as u64,
+            work: work.round() as u64,
+        }
     };
     let timeline = |t: usize| {
         let core = plan.placement.cores[t];
@@ -409,8 +416,9 @@ impl<'a> Engine<'a> {
                         // Own-version edges: order within an iteration is free.
                         self.begin(s, EdgeVersion::Own).finish_update();
                     }
-                    let tl = self.threads[t].timeline;
-                    clock = tl.finish(clock, tl.scaled(self.cost(s)));
+                    let cost = self.cost(s);
+                    let tl = &self.threads[t].timeline;
+                    clock = tl.finish(clock, tl.scaled(cost));
                     self.board.counts[s] += 1;
                     self.board.updates[t] += 1;
                 }
@@ -523,8 +531,9 @@ impl<'a> Engine<'a> {
             if self.numbers == Numbers::Held {
                 drop(self.begin(s, EdgeVersion::Latest)); // publishes at completion
             }
-            let tl = self.threads[t].timeline;
-            let end = tl.finish(now, tl.scaled(self.cost(s)));
+            let cost = self.cost(s);
+            let tl = &self.threads[t].timeline;
+            let end = tl.finish(now, tl.scaled(cost));
             let th = &mut self.threads[t];
             th.max_lag = th.max_lag.max(lag);
             th.current = Some(s);
@@ -629,9 +638,12 @@ impl<'a> Engine<'a> {
                             .iter()
                             .zip(&self.plan.placement.cores)
                             .find(|(_, c)| **c == q.core)
-                            .and_then(|(t, _)| t.timeline.noise),
+                            .map_or(Noise::Quiet, |(t, _)| t.timeline.noise.clone()),
                     };
-                    let work_ps = tl.noise.map_or(0, |(_, w)| w);
+                    let work_ps = match tl.noise {
+                        Noise::Periodic { work, .. } => work,
+                        _ => 0,
+                    };
                     Applied {
                         core: q.core,
                         sleep_us: q.sleep_us,
@@ -639,10 +651,14 @@ impl<'a> Engine<'a> {
                             as u64,
                         requested_duty: match q.level {
                             Level::Duty(d) => Some(d),
-                            Level::Iterations(_) => None,
+                            Level::Iterations(_) | Level::Trace(_) => None,
+                        },
+                        trace: match &q.level {
+                            Level::Trace(r) => Some(ReplayedTrace::of(r)),
+                            _ => None,
                         },
                         bursts: tl.bursts_by(self.now),
-                        measured_duty: tl.stolen_share(),
+                        measured_duty: tl.stolen_share_by(self.now),
                         elapsed_s,
                     }
                 })

@@ -2,26 +2,131 @@
 //! its speed and the parasite noise that steals part of it.
 //!
 //! Time is in integer picoseconds, so that a simulation is exactly
-//! reproducible. A parasite with `sleep` and `work` phases repeats with
-//! period `sleep + work`, starting with a sleep at time 0, and owns the core
-//! during each work phase; a worker on that core progresses only during the
-//! sleep phases (the paper's model of a noisy core).
+//! reproducible. The noise owns the core for stretches of time and a worker
+//! on that core progresses only outside them (the paper's model of a noisy
+//! core). Two kinds:
+//!
+//! * [`Noise::Periodic`]: a parasite with `sleep` and `work` phases repeats
+//!   with period `sleep + work`, starting with a sleep at time 0, and owns
+//!   the core during each work phase;
+//! * [`Noise::Trace`]: a recorded trace's detours own the core, the trace
+//!   looping over its span, started `offset` into it.
+
+use std::sync::Arc;
+
+use braid_noise::trace::Trace;
 
 /// Picoseconds per second.
 pub const PS: f64 = 1e12;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What takes a simulated core away from its worker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Noise {
+    Quiet,
+    /// Parasite phases in picoseconds.
+    Periodic {
+        sleep: u64,
+        work: u64,
+    },
+    Trace(Arc<Detours>),
+}
+
+/// A trace's detours in picoseconds, ready to answer "when is the core
+/// free": starts and ends ascending (detours do not overlap), the lost time
+/// before each detour, the span it loops over and where it starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detours {
+    starts: Vec<u64>,
+    ends: Vec<u64>,
+    /// `lost_before[i]`: the lost time of detours `0..i`.
+    lost_before: Vec<u64>,
+    span: u64,
+    offset: u64,
+}
+
+impl Detours {
+    /// `trace` (in ns) started `offset_ns` into it. The trace must leave
+    /// some of its span free ([`Trace::parse`] checks) and span at most
+    /// about 200 days (the plan checks).
+    pub fn new(trace: &Trace, offset_ns: u64) -> Detours {
+        let ps = |ns: u64| ns.saturating_mul(1000);
+        let span = ps(trace.span_ns).max(1);
+        let starts: Vec<u64> = trace.detours.iter().map(|d| ps(d.start_ns)).collect();
+        let ends: Vec<u64> = trace
+            .detours
+            .iter()
+            .map(|d| ps(d.start_ns.saturating_add(d.duration_ns)).min(span))
+            .collect();
+        let mut lost_before = Vec::with_capacity(starts.len() + 1);
+        let mut lost = 0u64;
+        for (s, e) in starts.iter().zip(&ends) {
+            lost_before.push(lost);
+            lost += e - s;
+        }
+        lost_before.push(lost);
+        Detours {
+            starts,
+            ends,
+            lost_before,
+            span,
+            offset: ps(offset_ns) % span,
+        }
+    }
+
+    fn lost_per_lap(&self) -> u64 {
+        *self.lost_before.last().unwrap_or(&0)
+    }
+
+    /// Detours begun before trace time `x` (laps included).
+    fn begun_before(&self, x: u64) -> u64 {
+        let n = self.starts.len() as u64;
+        (x / self.span) * n + self.starts.partition_point(|&s| s < x % self.span) as u64
+    }
+
+    /// Time lost to detours in trace time `[0, x)`.
+    fn lost_before(&self, x: u64) -> u64 {
+        let pos = x % self.span;
+        let i = self.ends.partition_point(|&e| e <= pos);
+        let partial = match self.starts.get(i) {
+            Some(&s) if s < pos => pos - s,
+            _ => 0,
+        };
+        (x / self.span) * self.lost_per_lap() + self.lost_before[i] + partial
+    }
+
+    fn finish(&self, start: u64, work_ps: u64) -> u64 {
+        let (mut t, mut left) = (start, work_ps);
+        loop {
+            let pos = (t + self.offset) % self.span;
+            let i = self.ends.partition_point(|&e| e <= pos);
+            let free = match self.starts.get(i) {
+                Some(&s) if s <= pos => {
+                    t += self.ends[i] - pos; // inside a detour: wait it out
+                    continue;
+                }
+                Some(&s) => s - pos,
+                None => self.span - pos,
+            };
+            if left <= free {
+                return t + left;
+            }
+            left -= free;
+            t += free;
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
     /// Relative speed: work takes `1 / speed` of its nominal time.
     pub speed: f64,
-    /// Parasite phases in picoseconds: `(sleep, work)`.
-    pub noise: Option<(u64, u64)>,
+    pub noise: Noise,
 }
 
 impl Timeline {
     pub const QUIET: Timeline = Timeline {
         speed: 1.0,
-        noise: None,
+        noise: Noise::Quiet,
     };
 
     /// Nominal work in picoseconds, scaled by this core's speed.
@@ -31,12 +136,11 @@ impl Timeline {
 
     /// When work of `work_ps` (already scaled) that starts at `start` ends.
     pub fn finish(&self, start: u64, work_ps: u64) -> u64 {
-        let Some((sleep, stolen)) = self.noise else {
-            return start + work_ps;
+        let (sleep, stolen) = match &self.noise {
+            Noise::Quiet | Noise::Periodic { work: 0, .. } => return start + work_ps,
+            Noise::Trace(d) => return d.finish(start, work_ps),
+            &Noise::Periodic { sleep, work } => (sleep, work),
         };
-        if stolen == 0 {
-            return start + work_ps;
-        }
         let period = sleep + stolen;
         let (mut t, mut left) = (start, work_ps);
         loop {
@@ -54,21 +158,36 @@ impl Timeline {
         }
     }
 
-    /// Share of the core the parasite takes.
+    /// Share of the core the noise takes, in the long run.
     pub fn stolen_share(&self) -> f64 {
-        match self.noise {
-            Some((sleep, work)) if sleep + work > 0 => work as f64 / (sleep + work) as f64,
+        match &self.noise {
+            &Noise::Periodic { sleep, work } if sleep + work > 0 => {
+                work as f64 / (sleep + work) as f64
+            }
+            Noise::Trace(d) => d.lost_per_lap() as f64 / d.span as f64,
             _ => 0.0,
         }
     }
 
-    /// Work phases the parasite has begun by time `t`.
+    /// Share of the core the noise took in `[0, t)`: for a trace, what this
+    /// run's stretch of it held; for a rhythm, its long-run share.
+    pub fn stolen_share_by(&self, t: u64) -> f64 {
+        match &self.noise {
+            Noise::Trace(d) if t > 0 => {
+                (d.lost_before(d.offset + t) - d.lost_before(d.offset)) as f64 / t as f64
+            }
+            _ => self.stolen_share(),
+        }
+    }
+
+    /// Work phases (or detours) the noise has begun by time `t`.
     pub fn bursts_by(&self, t: u64) -> u64 {
-        match self.noise {
-            Some((sleep, work)) if sleep + work > 0 => {
+        match &self.noise {
+            &Noise::Periodic { sleep, work } if sleep + work > 0 => {
                 let period = sleep + work;
                 t / period + u64::from(t % period > sleep)
             }
+            Noise::Trace(d) => d.begun_before(d.offset + t) - d.begun_before(d.offset),
             _ => 0,
         }
     }
@@ -87,7 +206,7 @@ mod tests {
     fn speed_scales_work() {
         let fast = Timeline {
             speed: 2.0,
-            noise: None,
+            noise: Noise::Quiet,
         };
         assert_eq!(fast.scaled(1000.0), 500);
     }
@@ -97,7 +216,10 @@ mod tests {
         // Sleep 80, work 20: free during [0, 80), [100, 180), ...
         let t = Timeline {
             speed: 1.0,
-            noise: Some((80, 20)),
+            noise: Noise::Periodic {
+                sleep: 80,
+                work: 20,
+            },
         };
         assert_eq!(t.finish(0, 50), 50);
         assert_eq!(t.finish(70, 20), 110); // 10 before the burst, 10 after
@@ -113,7 +235,10 @@ mod tests {
     fn over_a_long_stretch_a_noisy_core_loses_its_share() {
         let t = Timeline {
             speed: 1.0,
-            noise: Some((200_000_000, 46_000_000)),
+            noise: Noise::Periodic {
+                sleep: 200_000_000,
+                work: 46_000_000,
+            },
         };
         let mut now = 0;
         for _ in 0..10_000 {
@@ -122,5 +247,44 @@ mod tests {
         let ideal = 10_000.0 * 6_750_000.0;
         let loss = 1.0 - ideal / now as f64;
         assert!((loss - t.stolen_share()).abs() < 0.01, "{loss}");
+    }
+
+    fn detours(text: &str, offset_ns: u64) -> Timeline {
+        Timeline {
+            speed: 1.0,
+            noise: Noise::Trace(Arc::new(Detours::new(
+                &Trace::parse(text).unwrap(),
+                offset_ns,
+            ))),
+        }
+    }
+
+    #[test]
+    fn work_skips_a_traces_detours_and_the_trace_loops() {
+        // 1 ns = 1000 ps. Detours [2, 4) and [6, 7) ns, span 10 ns.
+        let t = detours("2\t2\n6\t1\n# duration_ns 10\n", 0);
+        assert_eq!(t.finish(0, 1000), 1000);
+        assert_eq!(t.finish(0, 3000), 5000); // [0,2) then [4,5)
+        assert_eq!(t.finish(3000, 500), 4500); // starts inside a detour
+        assert_eq!(t.finish(0, 7000), 10_000); // 2 + 2 + 3 free ns in a lap
+        assert_eq!(t.finish(0, 9000), 12_000); // 7 in the first lap, 2 in [10, 12)
+        assert!((t.stolen_share() - 0.3).abs() < 1e-12);
+        assert_eq!(t.bursts_by(2000), 0);
+        assert_eq!(t.bursts_by(2001), 1);
+        assert_eq!(t.bursts_by(25_000), 5);
+        assert!((t.stolen_share_by(10_000) - 0.3).abs() < 1e-12);
+        assert!((t.stolen_share_by(5000) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_trace_offset_shifts_where_the_detours_fall() {
+        // From 5 ns: [6, 7) comes at 1, [2, 4) at 7 (next lap).
+        let t = detours("2\t2\n6\t1\n# duration_ns 10\n", 5);
+        assert_eq!(t.finish(0, 1000), 1000);
+        assert_eq!(t.finish(0, 2000), 3000);
+        assert_eq!(t.finish(0, 6000), 7000); // [0,1) then [2,7)
+        assert_eq!(t.bursts_by(1001), 1);
+        assert_eq!(t.bursts_by(7001), 2);
+        assert!((t.stolen_share_by(3000) - 1.0 / 3.0).abs() < 1e-12);
     }
 }
