@@ -382,17 +382,16 @@ impl Config {
                 "only ssync uses staleness; set it to 0 or use mode = ssync".into(),
             );
         }
-        if self.noise == NoiseMode::Trace {
-            if let Some(c) = self.noise_cores.iter().find(|c| c.trace.is_none()) {
-                return invalid(
-                    "noise_cores",
-                    format!(
-                        "noise = trace replays a trace on each core: write core {} as CORE:FILE, \
-                         e.g. auto:noise/traces/vm-parasite19-core0.trace",
-                        c.core
-                    ),
-                );
-            }
+        let untraced = self.noise_cores.iter().find(|c| c.trace.is_none());
+        if let (NoiseMode::Trace, Some(c)) = (self.noise, untraced) {
+            return invalid(
+                "noise_cores",
+                format!(
+                    "noise = trace replays a trace on each core: write core {} as CORE:FILE, \
+                     e.g. auto:noise/traces/vm-parasite19-core0.trace",
+                    c.core
+                ),
+            );
         }
         let rhythm = self.noise_cores.iter().any(|c| c.trace.is_none());
         if self.noise != NoiseMode::None
