@@ -146,6 +146,8 @@ fn sim_input_errors_exit_2() {
         (&["sim", "sim_speed=99:1.1"], "sim_speed"),
         (&["sim", "sim_topology=pack:2 widget:3"], "sim_topology"),
         (&["sim", "noise=thread", "noise_cores=36"], "core 36"),
+        (&["sim", "noise=trace", "noise_cores=1:no.trace"], "no.trace"),
+        (&["sim", "noise=trace", "noise_cores=1"], "CORE:FILE"),
     ] {
         let r = braid(&dir, args);
         assert_eq!(r.status, Some(2), "{args:?}: {}", r.stderr);
@@ -197,6 +199,69 @@ fn trend_sync_and_ssync_slow_down_with_noise() {
             rate(&noisy)
         );
     }
+}
+
+/// A trace recorded on this kind of machine under a 19% parasite (see
+/// noise/traces/README.md).
+fn shipped_trace() -> String {
+    format!(
+        "{}/noise/traces/vm-parasite19-core0.trace",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn a_replayed_trace_slows_sync_by_its_lost_share_and_reproduces() {
+    let cores = format!("noise_cores=auto:{}", shipped_trace());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--variant", "sync", "max_iterations=20000"];
+        args.extend_from_slice(extra);
+        sim(&args)
+    };
+    let quiet = run(&[]);
+    let noisy = run(&["noise=trace", &cores]);
+    let parasite = &noisy["noise"]["parasites"][0];
+    let lost = parasite["measured_duty"].as_f64().unwrap();
+    let whole = parasite["trace"]["lost_share"].as_f64().unwrap();
+    let slowdown = 1.0 - rate(&noisy) / rate(&quiet);
+    assert!(
+        (slowdown - lost).abs() < 0.02 && (lost - whole).abs() < 0.02,
+        "sync slowed by {slowdown:.4}; the trace took {lost:.4} of its core in the run, \
+         {whole:.4} over its whole span"
+    );
+    assert!(parasite["bursts"].as_u64().unwrap() > 1000);
+    assert_eq!(run(&["noise=trace", &cores]), noisy, "deterministic");
+    let other = run(&["noise=trace", &cores, "seed=3"]);
+    assert_ne!(
+        other["noise"]["parasites"][0]["trace"]["offset_ns"],
+        parasite["trace"]["offset_ns"],
+        "the seed draws the offset"
+    );
+}
+
+#[test]
+fn cosched_traces_start_at_one_offset_independent_ones_do_not() {
+    let cores = format!("noise_cores=0:{t}, 1:{t}, 20:{t}", t = shipped_trace());
+    let offsets = |how: &str| -> Vec<u64> {
+        let r = sim(&[
+            "--variant",
+            "async(4)",
+            "max_iterations=200",
+            "noise=trace",
+            &cores,
+            &format!("noise_offsets={how}"),
+        ]);
+        let ps = r["noise"]["parasites"].as_array().unwrap();
+        ps.iter()
+            .map(|p| p["trace"]["offset_ns"].as_u64().unwrap())
+            .collect()
+    };
+    let (cosched, independent) = (offsets("cosched"), offsets("independent"));
+    assert!(cosched.iter().all(|&o| o == cosched[0]), "{cosched:?}");
+    assert!(
+        independent[0] != independent[1] && independent[1] != independent[2],
+        "{independent:?}"
+    );
 }
 
 /// Algorithm 1 as the paper prints it: any count gap is balanced, and a
