@@ -122,6 +122,73 @@ fn a_run_never_waits_out_its_parasites_sleep_or_burst() {
     }
 }
 
+fn shipped_trace() -> String {
+    format!(
+        "{}/noise/traces/vm-parasite19-core0.trace",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn a_replayed_trace_is_reported_with_its_file_offset_and_share() {
+    let dir = scratch("noise_trace");
+    let entry = format!("noise_cores=1:{}", shipped_trace());
+    for mode in ["trace", "process"] {
+        let r = report(
+            &dir,
+            &[
+                "--variant",
+                "sync",
+                "threads=2",
+                "domain_size=100",
+                "max_iterations=20000",
+                &format!("noise={mode}"),
+                &entry,
+            ],
+        );
+        let p = &r["noise"]["parasites"][0];
+        assert_eq!(p["trace"]["file"], shipped_trace(), "{p}");
+        let whole = p["trace"]["lost_share"].as_f64().unwrap();
+        assert!((whole - 0.248).abs() < 0.001, "{p}");
+        assert!(p["trace"]["offset_ns"].as_u64().is_some(), "{p}");
+        assert!(p["bursts"].as_u64().unwrap() > 10, "{p}");
+        // What the replay took, on its CPU clock: never much more than the
+        // trace says (a preempted detour is not counted twice), and on a
+        // busy machine perhaps less.
+        let took = p["measured_duty"].as_f64().unwrap();
+        assert!(took > 0.5 * whole && took < whole + 0.05, "{mode}: {p}");
+    }
+}
+
+#[test]
+fn a_run_never_waits_out_a_traces_gap_or_detour() {
+    let dir = scratch("noise_trace_wait");
+    // 199 s quiet then 1 s away; 199 s away then 1 s quiet: wherever the
+    // replay starts, it almost surely waits or works for minutes.
+    let gap = dir.join("gap.trace");
+    std::fs::write(&gap, "# duration_ns 200000000000\n199000000000\t1000000000\n").unwrap();
+    let long = dir.join("long.trace");
+    std::fs::write(&long, "# duration_ns 200000000000\n0\t199000000000\n").unwrap();
+    for mode in ["trace", "process"] {
+        for file in [&gap, &long] {
+            let t = Instant::now();
+            let r = report(
+                &dir,
+                &[
+                    "threads=1",
+                    "max_iterations=50",
+                    &format!("noise={mode}"),
+                    &format!("noise_cores=auto:{}", file.display()),
+                    "noise_offsets=cosched",
+                    "seed=0",
+                ],
+            );
+            assert!(t.elapsed() < Duration::from_secs(10), "{mode} {file:?}");
+            assert_eq!(r["stop_reason"], "max_iterations");
+        }
+    }
+}
+
 #[test]
 fn auto_noise_sits_on_the_core_of_the_thread_next_to_the_source() {
     let dir = scratch("noise_auto");
@@ -139,6 +206,8 @@ fn bad_noise_settings_exit_2_naming_the_key() {
         (&["run", "noise=thread", "noise_cores=0:1.5"], "noise_cores"),
         (&["run", "noise=thread", "noise_cores=0:0"], "noise_cores"),
         (&["run", "noise=process", "noise_cores=999"], "core 999"),
+        (&["run", "noise=trace", "noise_cores=0:missing.trace"], "missing.trace"),
+        (&["run", "noise=trace", "noise_cores=0"], "CORE:FILE"),
         (
             &[
                 "run",
