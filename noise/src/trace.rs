@@ -202,19 +202,25 @@ pub fn replay(
     let span = trace.span_ns.max(1);
     let offset = offset_ns % span;
     let (mut bursts, mut busy) = (0u64, 0u64);
-    // Detours that start before the offset are played a lap later.
+    // From the offset: the rest of a detour it falls inside (first lap
+    // only), then the detours after it, then those before it a lap later.
     let first = trace.detours.partition_point(|d| d.start_ns < offset);
+    let inside = first
+        .checked_sub(1)
+        .map(|i| &trace.detours[i])
+        .filter(|d| d.start_ns + d.duration_ns > offset)
+        .map(|d| (0, d.start_ns + d.duration_ns - offset));
     let played = trace.detours[first..]
         .iter()
-        .map(|d| d.start_ns - offset)
+        .map(|d| (d.start_ns - offset, d.duration_ns))
         .chain(
             trace.detours[..first]
                 .iter()
-                .map(|d| d.start_ns + span - offset),
-        )
-        .zip(trace.detours[first..].iter().chain(&trace.detours[..first]));
+                .map(|d| (d.start_ns + span - offset, d.duration_ns)),
+        );
     'laps: for lap in 0.. {
-        for (at, d) in played.clone() {
+        let rest = if lap == 0 { inside } else { None };
+        for (at, length) in rest.into_iter().chain(played.clone()) {
             let at = (lap * span).saturating_add(at);
             if at >= limit {
                 break 'laps;
@@ -238,7 +244,7 @@ pub fn replay(
             // (plus 1 ms) of wall time, and any detour ends on `stop`.
             let (wall0, cpu0) = (clock(), thread_cpu_ns());
             let give_up = wall0
-                .saturating_add(d.duration_ns.saturating_mul(4))
+                .saturating_add(length.saturating_mul(4))
                 .saturating_add(1_000_000)
                 .min(limit);
             let mut x = 0u64;
@@ -246,7 +252,7 @@ pub fn replay(
                 for _ in 0..64 {
                     x = black_box(x.wrapping_add(1));
                 }
-                if thread_cpu_ns().saturating_sub(cpu0) >= d.duration_ns
+                if thread_cpu_ns().saturating_sub(cpu0) >= length
                     || clock() >= give_up
                     || stop.load(Ordering::Relaxed)
                 {
