@@ -15,6 +15,7 @@ use crate::interrupt::Interrupt;
 use crate::plan::{Numbers, Plan};
 use crate::report::Report;
 use crate::runtime;
+use crate::sim::speeds::MeasuredSpeeds;
 use crate::topology::Topology;
 
 #[derive(Debug, Parser)]
@@ -71,6 +72,12 @@ struct SimArgs {
     /// config lines, then exit
     #[arg(long)]
     calibrate: bool,
+    /// Replay the per-thread speeds a run measured (its JSON report, from a
+    /// run with trace_interval > 0) on the simulated cores, with that run's
+    /// configuration (noise and slow off: the speeds hold them); KEY=VALUE and
+    /// --variant change it, e.g. another balancer
+    #[arg(long, value_name = "REPORT.json", conflicts_with_all = ["calibrate", "config"])]
+    replay_speeds: Option<PathBuf>,
     #[command(flatten)]
     run: RunArgs,
 }
@@ -142,13 +149,13 @@ impl From<anyhow::Error> for Failure {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => run(RunArgs::default(), Engine::Real),
-        Some(Command::Run(args)) => run(args, Engine::Real),
+        None => run(RunArgs::default(), Engine::Real, None),
+        Some(Command::Run(args)) => run(args, Engine::Real, None),
         Some(Command::Sim(args)) if args.calibrate => {
             print!("{}", crate::calibrate::measure());
             Ok(())
         }
-        Some(Command::Sim(args)) => run(args.run, Engine::Sim),
+        Some(Command::Sim(args)) => run(args.run, Engine::Sim, args.replay_speeds.as_deref()),
         Some(Command::Experiment(args)) => experiment(args),
         Some(Command::Plot(args)) => plot(args),
         Some(Command::Topology(args)) => topology(&args),
@@ -298,9 +305,15 @@ enum Engine {
     Sim,
 }
 
-fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
-    let cfg = load_config(&args)?;
-    let mut plan = plan_for(&cfg, engine, &args)?;
+fn run(args: RunArgs, engine: Engine, replay: Option<&Path>) -> Result<(), Failure> {
+    let (cfg, speeds) = match replay {
+        Some(file) => {
+            let (cfg, speeds) = replayed(file, &args)?;
+            (cfg, Some(speeds))
+        }
+        None => (load_config(&args)?, None),
+    };
+    let mut plan = plan_for(&cfg, engine, &args, speeds)?;
     let (json, grid) = open_outputs(&args)?;
     // From here on, Ctrl-C or SIGTERM ends the run cleanly: it stops, the
     // parasites are reaped, and the report and grid are still written.
@@ -339,13 +352,44 @@ fn run(args: RunArgs, engine: Engine) -> Result<(), Failure> {
     ending(plan.settings.interrupt.signal(), outcome.stop)
 }
 
+/// `--replay-speeds`: the report's configuration, noise and the slow hook
+/// off (the measured speeds hold them), then `--variant` and the overrides;
+/// and the speeds.
+fn replayed(file: &Path, args: &RunArgs) -> Result<(Config, MeasuredSpeeds), Failure> {
+    let context = || format!("--replay-speeds {}", file.display());
+    let text = crate::files::read_text(file, crate::limits::MAX_RESULTS_BYTES)
+        .with_context(context)
+        .map_err(bad_input)?;
+    let report: Report = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a braid run report", context()))
+        .map_err(bad_input)?;
+    let samples = report.trace.as_deref().unwrap_or_default();
+    let speeds = MeasuredSpeeds::from_trace(file.to_path_buf(), report.threads, samples)
+        .with_context(context)
+        .map_err(bad_input)?;
+    let mut cfg = report.config;
+    cfg.noise = crate::config::NoiseMode::None;
+    cfg.slow = None;
+    if let Some(label) = &args.variant {
+        cfg.apply_variant(label).map_err(bad_input)?;
+    }
+    cfg.apply_overrides(&args.overrides).map_err(bad_input)?;
+    Ok((cfg, speeds))
+}
+
 /// The plan of a run, with every check made before anything starts.
-fn plan_for(cfg: &Config, engine: Engine, args: &RunArgs) -> Result<Plan, Failure> {
+fn plan_for(
+    cfg: &Config,
+    engine: Engine,
+    args: &RunArgs,
+    speeds: Option<MeasuredSpeeds>,
+) -> Result<Plan, Failure> {
     let machine = match engine {
         Engine::Real => Topology::detect(),
         Engine::Sim => Topology::synthetic(cfg.sim_topology),
     };
-    let plan = Plan::new(cfg, &machine).map_err(bad_input)?;
+    let mut plan = Plan::new(cfg, &machine).map_err(bad_input)?;
+    plan.speeds = speeds.map(std::sync::Arc::new);
     let numbers = match engine {
         Engine::Sim => plan.sim_numbers(),
         Engine::Real => Numbers::Held,

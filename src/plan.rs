@@ -18,6 +18,7 @@ use crate::policy::{
 };
 use crate::problem::{DecompositionError, Problem};
 use crate::rng::SplitMix64;
+use crate::sim::speeds::MeasuredSpeeds;
 use crate::topology::{Placement, Topology, TopologyError};
 use crate::variant::{Choice, Mode, Strategy};
 
@@ -90,6 +91,9 @@ pub struct Plan {
     pub settings: Settings,
     /// Parasites to run next to the solve, if any.
     pub noise: Option<NoisePlan>,
+    /// Per-thread speeds a run measured, for the simulator to replay
+    /// (`braid sim --replay-speeds`); set after planning.
+    pub speeds: Option<Arc<MeasuredSpeeds>>,
 }
 
 impl Plan {
@@ -124,6 +128,7 @@ impl Plan {
             placement,
             settings,
             noise,
+            speeds: None,
         })
     }
 }

@@ -2,6 +2,7 @@
 //! and the human summary printed after a run.
 
 use std::fmt;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -83,6 +84,10 @@ pub struct Report {
     /// ([`crate::model`]); empty without noise on a worker's core.
     #[serde(default)]
     pub model: Vec<Forecast>,
+    /// The report whose measured speeds a simulation replayed
+    /// (`--replay-speeds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speeds_from: Option<PathBuf>,
     pub config: Config,
 }
 
@@ -179,6 +184,7 @@ impl Report {
             slowest_progress_unbalanced: unbalanced_progress(&model, p.threads),
             model,
             noise,
+            speeds_from: plan.speeds.as_ref().map(|m| m.source.clone()),
             config: plan.config.clone(),
         }
     }
@@ -244,6 +250,13 @@ impl Report {
     }
 
     fn fmt_noise_and_balancing(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.speeds_from {
+            writeln!(
+                f,
+                "  speeds         each core as its thread ran in {}",
+                file.display()
+            )?;
+        }
         if let Some(noise) = &self.noise {
             for p in &noise.parasites {
                 if let Some(t) = &p.trace {

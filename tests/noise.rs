@@ -166,7 +166,11 @@ fn a_run_never_waits_out_a_traces_gap_or_detour() {
     // 199 s quiet then 1 s away; 199 s away then 1 s quiet: wherever the
     // replay starts, it almost surely waits or works for minutes.
     let gap = dir.join("gap.trace");
-    std::fs::write(&gap, "# duration_ns 200000000000\n199000000000\t1000000000\n").unwrap();
+    std::fs::write(
+        &gap,
+        "# duration_ns 200000000000\n199000000000\t1000000000\n",
+    )
+    .unwrap();
     let long = dir.join("long.trace");
     std::fs::write(&long, "# duration_ns 200000000000\n0\t199000000000\n").unwrap();
     for mode in ["trace", "process"] {
@@ -206,7 +210,10 @@ fn bad_noise_settings_exit_2_naming_the_key() {
         (&["run", "noise=thread", "noise_cores=0:1.5"], "noise_cores"),
         (&["run", "noise=thread", "noise_cores=0:0"], "noise_cores"),
         (&["run", "noise=process", "noise_cores=999"], "core 999"),
-        (&["run", "noise=trace", "noise_cores=0:missing.trace"], "missing.trace"),
+        (
+            &["run", "noise=trace", "noise_cores=0:missing.trace"],
+            "missing.trace",
+        ),
         (&["run", "noise=trace", "noise_cores=0"], "CORE:FILE"),
         (
             &[

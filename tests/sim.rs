@@ -146,7 +146,10 @@ fn sim_input_errors_exit_2() {
         (&["sim", "sim_speed=99:1.1"], "sim_speed"),
         (&["sim", "sim_topology=pack:2 widget:3"], "sim_topology"),
         (&["sim", "noise=thread", "noise_cores=36"], "core 36"),
-        (&["sim", "noise=trace", "noise_cores=1:no.trace"], "no.trace"),
+        (
+            &["sim", "noise=trace", "noise_cores=1:no.trace"],
+            "no.trace",
+        ),
         (&["sim", "noise=trace", "noise_cores=1"], "CORE:FILE"),
     ] {
         let r = braid(&dir, args);
@@ -233,8 +236,7 @@ fn a_replayed_trace_slows_sync_by_its_lost_share_and_reproduces() {
     assert_eq!(run(&["noise=trace", &cores]), noisy, "deterministic");
     let other = run(&["noise=trace", &cores, "seed=3"]);
     assert_ne!(
-        other["noise"]["parasites"][0]["trace"]["offset_ns"],
-        parasite["trace"]["offset_ns"],
+        other["noise"]["parasites"][0]["trace"]["offset_ns"], parasite["trace"]["offset_ns"],
         "the seed draws the offset"
     );
 }

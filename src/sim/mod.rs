@@ -23,6 +23,7 @@
 //!   order. Time is integer picoseconds: same inputs, same bytes out.
 
 mod costs;
+pub mod speeds;
 pub mod timeline;
 
 pub use costs::SimCosts;
@@ -42,6 +43,7 @@ use crate::schedule::{
 };
 use crate::subdomain::{self, EdgeVersion, Subdomain};
 use crate::variant::Mode;
+use speeds::Steps;
 use timeline::{Detours, Noise, PS, Timeline};
 
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +56,10 @@ pub enum SimError {
     Oversubscribed { threads: usize, cores: usize },
     #[error("`sim_speed`: core {0} is not in sim_topology")]
     UnknownCore(usize),
+    #[error(
+        "`threads`: the replayed speeds are of {measured} threads, this simulation has {threads}"
+    )]
+    SpeedThreads { measured: usize, threads: usize },
 }
 
 /// Checks what only the simulator cares about.
@@ -76,12 +82,21 @@ pub fn check(plan: &Plan) -> Result<(), SimError> {
     if let Some(&(c, _)) = cfg.sim_speed.iter().find(|(c, _)| !all.contains(c)) {
         return Err(SimError::UnknownCore(c));
     }
+    if let Some(m) = plan.speeds.as_deref()
+        && m.threads() != plan.placement.threads()
+    {
+        return Err(SimError::SpeedThreads {
+            measured: m.threads(),
+            threads: plan.placement.threads(),
+        });
+    }
     Ok(())
 }
 
 /// Simulates `plan` to the end. Call [`check`] first.
 pub fn run(plan: &Plan) -> (Outcome, Option<NoiseReport>) {
     let mut e = Engine::new(plan);
+    e.replay_speeds();
     match plan.settings.mode() {
         Mode::Sync => e.run_sync(),
         Mode::Ssync | Mode::Async => e.run_events(),
@@ -302,6 +317,7 @@ fn timelines(plan: &Plan) -> Vec<Timeline> {
         Timeline {
             speed,
             noise: noise_of(core),
+            steps: None,
         }
     };
     (0..plan.placement.threads()).map(timeline).collect()
@@ -371,6 +387,20 @@ impl<'a> Engine<'a> {
     }
 
     /// Nominal cost of updating `s`, in picoseconds.
+    /// Gives each core the speeds a run measured for its thread, if the
+    /// plan has them: a factor that makes the mean subdomain's update take
+    /// what the run's did (see [`speeds`]).
+    fn replay_speeds(&mut self) {
+        let Some(m) = self.plan.speeds.as_deref() else {
+            return;
+        };
+        let n = self.cells.len().max(1);
+        let unit_ps = (0..self.cells.len()).map(|s| self.cost(s)).sum::<f64>() / n as f64;
+        for (th, rates) in self.threads.iter_mut().zip(&m.rates) {
+            th.timeline.steps = Some(Arc::new(Steps::new(&m.ends_s, rates, unit_ps)));
+        }
+    }
+
     fn cost(&self, s: usize) -> f64 {
         let c = &self.costs;
         let cells = self.cells[s] as f64;
@@ -418,7 +448,7 @@ impl<'a> Engine<'a> {
                     }
                     let cost = self.cost(s);
                     let tl = &self.threads[t].timeline;
-                    clock = tl.finish(clock, tl.scaled(cost));
+                    clock = tl.finish(clock, tl.scaled(cost, clock));
                     self.board.counts[s] += 1;
                     self.board.updates[t] += 1;
                 }
@@ -533,7 +563,7 @@ impl<'a> Engine<'a> {
             }
             let cost = self.cost(s);
             let tl = &self.threads[t].timeline;
-            let end = tl.finish(now, tl.scaled(cost));
+            let end = tl.finish(now, tl.scaled(cost, now));
             let th = &mut self.threads[t];
             th.max_lag = th.max_lag.max(lag);
             th.current = Some(s);
@@ -632,13 +662,13 @@ impl<'a> Engine<'a> {
                 .iter()
                 .map(|q| {
                     let tl = Timeline {
-                        speed: 1.0,
                         noise: self
                             .threads
                             .iter()
                             .zip(&self.plan.placement.cores)
                             .find(|(_, c)| **c == q.core)
                             .map_or(Noise::Quiet, |(t, _)| t.timeline.noise.clone()),
+                        ..Timeline::QUIET
                     };
                     let work_ps = match tl.noise {
                         Noise::Periodic { work, .. } => work,

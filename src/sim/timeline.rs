@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 use braid_noise::trace::Trace;
 
+use super::speeds::Steps;
+
 /// Picoseconds per second.
 pub const PS: f64 = 1e12;
 
@@ -121,17 +123,23 @@ pub struct Timeline {
     /// Relative speed: work takes `1 / speed` of its nominal time.
     pub speed: f64,
     pub noise: Noise,
+    /// Speeds a run measured on this core, over time, on top of `speed`
+    /// (`--replay-speeds`).
+    pub steps: Option<Arc<Steps>>,
 }
 
 impl Timeline {
     pub const QUIET: Timeline = Timeline {
         speed: 1.0,
         noise: Noise::Quiet,
+        steps: None,
     };
 
-    /// Nominal work in picoseconds, scaled by this core's speed.
-    pub fn scaled(&self, nominal_ps: f64) -> u64 {
-        (nominal_ps / self.speed).round().max(1.0) as u64
+    /// Nominal work in picoseconds that starts at `at`, scaled by this
+    /// core's speed then (an update is short next to a measured interval).
+    pub fn scaled(&self, nominal_ps: f64, at: u64) -> u64 {
+        let speed = self.speed * self.steps.as_ref().map_or(1.0, |s| s.at(at));
+        (nominal_ps / speed).round().max(1.0) as u64
     }
 
     /// When work of `work_ps` (already scaled) that starts at `start` ends.
@@ -206,9 +214,15 @@ mod tests {
     fn speed_scales_work() {
         let fast = Timeline {
             speed: 2.0,
-            noise: Noise::Quiet,
+            ..Timeline::QUIET
         };
-        assert_eq!(fast.scaled(1000.0), 500);
+        assert_eq!(fast.scaled(1000.0, 0), 500);
+        let measured = Timeline {
+            steps: Some(Arc::new(Steps::new(&[1.0], &[1e6, 2e6], 1e6))),
+            ..fast
+        };
+        assert_eq!(measured.scaled(1000.0, 0), 500);
+        assert_eq!(measured.scaled(1000.0, 2_000_000_000_000), 250);
     }
 
     #[test]
@@ -234,11 +248,11 @@ mod tests {
     #[test]
     fn over_a_long_stretch_a_noisy_core_loses_its_share() {
         let t = Timeline {
-            speed: 1.0,
             noise: Noise::Periodic {
                 sleep: 200_000_000,
                 work: 46_000_000,
             },
+            ..Timeline::QUIET
         };
         let mut now = 0;
         for _ in 0..10_000 {

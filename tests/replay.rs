@@ -1,0 +1,135 @@
+//! `braid sim --replay-speeds`: a real run's measured speeds replayed in
+//! the simulator reproduce that run, and can be replayed against another
+//! balancer; bad reports are refused with exit 2.
+
+mod common;
+
+use common::{braid, scratch};
+use serde_json::Value;
+
+fn json(path: &std::path::Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn run_and_replay(name: &str, run: &[&str], replay: &[&str]) -> (Value, Value) {
+    let dir = scratch(name);
+    let mut args = vec![
+        "run",
+        "--json",
+        "real.json",
+        "threads=2",
+        "trace_interval=0.005",
+    ];
+    args.extend_from_slice(run);
+    let r = braid(&dir, &args);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let mut args = vec!["sim", "--replay-speeds", "real.json", "--json", "sim.json"];
+    args.extend_from_slice(replay);
+    let s = braid(&dir, &args);
+    assert_eq!(s.status, Some(0), "{}", s.stderr);
+    assert!(s.stdout.contains("as its thread ran in real.json"), "{}", s.stdout);
+    (json(&dir.join("real.json")), json(&dir.join("sim.json")))
+}
+
+fn counts(r: &Value) -> Vec<f64> {
+    r["thread_updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_replayed_run_reproduces_its_counts_and_time() {
+    // Whatever this machine did to the run, the replay holds it.
+    let (real, sim) = run_and_replay("replay_same", &["max_iterations=8000"], &[]);
+    assert_eq!(sim["clock"], "virtual");
+    assert_eq!(sim["variant"], real["variant"]);
+    for (r, s) in counts(&real).iter().zip(counts(&sim)) {
+        assert!((s / r - 1.0).abs() < 0.03, "real {r}, replayed {s}");
+    }
+    let (tr, ts) = (
+        real["elapsed_s"].as_f64().unwrap(),
+        sim["elapsed_s"].as_f64().unwrap(),
+    );
+    assert!((ts / tr - 1.0).abs() < 0.03, "real {tr} s, replayed {ts} s");
+}
+
+#[test]
+fn measured_noise_replays_against_another_balancer() {
+    // Thread 1's core at half speed, no balancer; replayed with joint.
+    let (real, sim) = run_and_replay(
+        "replay_other",
+        &["max_iterations=6000", "slow=1:1"],
+        &["--variant", "async(4)+joint(0.001)"],
+    );
+    assert_eq!(real["lb"], Value::Null);
+    assert_eq!(sim["config"]["slow"], Value::Null, "the speeds hold it");
+    let moves = sim["lb"]["moves"].as_u64().unwrap();
+    assert!(moves > 0, "{}", sim["lb"]);
+    assert!(
+        sim["spread"].as_u64().unwrap() < real["spread"].as_u64().unwrap() / 2,
+        "joint evens the progress the slow core lost: real spread {}, replayed {}",
+        real["spread"],
+        sim["spread"]
+    );
+}
+
+#[test]
+fn bad_reports_are_refused_with_exit_2() {
+    let dir = scratch("replay_bad");
+    let r = braid(
+        &dir,
+        &[
+            "run",
+            "--json",
+            "untraced.json",
+            "threads=2",
+            "max_iterations=50",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let r = braid(
+        &dir,
+        &[
+            "run",
+            "--json",
+            "traced.json",
+            "threads=2",
+            "max_iterations=3000",
+            "trace_interval=0.001",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    std::fs::write(dir.join("junk.json"), "{\"not\": \"a report\"}").unwrap();
+    for (args, needle) in [
+        (
+            &["sim", "--replay-speeds", "untraced.json"][..],
+            "trace_interval",
+        ),
+        (
+            &["sim", "--replay-speeds", "junk.json"],
+            "not a braid run report",
+        ),
+        (&["sim", "--replay-speeds", "missing.json"], "missing.json"),
+        (
+            &["sim", "--replay-speeds", "traced.json", "threads=3"],
+            "replayed speeds are of 2 threads",
+        ),
+        (
+            &[
+                "sim",
+                "--replay-speeds",
+                "traced.json",
+                "--config",
+                "config.txt",
+            ],
+            "--config",
+        ),
+    ] {
+        let r = braid(&dir, args);
+        assert_eq!(r.status, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+    }
+}
