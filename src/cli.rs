@@ -386,7 +386,7 @@ fn plan_for(
 ) -> Result<Plan, Failure> {
     let machine = match engine {
         Engine::Real => Topology::detect(),
-        Engine::Sim => Topology::synthetic(cfg.sim_topology),
+        Engine::Sim => Topology::simulated(&cfg.sim_topology).map_err(bad_input)?,
     };
     let mut plan = Plan::new(cfg, &machine).map_err(bad_input)?;
     plan.speeds = speeds.map(std::sync::Arc::new);

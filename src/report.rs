@@ -400,7 +400,7 @@ mod tests {
                 "cores=0,1,2,3",
             ])
             .unwrap();
-            let plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+            let plan = Plan::new(&cfg, &Topology::simulated(&cfg.sim_topology).unwrap()).unwrap();
             let (out, noise) = crate::sim::run(&plan);
             let report = Report::new(&plan, &out, noise);
             let text = serde_json::to_string(&report).unwrap();

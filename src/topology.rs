@@ -17,6 +17,7 @@
 //! split/hybrid balancing can be exercised on any machine.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,25 @@ impl std::fmt::Display for SyntheticTopology {
             "pack:{} core:{} pu:{}",
             self.sockets, self.cores_per_socket, self.pus_per_core
         )
+    }
+}
+
+/// The machine the simulator runs on (`sim_topology`): a synthetic
+/// description, or (with the `hwloc` feature) a topology exported by
+/// `lstopo --of xml`, read when the run is planned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SimTopology {
+    Synthetic(SyntheticTopology),
+    Xml { xml: PathBuf },
+}
+
+impl std::fmt::Display for SimTopology {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimTopology::Synthetic(t) => write!(f, "{t}"),
+            SimTopology::Xml { xml } => write!(f, "xml:{}", xml.display()),
+        }
     }
 }
 
@@ -165,6 +185,8 @@ pub enum Source {
     Virtual,
     /// A simulated machine (`sim_topology`).
     Synthetic,
+    /// A simulated machine read from hwloc's XML (`sim_topology = xml:FILE`).
+    Xml,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,6 +217,8 @@ pub enum TopologyError {
     UnknownCore { core: usize, available: String },
     #[error("`sockets`: cannot split {cores} core(s) into {sockets} virtual sockets")]
     TooManySockets { sockets: usize, cores: usize },
+    #[error("`sim_topology`: {file}: {message}")]
+    Xml { file: PathBuf, message: String },
     #[error(
         "`threads`: {threads} threads but only {cores} logical CPU(s) selected; \
          set oversubscribe = true to pin several threads per CPU"
@@ -266,6 +290,16 @@ impl Topology {
                         .collect(),
                 })
                 .collect(),
+        }
+    }
+
+    /// The simulator's machine: built from a synthetic description, or
+    /// read from an hwloc XML export (needs the `hwloc` feature; the
+    /// configuration refuses `xml:` without it).
+    pub fn simulated(t: &SimTopology) -> Result<Topology, TopologyError> {
+        match t {
+            SimTopology::Synthetic(s) => Ok(Topology::synthetic(*s)),
+            SimTopology::Xml { xml } => from_xml(xml),
         }
     }
 
@@ -408,6 +442,7 @@ impl fmt::Display for Topology {
             Source::Fallback => "not detectable: all CPUs on one socket, one per core",
             Source::Virtual => "virtual split (sockets = N) or CPUs picked by hand",
             Source::Synthetic => "synthetic (sim_topology)",
+            Source::Xml => "hwloc XML (sim_topology)",
         };
         writeln!(
             f,
@@ -535,8 +570,15 @@ fn detect_sysfs(root: &std::path::Path) -> Option<Topology> {
 
 #[cfg(feature = "hwloc")]
 fn detect_hwloc() -> Option<Topology> {
-    use hwlocality::object::types::ObjectType;
     let topo = hwlocality::Topology::new().ok()?;
+    of_hwloc(&topo, Source::Hwloc)
+}
+
+/// Packages, their cores and each core's PUs (by OS index) as hwloc sees
+/// them.
+#[cfg(feature = "hwloc")]
+fn of_hwloc(topo: &hwlocality::Topology, source: Source) -> Option<Topology> {
+    use hwlocality::object::types::ObjectType;
     let sockets: Vec<Socket> = topo
         .objects_with_type(ObjectType::Package)
         .filter_map(|p| {
@@ -557,9 +599,36 @@ fn detect_hwloc() -> Option<Topology> {
             (!cores.is_empty()).then_some(Socket { cores })
         })
         .collect();
-    (!sockets.is_empty()).then_some(Topology {
-        source: Source::Hwloc,
-        sockets,
+    (!sockets.is_empty()).then_some(Topology { source, sockets })
+}
+
+/// Reads a topology that `lstopo --of xml` (or hwloc's export) wrote.
+#[cfg(feature = "hwloc")]
+fn from_xml(file: &Path) -> Result<Topology, TopologyError> {
+    let bad = |message: String| TopologyError::Xml {
+        file: file.to_path_buf(),
+        message,
+    };
+    // hwloc reports a missing file only as a failed load; say which.
+    std::fs::metadata(file).map_err(|e| bad(e.to_string()))?;
+    let topo = hwlocality::Topology::builder()
+        .from_xml_file(file)
+        .map_err(|e| bad(e.to_string()))?
+        .build()
+        .map_err(|e| bad(format!("hwloc cannot load it ({e})")))?;
+    let t =
+        of_hwloc(&topo, Source::Xml).ok_or_else(|| bad("it has no package with a PU".into()))?;
+    if t.cores().len() > crate::limits::MAX_CPUS {
+        return Err(bad(format!("more than {} PUs", crate::limits::MAX_CPUS)));
+    }
+    Ok(t)
+}
+
+#[cfg(not(feature = "hwloc"))]
+fn from_xml(file: &Path) -> Result<Topology, TopologyError> {
+    Err(TopologyError::Xml {
+        file: file.to_path_buf(),
+        message: "reading hwloc XML needs braid built with --features hwloc".into(),
     })
 }
 
@@ -623,6 +692,35 @@ mod tests {
     }
 
     use super::*;
+
+    #[cfg(feature = "hwloc")]
+    #[test]
+    fn an_hwloc_xml_export_reads_as_its_synthetic_description() {
+        use hwlocality::topology::export::xml::XMLExportFlags;
+        let dir = std::env::temp_dir().join(format!("braid-xml-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("node.xml");
+        let text = "Package:2 [NUMANode(memory=1073741824)] L3Cache:1(size=33554432) Core:3 PU:2";
+        let hw = hwlocality::Topology::builder()
+            .from_synthetic(text)
+            .unwrap()
+            .build()
+            .unwrap();
+        hw.export_xml_file(Some(&file), XMLExportFlags::empty())
+            .unwrap();
+        let read = Topology::simulated(&SimTopology::Xml { xml: file.clone() }).unwrap();
+        let want = Topology::synthetic(SyntheticTopology::parse(text, 4096).unwrap());
+        assert_eq!(read.source, Source::Xml);
+        assert_eq!(read.sockets, want.sockets);
+        let missing = Topology::simulated(&SimTopology::Xml {
+            xml: dir.join("none.xml"),
+        });
+        assert!(missing.unwrap_err().to_string().contains("none.xml"));
+        std::fs::write(&file, "<not xml").unwrap();
+        let junk = Topology::simulated(&SimTopology::Xml { xml: file });
+        assert!(junk.unwrap_err().to_string().contains("node.xml"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
     use std::path::PathBuf;
 
     #[test]

@@ -27,7 +27,11 @@ fn run_and_replay(name: &str, run: &[&str], replay: &[&str]) -> (Value, Value) {
     args.extend_from_slice(replay);
     let s = braid(&dir, &args);
     assert_eq!(s.status, Some(0), "{}", s.stderr);
-    assert!(s.stdout.contains("as its thread ran in real.json"), "{}", s.stdout);
+    assert!(
+        s.stdout.contains("as its thread ran in real.json"),
+        "{}",
+        s.stdout
+    );
     (json(&dir.join("real.json")), json(&dir.join("sim.json")))
 }
 

@@ -151,6 +151,14 @@ fn sim_input_errors_exit_2() {
             "no.trace",
         ),
         (&["sim", "noise=trace", "noise_cores=1"], "CORE:FILE"),
+        (
+            &["sim", "sim_topology=xml:no.xml"],
+            if cfg!(feature = "hwloc") {
+                "no.xml"
+            } else {
+                "--features hwloc"
+            },
+        ),
     ] {
         let r = braid(&dir, args);
         assert_eq!(r.status, Some(2), "{args:?}: {}", r.stderr);

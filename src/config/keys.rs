@@ -12,7 +12,7 @@ use super::{AutoOr, ConfigError, NoiseCore, NoiseMode, NoiseOffsets, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
 use crate::policy::Named;
-use crate::topology::SyntheticTopology;
+use crate::topology::SimTopology;
 use crate::variant::{BalancerKind, Mode, Strategy};
 
 /// One key as `config.txt` shows it.
@@ -260,7 +260,7 @@ config_keys! {
     /// The simulated machine, in hwloc's synthetic syntax as `lstopo --of synthetic`
     /// prints it (attributes and memory children are read and ignored; a short
     /// form such as pack:2 core:18 works too). The paper's Cirrus: pack:2 core:18 pu:1.
-    sim_topology: SyntheticTopology = "pack:2 core:18 pu:1", |p| p.synthetic();
+    sim_topology: SimTopology = "pack:2 core:18 pu:1", |p| p.sim_topology();
     /// Speed factors of cores (manufacturing variability): uniform, or CORE:FACTOR,
     /// e.g. 3:0.95, 7:1.05 (higher is faster; unlisted cores 1.0).
     sim_speed: Vec<(usize, f64)> = "uniform", |p| p.speeds();

@@ -462,6 +462,7 @@ fn split_pair(text: &str) -> Option<(&str, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topology::SimTopology;
 
     fn parse(text: &str) -> Result<Config, ConfigError> {
         let mut c = Config::default();
@@ -663,12 +664,24 @@ mod tests {
     #[test]
     fn synthetic_topologies_follow_hwlocs_syntax() {
         let c = parse("sim_topology = pack:2 l3:1 core:18 pu:1").unwrap();
-        assert_eq!(
-            (c.sim_topology.sockets, c.sim_topology.cores_per_socket),
-            (2, 18)
-        );
+        let SimTopology::Synthetic(t) = c.sim_topology else {
+            panic!("{:?}", c.sim_topology)
+        };
+        assert_eq!((t.sockets, t.cores_per_socket), (2, 18));
         let c = parse("sim_topology = package:4 core:6").unwrap();
         assert_eq!(c.sim_topology.to_string(), "pack:4 core:6 pu:1");
+        let xml = parse("sim_topology = xml:node.xml");
+        if cfg!(feature = "hwloc") {
+            let xml = xml.unwrap().sim_topology;
+            assert_eq!(
+                xml,
+                SimTopology::Xml {
+                    xml: "node.xml".into()
+                }
+            );
+        } else {
+            assert!(xml.unwrap_err().to_string().contains("--features hwloc"));
+        }
     }
 
     #[test]

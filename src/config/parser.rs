@@ -7,7 +7,7 @@ use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
 use crate::policy::{Named, Strategy};
-use crate::topology::SyntheticTopology;
+use crate::topology::{SimTopology, SyntheticTopology};
 
 /// Parses one key's value, producing errors that name the key.
 pub(super) struct Parser<'a> {
@@ -163,13 +163,29 @@ impl Parser<'_> {
     }
 
     /// `pack:2 core:18` (hwloc's synthetic syntax)
-    pub(super) fn synthetic(&self) -> Result<SyntheticTopology, ConfigError> {
-        SyntheticTopology::parse(self.value, MAX_CPUS).map_err(|why| {
-            self.bad(format!(
-                "hwloc's synthetic syntax, like `pack:2 core:18 pu:1` or what `lstopo --of \
-                 synthetic` prints ({why})"
-            ))
-        })
+    /// hwloc's synthetic syntax, or `xml:FILE` (with the `hwloc` feature).
+    pub(super) fn sim_topology(&self) -> Result<SimTopology, ConfigError> {
+        if let Some(file) = self.value.strip_prefix("xml:") {
+            if !cfg!(feature = "hwloc") {
+                return Err(self.bad(
+                    "a synthetic description: xml:FILE needs braid built with --features hwloc",
+                ));
+            }
+            if file.trim().is_empty() {
+                return Err(self.bad("xml:FILE, a file that `lstopo --of xml` wrote"));
+            }
+            return Ok(SimTopology::Xml {
+                xml: PathBuf::from(file.trim()),
+            });
+        }
+        SyntheticTopology::parse(self.value, MAX_CPUS)
+            .map(SimTopology::Synthetic)
+            .map_err(|why| {
+                self.bad(format!(
+                    "hwloc's synthetic syntax, like `pack:2 core:18 pu:1` or what `lstopo --of \
+                     synthetic` prints, or xml:FILE with the hwloc feature ({why})"
+                ))
+            })
     }
 
     /// `uniform` or `CORE:FACTOR, ...`

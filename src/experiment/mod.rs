@@ -224,7 +224,7 @@ fn effective_config(
     }
     let topology = match suite.suite.engine {
         Engine::Run => machine.clone(),
-        Engine::Sim => Topology::synthetic(cfg.sim_topology),
+        Engine::Sim => Topology::simulated(&cfg.sim_topology).map_err(|e| bad(e.to_string()))?,
     };
     let plan = Plan::new(&cfg, &topology).map_err(|e| bad(e.to_string()))?;
     let numbers = match suite.suite.engine {

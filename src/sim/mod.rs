@@ -737,7 +737,8 @@ mod tests {
                 "cores=0,1,2,3".into(),
             ])
             .unwrap();
-            let mut plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+            let mut plan =
+                Plan::new(&cfg, &Topology::simulated(&cfg.sim_topology).unwrap()).unwrap();
             let recorder = std::sync::Arc::new(Recorder::default());
             plan.settings.scheme = Scheme::Async {
                 balancing: Some(Balancing::every(recorder.clone(), Duration::from_micros(5))),
@@ -765,7 +766,7 @@ mod tests {
             let mut cfg = Config::default();
             cfg.apply_variant(label).unwrap();
             cfg.max_iterations = 1 << 40;
-            let plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+            let plan = Plan::new(&cfg, &Topology::simulated(&cfg.sim_topology).unwrap()).unwrap();
             plan.settings.interrupt.raise(2);
             let (out, _) = run(&plan);
             assert_eq!(out.stop, StopReason::Interrupted, "{label}");

@@ -229,11 +229,11 @@ mod tests {
     fn work_skips_the_parasites_bursts() {
         // Sleep 80, work 20: free during [0, 80), [100, 180), ...
         let t = Timeline {
-            speed: 1.0,
             noise: Noise::Periodic {
                 sleep: 80,
                 work: 20,
             },
+            ..Timeline::QUIET
         };
         assert_eq!(t.finish(0, 50), 50);
         assert_eq!(t.finish(70, 20), 110); // 10 before the burst, 10 after
@@ -265,11 +265,11 @@ mod tests {
 
     fn detours(text: &str, offset_ns: u64) -> Timeline {
         Timeline {
-            speed: 1.0,
             noise: Noise::Trace(Arc::new(Detours::new(
                 &Trace::parse(text).unwrap(),
                 offset_ns,
             ))),
+            ..Timeline::QUIET
         }
     }
 
