@@ -259,7 +259,8 @@ config_keys! {
     numerics: bool = "false", |p| p.boolean();
     /// The simulated machine, in hwloc's synthetic syntax as `lstopo --of synthetic`
     /// prints it (attributes and memory children are read and ignored; a short
-    /// form such as pack:2 core:18 works too). The paper's Cirrus: pack:2 core:18 pu:1.
+    /// form such as pack:2 core:18 works too), or, with the hwloc feature,
+    /// xml:FILE as `lstopo --of xml` writes it. The paper's Cirrus: pack:2 core:18 pu:1.
     sim_topology: SimTopology = "pack:2 core:18 pu:1", |p| p.sim_topology();
     /// Speed factors of cores (manufacturing variability): uniform, or CORE:FACTOR,
     /// e.g. 3:0.95, 7:1.05 (higher is faster; unlisted cores 1.0).
