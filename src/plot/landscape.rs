@@ -7,7 +7,9 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::stats::Five;
-use super::{Draw, DrawResult, FONT, by_engine, colour, legend, num, panel_title, side_by_side};
+use super::{
+    Draw, DrawResult, FONT, by_engine, colour, legend, noise_label, num, panel_title, side_by_side,
+};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -20,6 +22,7 @@ struct Point {
 
 struct Panel {
     title: String,
+    noise: String,
     virtual_time: bool,
     points: Vec<Point>,
 }
@@ -74,6 +77,7 @@ impl Landscape {
             }
             panels.push(Panel {
                 title: panel_title(first),
+                noise: noise_label(&of),
                 virtual_time: engine == Engine::Sim,
                 points,
             });
@@ -118,7 +122,7 @@ impl Landscape {
             .legend(|(x, y)| Circle::new((x + 7, y), 6, BLACK.filled()));
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label("open: 19% noise on one core")
+            .label(format!("open: {}", p.noise))
             .legend(|(x, y)| Circle::new((x + 7, y), 6, BLACK.stroke_width(2)));
         legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
         Ok(())

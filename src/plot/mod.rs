@@ -270,6 +270,36 @@ fn panel_title(r: &Record) -> String {
     }
 }
 
+/// What "noisy" meant in these records, from what the noisy samples'
+/// reports say was applied: a replayed trace, a duty cycle, or the rhythm.
+fn noise_label(records: &[&Record]) -> String {
+    let applied = records
+        .iter()
+        .filter(|r| r.sample.noise)
+        .filter_map(|r| r.report.as_ref()?.noise.as_ref())
+        .find(|n| !n.parasites.is_empty());
+    let Some(noise) = applied else {
+        return "noise".into();
+    };
+    let cores = match noise.parasites.len() {
+        1 => "one core".to_string(),
+        n => format!("{n} cores"),
+    };
+    let p = &noise.parasites[0];
+    match (&p.trace, p.requested_duty) {
+        (Some(t), _) => format!(
+            "trace {} ({:.0}% lost) on {cores}",
+            t.file.file_name().map_or_else(
+                || t.file.display().to_string(),
+                |f| f.to_string_lossy().into()
+            ),
+            100.0 * t.lost_share
+        ),
+        (None, Some(d)) => format!("{:.0}% noise on {cores}", 100.0 * d),
+        (None, None) => format!("noise ({} us sleep rhythm) on {cores}", p.sleep_us),
+    }
+}
+
 /// Distinct colours for up to a dozen series (Tableau-like, readable on
 /// white).
 fn colour(i: usize) -> RGBColor {

@@ -9,7 +9,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::landscape::variant_order;
 use super::stats::Five;
-use super::{Draw, DrawResult, FONT, by_engine, colour, legend, panel_title, side_by_side};
+use super::{
+    Draw, DrawResult, FONT, by_engine, colour, legend, noise_label, panel_title, side_by_side,
+};
 use crate::experiment::results::Record;
 use crate::experiment::suite::Engine;
 
@@ -21,6 +23,7 @@ pub struct Row {
 
 pub struct Panel {
     title: String,
+    noise: String,
     virtual_time: bool,
     pub rows: Vec<Row>,
 }
@@ -57,6 +60,7 @@ impl TimeToSolution {
             if !rows.is_empty() {
                 panels.push(Panel {
                     title: panel_title(first),
+                    noise: noise_label(&of),
                     virtual_time: engine == Engine::Sim,
                     rows,
                 });
@@ -137,7 +141,7 @@ where
             TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Right, VPos::Center)),
         ))?;
     }
-    for (label, c) in [("quiet", quiet), ("19% noise on one core", noisy)] {
+    for (label, c) in [("quiet", quiet), (p.noise.as_str(), noisy)] {
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
             .label(label)
