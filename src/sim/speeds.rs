@@ -84,7 +84,7 @@ impl MeasuredSpeeds {
                     want: subs,
                 });
             }
-            if !(s.t_s > t0) || s.counts.iter().zip(&before).any(|(a, b)| a < b) {
+            if s.t_s.is_nan() || s.t_s <= t0 || s.counts.iter().zip(&before).any(|(a, b)| a < b) {
                 return Err(SpeedsError::Disorder { sample });
             }
             let mut done = vec![0u64; threads];
