@@ -528,7 +528,7 @@ fn simulate(label: &str, overrides: &[&str]) -> (f64, u64) {
     for o in overrides {
         cfg.apply_override(o).unwrap();
     }
-    let plan = Plan::new(&cfg, &Topology::synthetic(cfg.sim_topology)).unwrap();
+    let plan = Plan::new(&cfg, &Topology::simulated(&cfg.sim_topology).unwrap()).unwrap();
     braid::sim::check(&plan).unwrap();
     let t = Instant::now();
     let (out, _) = braid::sim::run(&plan);
