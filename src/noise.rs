@@ -1,6 +1,8 @@
 //! Parasite noise during a run: where it goes, starting it in the form the
 //! configuration asks for (a thread, or a child process running
-//! `braid __parasite`), and collecting what each parasite measured on itself.
+//! `braid __parasite`), at the level it asks for (a rhythm, a duty cycle,
+//! or a recorded trace replayed from a seeded offset), and collecting what
+//! each parasite measured on itself.
 //!
 //! # Lifetime
 //!
@@ -12,12 +14,11 @@
 //! [`Running`] also stops threads and kills children, for error paths.
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-
-use std::path::PathBuf;
 
 use braid_noise::trace::Trace;
 use braid_noise::{Calibration, NoiseStats, Rhythm};
@@ -71,7 +72,8 @@ pub struct Applied {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<ReplayedTrace>,
     pub bursts: u64,
-    /// Share of the core the parasite took: its work time over its lifetime.
+    /// Share of the core the parasite took: its work time over its lifetime
+    /// (for a replayed trace, the CPU time its detours took).
     pub measured_duty: f64,
     pub elapsed_s: f64,
 }
