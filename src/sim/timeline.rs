@@ -118,6 +118,26 @@ impl Detours {
     }
 }
 
+/// When work of `work_ps` starting at `start` ends on a core whose parasite
+/// sleeps `sleep` then works `stolen` (> 0), from time 0.
+fn periodic_finish(sleep: u64, stolen: u64, start: u64, work_ps: u64) -> u64 {
+    let period = sleep + stolen;
+    let (mut t, mut left) = (start, work_ps);
+    loop {
+        let pos = t % period;
+        if pos >= sleep {
+            t += period - pos; // the parasite holds the core until then
+            continue;
+        }
+        let free = sleep - pos;
+        if left <= free {
+            return t + left;
+        }
+        left -= free;
+        t += free;
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline {
     /// Relative speed: work takes `1 / speed` of its nominal time.
@@ -137,32 +157,24 @@ impl Timeline {
 
     /// Nominal work in picoseconds that starts at `at`, scaled by this
     /// core's speed then (an update is short next to a measured interval).
+    #[inline]
     pub fn scaled(&self, nominal_ps: f64, at: u64) -> u64 {
-        let speed = self.speed * self.steps.as_ref().map_or(1.0, |s| s.at(at));
+        let speed = match &self.steps {
+            None => self.speed,
+            Some(s) => self.speed * s.at(at),
+        };
         (nominal_ps / speed).round().max(1.0) as u64
     }
 
     /// When work of `work_ps` (already scaled) that starts at `start` ends.
+    #[inline]
     pub fn finish(&self, start: u64, work_ps: u64) -> u64 {
-        let (sleep, stolen) = match &self.noise {
-            Noise::Quiet | Noise::Periodic { work: 0, .. } => return start + work_ps,
-            Noise::Trace(d) => return d.finish(start, work_ps),
-            &Noise::Periodic { sleep, work } => (sleep, work),
-        };
-        let period = sleep + stolen;
-        let (mut t, mut left) = (start, work_ps);
-        loop {
-            let pos = t % period;
-            if pos >= sleep {
-                t += period - pos; // the parasite holds the core until then
-                continue;
+        match &self.noise {
+            &Noise::Periodic { sleep, work } if work > 0 => {
+                periodic_finish(sleep, work, start, work_ps)
             }
-            let free = sleep - pos;
-            if left <= free {
-                return t + left;
-            }
-            left -= free;
-            t += free;
+            Noise::Trace(d) => d.finish(start, work_ps),
+            _ => start + work_ps,
         }
     }
 
