@@ -71,9 +71,15 @@ struct Edges {
 }
 
 /// Hot counters of one subdomain, on their own cache line.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Stats {
     count: AtomicU64,
+    /// The last update's squared local residual; infinite until the first
+    /// update computes one, so that a residual estimate (their sum) cannot
+    /// call a run converged while some subdomain has not been looked at.
+    /// With 0 there, a thread held off its core at the start let the others'
+    /// residuals alone meet the line: the estimate was refuted, its line cut
+    /// by the (huge) miss, and the run went on to 1e-8 for a 1e-4 target.
     residual_sq: AtomicU64,
     owner: AtomicUsize,
     /// The thread whose writes first touched the current cells.
@@ -153,7 +159,12 @@ impl Subdomain {
             geom: geom.clone(),
             cells: Mutex::new(cells),
             edges: [make_edges(), make_edges()],
-            stats: CachePadded::new(Stats::default()),
+            stats: CachePadded::new(Stats {
+                count: AtomicU64::new(0),
+                residual_sq: AtomicU64::new(f64::INFINITY.to_bits()),
+                owner: AtomicUsize::new(0),
+                toucher: AtomicUsize::new(0),
+            }),
         };
         {
             let cells = sub.cells.lock();
@@ -189,7 +200,8 @@ impl Subdomain {
         self.stats.count.store(count, Ordering::Release);
     }
 
-    /// Squared local residual seen by the last update (of the state before it).
+    /// Squared local residual seen by the last update (of the state before
+    /// it); infinite before the first update that computes one.
     pub fn residual_sq(&self) -> f64 {
         f64::from_bits(self.stats.residual_sq.load(Ordering::Relaxed))
     }

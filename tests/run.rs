@@ -76,6 +76,33 @@ fn every_scheme_reaches_the_target_and_the_grid_backs_it() {
     }
 }
 
+/// The residual estimate sums every subdomain's last local residual; one
+/// that has none yet must not count as 0. Here the only thread stalls for
+/// 50 ms inside its first update, so the monitor looks (every 1 ms) while
+/// three of its four subdomains have never been updated. With 0 for them,
+/// the first subdomain's residual alone met a loose target, the grid refuted
+/// it and the run went on past the target (under heavy noise on this
+/// machine, a thread held off its core at the start did the same and runs
+/// went on to 1e-8 for a 1e-4 target, five times as long).
+#[test]
+fn no_run_is_called_converged_before_every_subdomain_has_a_residual() {
+    let dir = scratch("run_unseen");
+    for _ in 0..3 {
+        let r = report(
+            &dir,
+            &[
+                "--variant",
+                "async(4)",
+                "threads=1",
+                "tolerance=0.6",
+                "stall=0@1:0.05",
+            ],
+        );
+        assert_eq!(r["stop_reason"], "converged");
+        assert_eq!(r["refuted_estimates"], 0, "{}", r["residual"]);
+    }
+}
+
 #[test]
 fn ssync_records_the_largest_lag_and_it_never_exceeds_the_bound() {
     let dir = scratch("ssync_lag");
