@@ -82,6 +82,7 @@ fn measured_noise_replays_against_another_balancer() {
 
 #[test]
 fn bad_reports_are_refused_with_exit_2() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch("replay_bad");
     let r = braid(
         &dir,
