@@ -132,17 +132,15 @@ fn run_args(args: NoiseArgs) -> Result<(), NoiseError> {
         stop_when_stdin_closes(&stop);
     }
     let stats = run(rhythm, &stop, duration);
-    if args.json {
-        say(&serde_json::to_string(&stats).expect("serialisable"));
-    } else {
-        say(&format!(
+    tell(&args, &stats, || {
+        format!(
             "{} bursts of {} iterations in {:.3} s: measured duty cycle {:.1}%",
             stats.bursts,
             rhythm.work_iters,
             stats.elapsed_s,
             100.0 * stats.duty
-        ));
-    }
+        )
+    });
     Ok(())
 }
 
@@ -216,19 +214,27 @@ fn replay_from(
         stop_when_stdin_closes(&stop);
     }
     let stats = crate::trace::replay(&trace, args.offset_ns, duration, &stop);
-    if args.json {
-        say(&serde_json::to_string(&stats).expect("serialisable"));
-    } else {
-        say(&format!(
+    tell(args, &stats, || {
+        format!(
             "replayed {} detours of a trace losing {:.2}% of the core: busy {:.3} s of {:.3} s ({:.2}%)",
             stats.bursts,
             100.0 * trace.lost_share(),
             stats.work_s,
             stats.elapsed_s,
             100.0 * stats.duty
-        ));
-    }
+        )
+    });
     Ok(())
+}
+
+/// What a parasite did: one JSON line with `--json` (what `braid run`
+/// reads), else `text`.
+fn tell(args: &NoiseArgs, stats: &crate::NoiseStats, text: impl FnOnce() -> String) {
+    if args.json {
+        say(&serde_json::to_string(stats).expect("serialisable"));
+    } else {
+        say(&text());
+    }
 }
 
 /// With `--json`, tells the parent (`braid run`) the parasite is about to

@@ -92,40 +92,7 @@ fn a_replayed_trace_recorded_again_loses_the_same_share() {
     let want = original.lost_share();
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let (got, quiet) = {
-            // What this core loses anyway (the machine's own detours, on a shared
-            // VM a few percent), recorded the same way just before.
-            let quiet = std::thread::scope(|s| {
-                s.spawn(|| {
-                    pin(a_core()).unwrap();
-                    record(Duration::from_millis(500), 50_000, &AtomicBool::new(false)).lost_share()
-                })
-                .join()
-                .unwrap()
-            });
-            let core = a_core().to_string();
-            let file_s = file.to_str().unwrap();
-            let mut replay = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
-                .args(["--core", &core, "--replay", file_s, "--duration", "1.6"])
-                .spawn()
-                .unwrap();
-            std::thread::sleep(Duration::from_millis(100));
-            let again = dir.join("again.trace");
-            let out = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
-                .args(["--core", &core, "--record", again.to_str().unwrap()])
-                .args(["--duration", "1", "--threshold-ns", "50000", "--json"])
-                .output()
-                .unwrap();
-            assert!(replay.wait().unwrap().success());
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let recorded = Trace::parse(&std::fs::read_to_string(&again).unwrap()).unwrap();
-            (recorded.lost_share() - quiet, quiet)
-        };
+        let (got, quiet) = replay_and_record(&file, &dir);
         seen.push(format!(
             "recorded again {:.1}% beyond the quiet core's {:.1}%",
             100.0 * got,
@@ -170,4 +137,41 @@ fn bad_trace_files_are_refused_with_exit_2_naming_the_line() {
         }
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Records this core quiet, then records it again while `file` replays
+/// there: the share lost beyond the quiet core's, and the quiet share.
+fn replay_and_record(file: &std::path::Path, dir: &std::path::Path) -> (f64, f64) {
+    // What this core loses anyway (the machine's own detours, on a shared
+    // VM a few percent), recorded the same way just before.
+    let quiet = std::thread::scope(|s| {
+        s.spawn(|| {
+            pin(a_core()).unwrap();
+            record(Duration::from_millis(500), 50_000, &AtomicBool::new(false)).lost_share()
+        })
+        .join()
+        .unwrap()
+    });
+    let core = a_core().to_string();
+    let file_s = file.to_str().unwrap();
+    let mut replay = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
+        .args(["--core", &core, "--replay", file_s, "--duration", "1.6"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let again = dir.join("again.trace");
+    let out = Command::new(env!("CARGO_BIN_EXE_braid-noise"))
+        .args(["--core", &core, "--record", again.to_str().unwrap()])
+        .args(["--duration", "1", "--threshold-ns", "50000", "--json"])
+        .output()
+        .unwrap();
+    assert!(replay.wait().unwrap().success());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let recorded = Trace::parse(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    (recorded.lost_share() - quiet, quiet)
 }

@@ -222,6 +222,20 @@ impl Config {
 
     /// Applies `KEY=VALUE` overrides from the command line, in order; a key
     /// given twice is refused, as in a file.
+    /// The files this configuration names (noise traces, an XML topology)
+    /// read from `dir` instead of the working directory: what a process
+    /// started in `dir` will open.
+    pub fn with_files_from(&self, dir: &Path) -> Config {
+        let mut cfg = self.clone();
+        for trace in cfg.noise_cores.iter_mut().filter_map(|c| c.trace.as_mut()) {
+            *trace = dir.join(&*trace);
+        }
+        if let crate::topology::SimTopology::Xml { xml } = &mut cfg.sim_topology {
+            *xml = dir.join(&*xml);
+        }
+        cfg
+    }
+
     pub fn apply_overrides<S: AsRef<str>>(&mut self, texts: &[S]) -> Result<(), ConfigError> {
         let mut seen: Vec<(&str, usize)> = Vec::new();
         for (i, text) in texts.iter().enumerate() {

@@ -222,18 +222,9 @@ fn effective_config(
     for o in suite.overrides(sample) {
         cfg.apply_override(&o).map_err(|e| bad(e.to_string()))?;
     }
-    // The sample runs in the suite's directory: files it names (traces,
-    // XML topologies) are read from there, so check them from there.
-    let mut checked = cfg.clone();
-    for c in &mut checked.noise_cores {
-        if let Some(t) = &mut c.trace {
-            *t = suite.dir().join(&*t);
-        }
-    }
-    if let crate::topology::SimTopology::Xml { xml } = &mut checked.sim_topology {
-        *xml = suite.dir().join(&*xml);
-    }
-    let cfg = checked;
+    // The sample runs in the suite's directory: check the files it names
+    // from there.
+    let cfg = cfg.with_files_from(&suite.dir());
     let topology = match suite.suite.engine {
         Engine::Run => machine.clone(),
         Engine::Sim => Topology::simulated(&cfg.sim_topology).map_err(|e| bad(e.to_string()))?,
