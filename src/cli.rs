@@ -305,7 +305,26 @@ enum Engine {
     Sim,
 }
 
+/// How many ranks a launcher (`mpirun`, `mpiexec`) started this process
+/// among, from its environment, without starting MPI: more than one means
+/// a run across ranks.
+fn launched_ranks() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .filter(|&n: &usize| n > 1)
+}
+
 fn run(args: RunArgs, engine: Engine, replay: Option<&Path>) -> Result<(), Failure> {
+    if let Some(ranks) = launched_ranks() {
+        if engine != Engine::Real || replay.is_some() {
+            return Err(bad_input(anyhow::anyhow!(
+                "launched as one of {ranks} ranks: only `braid run` runs across ranks (the \
+                 simulator runs in one process)"
+            )));
+        }
+        return across_ranks(args, ranks);
+    }
     let (cfg, speeds) = match replay {
         Some(file) => {
             let (cfg, speeds) = replayed(file, &args)?;
@@ -350,6 +369,71 @@ fn run(args: RunArgs, engine: Engine, replay: Option<&Path>) -> Result<(), Failu
     }
     write_outputs(json, grid, &report, &outcome)?;
     ending(plan.settings.interrupt.signal(), outcome.stop)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn across_ranks(_: RunArgs, ranks: usize) -> Result<(), Failure> {
+    Err(bad_input(anyhow::anyhow!(
+        "launched as one of {ranks} ranks, but this braid was built without the `mpi` \
+         feature: build it with `cargo build --release --features mpi`"
+    )))
+}
+
+/// `mpirun -n R braid run ...`: this rank's part of a run across ranks
+/// (`crate::ranks`). Every rank plans and checks the same configuration;
+/// a rank that cannot start makes them all stop before anything runs, and
+/// only rank 0 prints and writes the outputs.
+#[cfg(feature = "mpi")]
+fn across_ranks(args: RunArgs, _: usize) -> Result<(), Failure> {
+    let session = crate::ranks::Session::start().map_err(bad_input)?;
+    let planned = load_config(&args).and_then(|cfg| plan_for(&cfg, Engine::Real, &args, None));
+    let mut plan = all_ranks_agree(&session, planned)?;
+    let ranks = session.plan(&mut plan).map_err(bad_input)?;
+    let outputs = match session.rank {
+        0 => open_outputs(&args),
+        _ => Ok((None, None)),
+    };
+    let (json, grid) = all_ranks_agree(&session, outputs)?;
+    plan.settings.interrupt = Interrupt::install()
+        .context("cannot install the SIGINT/SIGTERM handlers")
+        .map_err(Failure::from)?;
+    if session.rank == 0 {
+        eprintln!(
+            "braid: running {} on {} ranks x {} thread(s), {} x {} grid...",
+            plan.config.variant(),
+            session.size,
+            plan.placement.threads() / session.size,
+            plan.problem.height,
+            plan.problem.width
+        );
+    }
+    let outcome = runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
+    if session.rank == 0 {
+        let report = Report::new(&plan, &outcome, None);
+        if args.json.as_deref() == Some(Path::new("-")) {
+            eprint!("{report}");
+        } else {
+            print!("{report}");
+        }
+        write_outputs(json, grid, &report, &outcome)?;
+    }
+    ending(plan.settings.interrupt.signal(), outcome.stop)
+}
+
+/// This rank's `own` result, once every rank has said whether it can go on:
+/// a rank that cannot must not leave the others waiting for it.
+#[cfg(feature = "mpi")]
+fn all_ranks_agree<T>(
+    session: &crate::ranks::Session,
+    own: Result<T, Failure>,
+) -> Result<T, Failure> {
+    let all = session.all_ok(own.is_ok());
+    match own {
+        Ok(_) if !all => Err(bad_input(anyhow::anyhow!(
+            "another rank refused the run (its message says why)"
+        ))),
+        own => own,
+    }
 }
 
 /// `--replay-speeds`: the report's configuration, noise and the slow hook

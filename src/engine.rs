@@ -322,4 +322,24 @@ pub struct Outcome {
     pub lb: Option<LbStats>,
     /// Samples of every subdomain's count and owner, if asked for.
     pub trace: Vec<TraceSample>,
+    /// A run across MPI ranks: who ran where, and what crossed between them.
+    pub ranks: Option<RanksInfo>,
+}
+
+/// A run across MPI ranks (`mpirun -n R braid run`, feature `mpi`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RanksInfo {
+    pub ranks: usize,
+    pub threads_per_rank: usize,
+    /// The host each rank ran on.
+    pub hosts: Vec<String>,
+    /// The logical CPUs each rank's threads were pinned to.
+    pub cores: Vec<Vec<usize>>,
+    /// Exchanges of edges (rank 0's count: one per sync iteration, one per
+    /// round in ssync/async).
+    pub exchanges: u64,
+    /// Bytes of edges and counts sent between ranks, all ranks summed.
+    pub halo_bytes: u64,
+    /// Bytes of cells gathered on rank 0 at the ends of epochs.
+    pub gathered_bytes: u64,
 }

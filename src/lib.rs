@@ -22,6 +22,8 @@
 //!   with the [`kernel`], and return an [`engine::Outcome`]; neither
 //!   imports the other (one test in `runtime` drives both balancers side by
 //!   side). [`calibrate`] measures the runtime's costs for the simulator.
+//!   Across MPI ranks (feature `mpi`), `ranks` gives the runtime its peers
+//!   (`runtime::peers`): the same runtime, one process per rank.
 //! * [`report`]: an outcome with its plan, as one typed value ([`model`]
 //!   adds the slowest-mode forecast); [`experiment`] runs suites of them and
 //!   [`plot`] draws the figures.
@@ -47,6 +49,8 @@ pub mod plan;
 pub mod plot;
 pub mod policy;
 pub mod problem;
+#[cfg(feature = "mpi")]
+pub mod ranks;
 pub mod report;
 pub mod rng;
 pub mod runtime;

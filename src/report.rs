@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::engine::{Clock, LbStats, Outcome, StopReason, TraceSample};
+use crate::engine::{Clock, LbStats, Outcome, RanksInfo, StopReason, TraceSample};
 use crate::model::Forecast;
 use crate::noise::NoiseReport;
 use crate::plan::Plan;
@@ -88,6 +88,11 @@ pub struct Report {
     /// (`--replay-speeds`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speeds_from: Option<PathBuf>,
+    /// A run across MPI ranks: hosts, each rank's cores, exchanges and
+    /// bytes between ranks (`threads` and the per-thread and per-subdomain
+    /// lists are then the whole run's, rank by rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RanksInfo>,
     pub config: Config,
 }
 
@@ -185,6 +190,7 @@ impl Report {
             model,
             noise,
             speeds_from: plan.speeds.as_ref().map(|m| m.source.clone()),
+            ranks: out.ranks.clone(),
             config: plan.config.clone(),
         }
     }
@@ -246,6 +252,19 @@ impl Report {
             self.spread
         )?;
         writeln!(f, "  max staleness  {} updates", self.max_staleness_seen)?;
+        if let Some(r) = &self.ranks {
+            let mut hosts = r.hosts.clone();
+            hosts.dedup();
+            writeln!(
+                f,
+                "  ranks          {} x {} thread(s) on {}; {} exchanges, {:.3} MB of edges",
+                r.ranks,
+                r.threads_per_rank,
+                hosts.join(", "),
+                r.exchanges,
+                r.halo_bytes as f64 / 1e6
+            )?;
+        }
         Ok(())
     }
 

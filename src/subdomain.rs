@@ -291,6 +291,53 @@ impl Subdomain {
         }
     }
 
+    /// Appends the latest published version of the edge on `side` (what
+    /// the subdomain across it reads): its count, then its values as bits.
+    /// A rank sends this to the peer that holds the subdomain across `side`
+    /// (see `runtime/peers.rs`).
+    pub fn export_edge(&self, side: Side, out: &mut Vec<u64>) {
+        let v = self.count();
+        out.push(v);
+        let edge = &self.edges[(v % 2) as usize].sides[side.index()];
+        out.extend(edge.iter().map(|a| a.load(Ordering::Relaxed)));
+    }
+
+    /// Stores a peer's [`Self::export_edge`] into this subdomain, a *ghost*
+    /// here (a peer rank's, which no worker of this rank updates): the values
+    /// into the copy of the count's parity, then the count with Release, as
+    /// an update publishes them. Only the rank's exchanging thread calls it.
+    pub fn import_edge(&self, side: Side, data: &[u64]) {
+        let (&count, values) = data.split_first().expect("an edge starts with its count");
+        let edge = &self.edges[(count % 2) as usize].sides[side.index()];
+        assert_eq!(edge.len(), values.len(), "an edge of the wrong length");
+        for (a, &v) in edge.iter().zip(values) {
+            a.store(v, Ordering::Relaxed);
+        }
+        self.stats.count.store(count, Ordering::Release);
+    }
+
+    /// Cells on `side`'s edge.
+    pub fn edge_len(&self, side: Side) -> usize {
+        self.edges[0].sides[side.index()].len()
+    }
+
+    /// Appends the interior cells, row by row (the initial values if they
+    /// were never touched).
+    pub fn interior_into(&self, problem: &Problem, out: &mut Vec<f64>) {
+        let cells = self.cells.lock();
+        let g = &self.geom;
+        if cells.cur.is_empty() {
+            for i in 0..g.height {
+                out.extend((0..g.width).map(|j| problem.initial_value(g.row0 + i, g.col0 + j)));
+            }
+            return;
+        }
+        let s = g.width + 2;
+        for i in 0..g.height {
+            out.extend_from_slice(&cells.cur[(i + 1) * s + 1..(i + 1) * s + 1 + g.width]);
+        }
+    }
+
     /// Largest amount by which this subdomain's count is ahead of a
     /// neighbour's (0 when none is behind).
     pub fn lag(&self, subs: &[Subdomain]) -> u64 {
@@ -372,11 +419,17 @@ pub fn build(problem: &Problem) -> Vec<Subdomain> {
 /// All subdomains of a problem with their edges published but their cells
 /// not allocated: each owner [touches](Subdomain::touch) its own.
 pub fn build_untouched(problem: &Problem) -> Vec<Subdomain> {
-    let subs = build(problem);
-    for s in &subs {
-        *s.cells.lock() = Cells::untouched();
-    }
-    subs
+    // One subdomain's cells at a time: across ranks, a rank holds the
+    // edges of the whole problem but never all its cells.
+    problem
+        .subs
+        .iter()
+        .map(|g| {
+            let s = Subdomain::new(problem, g);
+            *s.cells.lock() = Cells::untouched();
+            s
+        })
+        .collect()
 }
 
 /// The padded global grid assembled from the subdomains' current cells.

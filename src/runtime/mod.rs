@@ -24,10 +24,12 @@
 
 mod balancing;
 mod barrier;
+pub mod peers;
 mod stop;
 mod sync;
 mod worker;
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -43,9 +45,15 @@ use crate::subdomain::{self, Subdomain};
 use crate::topology::Placement;
 use crate::variant::Mode;
 use balancing::{Assignment, Balancer, RunView};
+use peers::{Peers, Wish, from_urgency, urgency, verdict};
 
 /// How often the monitor looks at the run.
 const MONITOR_PERIOD: Duration = Duration::from_millis(1);
+
+/// The monitor's pause between two exchanges with its peers (async across
+/// ranks): short, since a ghost is as fresh as the last exchange, but a
+/// pause, since the monitor shares a core with a worker.
+const ROUND_PAUSE: Duration = Duration::from_micros(100);
 
 /// State shared by the workers and the monitor.
 struct Shared<'a> {
@@ -67,11 +75,45 @@ struct Shared<'a> {
     pinned: AtomicUsize,
     /// Subdomains copied into a new owner's memory after a cross-socket move.
     rehomes: AtomicU64,
+    /// The other ranks of a run across ranks, if any.
+    peers: Option<&'a dyn Peers>,
+    /// The threads this process runs (all of them without peers), and
+    /// their subdomains.
+    local: Range<usize>,
+    local_subs: Range<usize>,
+    /// Across ranks: the stop the monitor wants, left for the next exchange
+    /// (sync), and the stop all ranks agreed (as [`urgency`] codes).
+    wish: AtomicU64,
+    agreed: AtomicU64,
 }
 
 impl Shared<'_> {
+    /// This process's subdomains' last squared local residuals, summed.
     fn residual_sq_estimate(&self) -> f64 {
-        self.subs.iter().map(Subdomain::residual_sq).sum()
+        self.subs[self.local_subs.clone()]
+            .iter()
+            .map(Subdomain::residual_sq)
+            .sum()
+    }
+
+    /// What this rank brings to an exchange with its peers.
+    fn wish(&self, stop: Option<StopReason>) -> Wish {
+        Wish {
+            stop,
+            estimate_sq: self.residual_sq_estimate(),
+            most_updates: self.most_updates(),
+        }
+    }
+
+    /// One exchange with the peers; the agreed stop, if any, is recorded.
+    fn exchange(&self, peers: &dyn Peers, stop: Option<StopReason>) -> Option<StopReason> {
+        let all = peers.exchange(self.subs, self.wish(stop));
+        let line = EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed));
+        let agreed = verdict(&self.rule, &line, all);
+        if agreed.is_some() {
+            self.agreed.store(urgency(agreed), Ordering::Relaxed);
+        }
+        agreed
     }
 
     fn estimate_met(&self) -> bool {
@@ -102,7 +144,19 @@ impl Shared<'_> {
 
 /// Runs `problem` on the threads of `placement` to the end.
 pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Outcome {
-    run_observed(problem, placement, settings, None)
+    run_observed(problem, placement, settings, None, None)
+}
+
+/// Runs this rank's part of `problem` (the threads `peers.threads()` of the
+/// global `placement`) to the end, with its peers (see [`peers`]). The
+/// outcome is the whole run's on every rank; only rank 0's has the grid.
+pub fn run_ranks(
+    problem: &Problem,
+    placement: &Placement,
+    settings: &Settings,
+    peers: &dyn Peers,
+) -> Outcome {
+    run_observed(problem, placement, settings, None, Some(peers))
 }
 
 /// A thread beside the workers that looks at their shared state while they
@@ -115,6 +169,7 @@ fn run_observed(
     placement: &Placement,
     settings: &Settings,
     observer: Option<Observer<'_>>,
+    peers: Option<&dyn Peers>,
 ) -> Outcome {
     assert_eq!(
         placement.threads(),
@@ -124,23 +179,40 @@ fn run_observed(
     // Cells are allocated by their owners, after pinning (first touch).
     let subs = subdomain::build_untouched(problem);
     let r0 = residual_norm(&problem.initial_grid()).max(f64::MIN_POSITIVE);
-    let shared = Shared::new(problem, &subs, settings, placement, r0);
+    if let Some(p) = peers {
+        p.start();
+    }
+    let shared = Shared::new(problem, &subs, settings, placement, r0, peers);
     let mut trace = Vec::new();
     let mut refuted = 0;
     let (stop, grid, residual) = loop {
         shared.stop.reset();
+        shared.wish.store(0, Ordering::Relaxed);
+        shared.agreed.store(0, Ordering::Relaxed);
         shared.finished.store(0, Ordering::Relaxed);
         shared.pinned.store(0, Ordering::Relaxed);
         run_epoch(&shared, &mut trace, observer);
-        let stop = shared
-            .stop
-            .reason()
-            .expect("an epoch ends only when stopped");
-        let grid = subdomain::assemble(problem, &subs);
-        let residual = residual_norm(&grid) / r0;
+        let (stop, grid, residual, spent) = match peers {
+            None => {
+                let stop = shared.stop.reason();
+                let grid = subdomain::assemble(problem, &subs);
+                let residual = residual_norm(&grid) / r0;
+                (stop, Some(grid), residual, shared.budget_spent())
+            }
+            // Every rank ends the epoch on the stop all agreed, and on rank
+            // 0's residual of the gathered grid.
+            Some(p) => {
+                let stop = from_urgency(shared.agreed.load(Ordering::Relaxed));
+                let grid = p.gather(problem, &subs);
+                let residual = grid.as_ref().map_or(0.0, |g| residual_norm(g) / r0);
+                let (residual, most) = p.share(residual, shared.most_updates());
+                (stop, grid, residual, shared.rule.budget_spent(most))
+            }
+        };
+        let stop = stop.expect("an epoch ends only when stopped");
         // Without a target no epoch stops as converged, so none is refuted.
         let tolerance = settings.tolerance.unwrap_or(f64::INFINITY);
-        if let Some(stop) = epoch_end(stop, residual, tolerance, shared.budget_spent()) {
+        if let Some(stop) = epoch_end(stop, residual, tolerance, spent) {
             break (stop, grid, residual);
         }
         // Tighten the estimate's threshold by how far off it was.
@@ -151,25 +223,30 @@ fn run_observed(
     };
     let elapsed_s = shared.start.elapsed().as_secs_f64();
     let converged = settings.tolerance.is_some_and(|tol| residual <= tol);
-    Outcome {
+    let mut outcome = Outcome {
         clock: Clock::Wall,
         elapsed_s,
         stop,
         subdomain_updates: subs.iter().map(Subdomain::count).collect(),
         thread_updates: load_all(&shared.thread_updates),
         owners: subs.iter().map(Subdomain::owner).collect(),
-        grid: Some(grid),
+        grid,
         residual: Some(residual),
         converged,
         time_to_solution_s: converged.then_some(elapsed_s),
         max_staleness_seen: load_all(&shared.max_lag).into_iter().max().unwrap_or(0),
-        pinned: shared.pinned.load(Ordering::Relaxed) == placement.threads(),
+        pinned: shared.pinned.load(Ordering::Relaxed) == shared.local.len(),
         refuted_estimates: refuted,
         rehomes: shared.rehomes.load(Ordering::Relaxed),
         first_touchers: subs.iter().map(Subdomain::first_toucher).collect(),
         lb: shared.balancer.as_ref().map(Balancer::stats),
         trace,
+        ranks: None,
+    };
+    if let Some(p) = peers {
+        p.merge(&mut outcome);
     }
+    outcome
 }
 
 impl<'a> Shared<'a> {
@@ -180,15 +257,18 @@ impl<'a> Shared<'a> {
         settings: &'a Settings,
         placement: &'a Placement,
         r0: f64,
+        peers: Option<&'a dyn Peers>,
     ) -> Self {
         let threads = placement.threads();
+        let local = peers.map_or(0..threads, |p| p.threads());
+        let spd = subs.len() / threads;
         Shared {
             problem,
             subs,
             settings,
             placement,
             stop: StopFlag::default(),
-            barrier: StopBarrier::new(threads),
+            barrier: StopBarrier::new(local.len()),
             thread_updates: (0..threads).map(|_| Default::default()).collect(),
             max_lag: (0..threads).map(|_| Default::default()).collect(),
             assignment: Assignment::new(subs, threads),
@@ -205,6 +285,11 @@ impl<'a> Shared<'a> {
             finished: AtomicUsize::new(0),
             pinned: AtomicUsize::new(0),
             rehomes: AtomicU64::new(0),
+            peers,
+            local_subs: peers::subs_of(&local, spd),
+            local,
+            wish: AtomicU64::new(0),
+            agreed: AtomicU64::new(0),
         }
     }
 }
@@ -215,7 +300,7 @@ fn load_all(v: &[CachePadded<AtomicU64>]) -> Vec<u64> {
 
 /// Runs the workers until the stop flag is set and all have left.
 fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option<Observer<'_>>) {
-    let threads = shared.placement.threads();
+    let threads = shared.local.len();
     let start = shared.start;
     let mode = shared.settings.mode();
     let mut sampler = shared
@@ -226,11 +311,15 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
         if let Some(observe) = observer {
             scope.spawn(move || observe(shared));
         }
-        for t in 0..threads {
+        for t in shared.local.clone() {
             std::thread::Builder::new()
                 .name(format!("braid-worker-{t}"))
                 .spawn_scoped(scope, move || worker::run(shared, t))
                 .expect("cannot spawn a worker thread");
+        }
+        if let Some(peers) = shared.peers {
+            monitor_ranks(shared, peers);
+            return;
         }
         while shared.finished.load(Ordering::Acquire) < threads {
             std::thread::sleep(MONITOR_PERIOD);
@@ -257,6 +346,54 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
             }
         }
     });
+}
+
+/// The monitor of a run across ranks: it never stops the run on its own
+/// (see [`peers`]). In sync it leaves its verdict (time limit, interrupt) as
+/// a wish for the barrier's next exchange; in ssync/async it exchanges in
+/// rounds until all ranks agree, then waits for its workers.
+fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
+    let threads = shared.local.len();
+    let running = || shared.finished.load(Ordering::Acquire) < threads;
+    let own_verdict = || {
+        let look = Verdicts {
+            interrupted: shared.settings.interrupt.signal().is_some(),
+            most_updates: None,
+            now: Some(shared.start.elapsed().as_nanos() as u64),
+        };
+        shared.rule.first(look, || false)
+    };
+    let abort_on_panic = || {
+        if shared.stop.reason() == Some(StopReason::WorkerPanic) {
+            peers.abort();
+        }
+    };
+    if shared.settings.mode() == Mode::Sync {
+        while running() {
+            std::thread::sleep(MONITOR_PERIOD);
+            abort_on_panic();
+            if let Some(reason) = own_verdict() {
+                shared
+                    .wish
+                    .fetch_max(urgency(Some(reason)), Ordering::Relaxed);
+            }
+        }
+        return;
+    }
+    loop {
+        abort_on_panic();
+        // A worker at its budget has set this rank's flag: that is its wish.
+        let wish = shared.stop.reason().or_else(own_verdict);
+        if let Some(reason) = shared.exchange(peers, wish) {
+            shared.stop.request(reason);
+            break;
+        }
+        std::thread::sleep(ROUND_PAUSE);
+    }
+    while running() {
+        std::thread::sleep(MONITOR_PERIOD);
+        abort_on_panic();
+    }
 }
 
 #[cfg(test)]
@@ -355,7 +492,7 @@ mod tests {
     ) -> Outcome {
         let p = Problem::new(12, threads, subdomains).unwrap();
         let placement = Topology::uniform(1, 2).place(threads, true).unwrap();
-        run_observed(&p, &placement, s, Some(observe))
+        run_observed(&p, &placement, s, Some(observe), None)
     }
 
     /// `count(b) - count(a)` at one instant, or `None` if `a` moved while

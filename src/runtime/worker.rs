@@ -25,6 +25,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::peers::from_urgency;
 use super::{Crossing, Idler, Shared, StopReason};
 use crate::engine::{Residual, Stall};
 use crate::schedule::{Gate, Verdicts};
@@ -211,6 +212,12 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn cross_barrier(&self) -> Crossing {
         let sh = self.sh;
         sh.barrier.wait(&sh.stop, || {
+            // Across ranks, every rank's leader exchanges this iteration's
+            // edges and decides on what all ranks agree (see `peers`).
+            if let Some(peers) = sh.peers {
+                let wish = from_urgency(sh.wish.load(Ordering::Relaxed));
+                return sh.exchange(peers, wish);
+            }
             let look = Verdicts {
                 most_updates: Some(sh.most_updates()),
                 ..Verdicts::default()

@@ -712,6 +712,7 @@ impl<'a> Engine<'a> {
             first_touchers: Vec::new(),
             lb: self.balance.as_ref().map(|b| b.caller.stats()),
             trace: std::mem::take(&mut self.trace),
+            ranks: None,
         };
         (outcome, noise)
     }

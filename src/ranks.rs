@@ -1,0 +1,470 @@
+//! A run across MPI ranks (feature `mpi`): `mpirun -n R braid run ...`.
+//!
+//! [`Session`] starts MPI and turns one rank's plan into its part of the
+//! global run: the grid is `R` times bigger, rank `r` runs domains `r T ..
+//! (r + 1) T`, and the placement lists every rank's cores. [`Ranks`]
+//! implements the runtime's [`Peers`] over MPI; the protocol (what an
+//! exchange carries, why sync stays bit for bit, how ranks agree on the
+//! stop, why none hangs) is written in `runtime/peers.rs`.
+//!
+//! Every call here goes through rsmpi's safe API. Edges travel by
+//! non-blocking sends and receives, the wishes by non-blocking all-reduces,
+//! completed by testing with short sleeps: the exchanging thread (the
+//! monitor, or in sync the barrier's leader) shares a core with a worker and
+//! must not spin on it the way a blocking MPI wait does. Only one thread of
+//! a rank calls MPI at a time (the leader in sync, the monitor otherwise, the
+//! main thread between epochs), so `MPI_THREAD_SERIALIZED` suffices.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use mpi::Threading;
+use mpi::collective::SystemOperation;
+use mpi::datatype::PartitionMut;
+use mpi::environment::Universe;
+use mpi::request::{Request, Scope};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use ndarray::Array2;
+
+use crate::engine::{Outcome, RanksInfo};
+use crate::plan::Plan;
+use crate::problem::{Neighbour, Problem, Side};
+use crate::runtime::peers::{Peers, Wish, from_urgency, subs_of, urgency};
+use crate::subdomain::Subdomain;
+use crate::topology::Placement;
+
+/// The tag of edge messages (one message per peer and exchange; MPI keeps
+/// messages of one sender and tag in order).
+const EDGES: i32 = 7;
+/// How long a waiting exchange spins (yielding) before it sleeps between
+/// tests: a sync crossing on a small domain takes tens of microseconds.
+const SPIN: Duration = Duration::from_micros(50);
+const POLL: Duration = Duration::from_micros(20);
+/// The exit code of a job this rank aborts (a worker panicked).
+const ABORT_CODE: i32 = 70;
+
+/// Why a run across ranks cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum RanksError {
+    #[error("MPI was already initialised")]
+    Initialised,
+    #[error(
+        "the MPI library offers only {0:?} threading; braid needs Serialized (one thread at a time)"
+    )]
+    Threading(Threading),
+    #[error(
+        "the ranks resolved different thread counts ({counts:?}): set `threads` to one number, \
+         the threads of each rank"
+    )]
+    ThreadsDiffer { counts: Vec<u64> },
+    #[error("{what} does not run across ranks yet; run it in one process")]
+    Unsupported { what: &'static str },
+    #[error("the global grid cannot be built: {0}")]
+    Decomposition(#[from] crate::problem::DecompositionError),
+    #[error("rank {rank} holds {cells} cells, more than one MPI message carries (2^31 - 1)")]
+    TooManyCells { rank: usize, cells: usize },
+}
+
+/// MPI, started for the life of a run (finalised when dropped).
+pub struct Session {
+    universe: Universe,
+    pub rank: usize,
+    pub size: usize,
+}
+
+impl Session {
+    pub fn start() -> Result<Session, RanksError> {
+        let (universe, threading) =
+            mpi::initialize_with_threading(Threading::Serialized).ok_or(RanksError::Initialised)?;
+        if threading < Threading::Serialized {
+            return Err(RanksError::Threading(threading));
+        }
+        let world = universe.world();
+        Ok(Session {
+            rank: world.rank() as usize,
+            size: world.size() as usize,
+            universe,
+        })
+    }
+
+    /// Whether every rank says `ok` (a rank that cannot start must not
+    /// leave the others waiting for it).
+    pub fn all_ok(&self, ok: bool) -> bool {
+        let mut all = 0u8;
+        self.universe
+            .world()
+            .all_reduce_into(&u8::from(ok), &mut all, SystemOperation::min());
+        all == 1
+    }
+
+    /// Turns this rank's `plan` (its threads, its cores) into its part of
+    /// the global run: the global problem, every rank's placement (sockets
+    /// numbered rank by rank), and the routes of the edges between ranks.
+    pub fn plan(&self, plan: &mut Plan) -> Result<Ranks, RanksError> {
+        if plan.settings.scheme.balancing().is_some() {
+            return Err(RanksError::Unsupported {
+                what: "balancing (a balancer)",
+            });
+        }
+        if plan.settings.trace_interval.is_some() {
+            return Err(RanksError::Unsupported {
+                what: "the trace (trace_interval > 0)",
+            });
+        }
+        if plan.noise.is_some() {
+            return Err(RanksError::Unsupported { what: "noise" });
+        }
+        let world = self.universe.world();
+        let threads = plan.placement.threads();
+        let counts = self.gather_all(&[threads as u64]);
+        if counts.iter().any(|&c| c != threads as u64) {
+            return Err(RanksError::ThreadsDiffer { counts });
+        }
+        let cores = self.gather_all(&to_u64(&plan.placement.cores));
+        let sockets = self.gather_all(&to_u64(&plan.placement.sockets));
+        let per_rank = sockets.iter().max().map_or(1, |&s| s + 1);
+        plan.placement = Placement {
+            cores: cores.iter().map(|&c| c as usize).collect(),
+            sockets: sockets
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| ((i / threads) as u64 * per_rank + s) as usize)
+                .collect(),
+        };
+        let p = &plan.problem;
+        plan.problem = Problem::new(
+            p.domain_size,
+            threads * self.size,
+            p.subdomains_per_domain(),
+        )?;
+        let problem = &plan.problem;
+        let spd = problem.subdomains_per_domain();
+        let mine = |r: usize| subs_of(&(r * threads..(r + 1) * threads), spd);
+        let cells: Vec<usize> = (0..self.size)
+            .map(|r| problem.subs[mine(r)].iter().map(|g| g.cells()).sum())
+            .collect();
+        if let Some((rank, &cells)) = cells
+            .iter()
+            .enumerate()
+            .find(|&(_, &c)| c > i32::MAX as usize)
+        {
+            return Err(RanksError::TooManyCells { rank, cells });
+        }
+        let owner = |sub: usize| sub / (threads * spd);
+        let routes = (0..self.size)
+            .filter(|&q| q != self.rank)
+            .map(|q| Route {
+                peer: q as i32,
+                send: edges_between(problem, mine(self.rank), q, &owner),
+                recv: edges_between(problem, mine(q), self.rank, &owner),
+            })
+            .filter(|r| !r.send.is_empty())
+            .collect();
+        let name = mpi::environment::processor_name().unwrap_or_default();
+        let mut padded = [0u8; 64];
+        for (p, b) in padded.iter_mut().zip(name.bytes()) {
+            *p = b;
+        }
+        let mut names = vec![0u8; 64 * self.size];
+        world.all_gather_into(&padded[..], &mut names[..]);
+        let hosts = names
+            .chunks(64)
+            .map(|c| {
+                String::from_utf8_lossy(c)
+                    .trim_end_matches('\0')
+                    .to_string()
+            })
+            .collect();
+        Ok(Ranks {
+            rank: self.rank,
+            size: self.size,
+            threads,
+            spd,
+            routes,
+            cells,
+            hosts,
+            cores: plan
+                .placement
+                .cores
+                .chunks(threads)
+                .map(<[usize]>::to_vec)
+                .collect(),
+            exchanges: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
+            gathered: AtomicU64::new(0),
+        })
+    }
+
+    /// Every rank's `mine` (all of equal length), rank by rank.
+    fn gather_all(&self, mine: &[u64]) -> Vec<u64> {
+        let mut all = vec![0u64; mine.len() * self.size];
+        self.universe.world().all_gather_into(mine, &mut all[..]);
+        all
+    }
+}
+
+fn to_u64(v: &[usize]) -> Vec<u64> {
+    v.iter().map(|&x| x as u64).collect()
+}
+
+/// The edges of subdomains `subs` that a subdomain on rank `to` reads, in
+/// the one order both ends enumerate: by subdomain id, then side.
+fn edges_between(
+    problem: &Problem,
+    subs: Range<usize>,
+    to: usize,
+    owner: &impl Fn(usize) -> usize,
+) -> Vec<(usize, Side)> {
+    problem.subs[subs]
+        .iter()
+        .flat_map(|g| {
+            Side::ALL
+                .into_iter()
+                .filter_map(move |side| match g.neighbour(side) {
+                    Neighbour::Sub(n) if owner(n) == to => Some((g.id, side)),
+                    _ => None,
+                })
+        })
+        .collect()
+}
+
+/// What this rank sends to one peer, and receives from it, in each exchange.
+#[derive(Debug)]
+struct Route {
+    peer: i32,
+    /// Our subdomains' edges that the peer reads.
+    send: Vec<(usize, Side)>,
+    /// The peer's subdomains' edges that ours read: ghosts here.
+    recv: Vec<(usize, Side)>,
+}
+
+/// This rank's peers (see `runtime/peers.rs`).
+pub struct Ranks {
+    rank: usize,
+    size: usize,
+    threads: usize,
+    spd: usize,
+    routes: Vec<Route>,
+    /// Interior cells of each rank's subdomains.
+    cells: Vec<usize>,
+    hosts: Vec<String>,
+    cores: Vec<Vec<usize>>,
+    exchanges: AtomicU64,
+    sent: AtomicU64,
+    gathered: AtomicU64,
+}
+
+impl Ranks {
+    fn local_subs(&self) -> Range<usize> {
+        subs_of(&self.threads(), self.spd)
+    }
+}
+
+/// Waits for every request, leaving the core to others while it waits.
+fn complete<'a, D: ?Sized, S: Scope<'a>>(mut pending: Vec<Request<'a, D, S>>) {
+    let began = Instant::now();
+    while !pending.is_empty() {
+        pending = pending.into_iter().filter_map(|r| r.test().err()).collect();
+        if pending.is_empty() {
+            break;
+        }
+        if began.elapsed() < SPIN {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+impl Peers for Ranks {
+    fn threads(&self) -> Range<usize> {
+        self.rank * self.threads..(self.rank + 1) * self.threads
+    }
+
+    fn start(&self) {
+        SimpleCommunicator::world().barrier();
+    }
+
+    fn exchange(&self, subs: &[Subdomain], wish: Wish) -> Wish {
+        let world = SimpleCommunicator::world();
+        let sends: Vec<Vec<u64>> = self
+            .routes
+            .iter()
+            .map(|r| {
+                let mut b = Vec::new();
+                for &(s, side) in &r.send {
+                    subs[s].export_edge(side, &mut b);
+                }
+                b
+            })
+            .collect();
+        let mut recvs: Vec<Vec<u64>> = self
+            .routes
+            .iter()
+            .map(|r| {
+                let len = r.recv.iter().map(|&(n, side)| 1 + subs[n].edge_len(side));
+                vec![0; len.sum()]
+            })
+            .collect();
+        let codes = [urgency(wish.stop), wish.most_updates];
+        let mut all_codes = [0u64; 2];
+        let mut all_estimate = 0.0f64;
+        mpi::request::scope(|sc| {
+            let mut pending = Vec::new();
+            for (r, b) in self.routes.iter().zip(&sends) {
+                let to = world.process_at_rank(r.peer);
+                pending.push(to.immediate_send_with_tag(sc, &b[..], EDGES));
+            }
+            for (r, b) in self.routes.iter().zip(recvs.iter_mut()) {
+                let from = world.process_at_rank(r.peer);
+                pending.push(from.immediate_receive_into_with_tag(sc, &mut b[..], EDGES));
+            }
+            pending.push(world.immediate_all_reduce_into(
+                sc,
+                &codes[..],
+                &mut all_codes[..],
+                SystemOperation::max(),
+            ));
+            let sum = world.immediate_all_reduce_into(
+                sc,
+                &wish.estimate_sq,
+                &mut all_estimate,
+                SystemOperation::sum(),
+            );
+            complete(pending);
+            complete(vec![sum]);
+        });
+        for (r, b) in self.routes.iter().zip(&recvs) {
+            let mut at = 0;
+            for &(n, side) in &r.recv {
+                let len = 1 + subs[n].edge_len(side);
+                subs[n].import_edge(side, &b[at..at + len]);
+                at += len;
+            }
+        }
+        let bytes: usize = sends.iter().map(|b| b.len() * 8).sum();
+        self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.exchanges.fetch_add(1, Ordering::Relaxed);
+        Wish {
+            stop: from_urgency(all_codes[0]),
+            estimate_sq: all_estimate,
+            most_updates: all_codes[1],
+        }
+    }
+
+    fn gather(&self, problem: &Problem, subs: &[Subdomain]) -> Option<Array2<f64>> {
+        let world = SimpleCommunicator::world();
+        let root = world.process_at_rank(0);
+        let mut mine = Vec::with_capacity(self.cells[self.rank]);
+        for s in &subs[self.local_subs()] {
+            s.interior_into(problem, &mut mine);
+        }
+        if self.rank != 0 {
+            self.gathered
+                .fetch_add(mine.len() as u64 * 8, Ordering::Relaxed);
+            root.gather_varcount_into(&mine[..]);
+            return None;
+        }
+        let counts: Vec<i32> = self.cells.iter().map(|&c| c as i32).collect();
+        let displs: Vec<i32> = counts
+            .iter()
+            .scan(0, |at, &c| {
+                let d = *at;
+                *at += c;
+                Some(d)
+            })
+            .collect();
+        let mut all = vec![0.0; self.cells.iter().sum()];
+        {
+            let mut part = PartitionMut::new(&mut all[..], counts, displs);
+            root.gather_varcount_into_root(&mine[..], &mut part);
+        }
+        // Ranks hold consecutive subdomain ids, so the cells arrive in id
+        // order.
+        let mut grid = problem.initial_grid();
+        let mut at = 0;
+        for g in &problem.subs {
+            for i in 0..g.height {
+                for j in 0..g.width {
+                    grid[[g.row0 + i, g.col0 + j]] = all[at];
+                    at += 1;
+                }
+            }
+        }
+        Some(grid)
+    }
+
+    fn share(&self, residual: f64, most_updates: u64) -> (f64, u64) {
+        let world = SimpleCommunicator::world();
+        let mut residual = residual;
+        world.process_at_rank(0).broadcast_into(&mut residual);
+        let mut most = 0u64;
+        world.all_reduce_into(&most_updates, &mut most, SystemOperation::max());
+        (residual, most)
+    }
+
+    fn merge(&self, out: &mut Outcome) {
+        let world = SimpleCommunicator::world();
+        let (threads, subs) = (self.threads(), self.local_subs());
+        // Each rank's own entries, zero elsewhere, then the maximum of all.
+        let max_of = |v: Vec<u64>| {
+            let mut all = vec![0u64; v.len()];
+            world.all_reduce_into(&v[..], &mut all[..], SystemOperation::max());
+            all
+        };
+        let own = |v: &[u64], range: &Range<usize>| -> Vec<u64> {
+            let mut v = v.to_vec();
+            for (i, x) in v.iter_mut().enumerate() {
+                if !range.contains(&i) {
+                    *x = 0;
+                }
+            }
+            v
+        };
+        out.subdomain_updates = max_of(own(&out.subdomain_updates, &subs));
+        out.thread_updates = max_of(own(&out.thread_updates, &threads));
+        let owners = max_of(own(&to_u64(&out.owners), &subs));
+        out.owners = owners.into_iter().map(|o| o as usize).collect();
+        let touchers = max_of(own(&to_u64(&out.first_touchers), &subs));
+        out.first_touchers = touchers.into_iter().map(|t| t as usize).collect();
+        let mut v = [0u64; 2];
+        world.all_reduce_into(
+            &[out.max_staleness_seen, u64::from(!out.pinned)][..],
+            &mut v[..],
+            SystemOperation::max(),
+        );
+        out.max_staleness_seen = v[0];
+        out.pinned = v[1] == 0;
+        let mut sums = [0u64; 3];
+        world.all_reduce_into(
+            &[
+                out.rehomes,
+                self.sent.load(Ordering::Relaxed),
+                self.gathered.load(Ordering::Relaxed),
+            ][..],
+            &mut sums[..],
+            SystemOperation::sum(),
+        );
+        out.rehomes = sums[0];
+        // Rank 0's clock, on every rank.
+        let mut elapsed = out.elapsed_s;
+        world.process_at_rank(0).broadcast_into(&mut elapsed);
+        out.elapsed_s = elapsed;
+        out.time_to_solution_s = out.converged.then_some(elapsed);
+        out.ranks = Some(RanksInfo {
+            ranks: self.size,
+            threads_per_rank: self.threads,
+            hosts: self.hosts.clone(),
+            cores: self.cores.clone(),
+            exchanges: self.exchanges.load(Ordering::Relaxed),
+            halo_bytes: sums[1],
+            gathered_bytes: sums[2],
+        });
+    }
+
+    fn abort(&self) -> ! {
+        SimpleCommunicator::world().abort(ABORT_CODE)
+    }
+}
