@@ -6,6 +6,7 @@ mod common;
 
 use common::{braid, scratch};
 use serde_json::Value;
+use std::path::PathBuf;
 
 fn json(path: &std::path::Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -16,7 +17,8 @@ fn json(path: &std::path::Path) -> Value {
 /// not recorded).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn run_and_replay(name: &str, run: &[&str], replay: &[&str]) -> (Value, Value) {
+/// The scratch directory, the real run's report and the replay's.
+fn run_and_replay(name: &str, run: &[&str], replay: &[&str]) -> (PathBuf, Value, Value) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = scratch(name);
     let mut args = vec![
@@ -38,7 +40,8 @@ fn run_and_replay(name: &str, run: &[&str], replay: &[&str]) -> (Value, Value) {
         "{}",
         s.stdout
     );
-    (json(&dir.join("real.json")), json(&dir.join("sim.json")))
+    let (real, sim) = (json(&dir.join("real.json")), json(&dir.join("sim.json")));
+    (dir, real, sim)
 }
 
 fn counts(r: &Value) -> Vec<f64> {
@@ -53,7 +56,7 @@ fn counts(r: &Value) -> Vec<f64> {
 #[test]
 fn a_replayed_run_reproduces_its_counts_and_time() {
     // Whatever this machine did to the run, the replay holds it.
-    let (real, sim) = run_and_replay("replay_same", &["max_iterations=8000"], &[]);
+    let (_, real, sim) = run_and_replay("replay_same", &["max_iterations=8000"], &[]);
     assert_eq!(sim["clock"], "virtual");
     assert_eq!(sim["variant"], real["variant"]);
     for (r, s) in counts(&real).iter().zip(counts(&sim)) {
@@ -68,8 +71,10 @@ fn a_replayed_run_reproduces_its_counts_and_time() {
 
 #[test]
 fn measured_noise_replays_against_another_balancer() {
-    // Thread 1's core at half speed, no balancer; replayed with joint.
-    let (real, sim) = run_and_replay(
+    // Thread 1's core at half speed, no balancer; replayed as it ran and
+    // with joint. The two replays see the same measured speeds, so the
+    // comparison holds however busy the machine was during the real run.
+    let (dir, real, sim) = run_and_replay(
         "replay_other",
         &["max_iterations=6000", "slow=1:1"],
         &["--variant", "async(4)+joint(0.001)"],
@@ -78,11 +83,26 @@ fn measured_noise_replays_against_another_balancer() {
     assert_eq!(sim["config"]["slow"], Value::Null, "the speeds hold it");
     let moves = sim["lb"]["moves"].as_u64().unwrap();
     assert!(moves > 0, "no moves in {} calls", sim["lb"]["calls"]);
+    let plain = braid(
+        &dir,
+        &[
+            "sim",
+            "--replay-speeds",
+            "real.json",
+            "--json",
+            "plain.json",
+        ],
+    );
+    assert_eq!(plain.status, Some(0), "{}", plain.stderr);
+    let plain = json(&dir.join("plain.json"));
+    assert_eq!(plain["lb"], Value::Null);
     assert!(
-        sim["spread"].as_u64().unwrap() < real["spread"].as_u64().unwrap() / 2,
-        "joint evens the progress the slow core lost: real spread {}, replayed {}",
-        real["spread"],
-        sim["spread"]
+        sim["spread"].as_u64().unwrap() < plain["spread"].as_u64().unwrap() / 2,
+        "joint evens the progress the slow core lost: replayed as it ran {}, with joint {} \
+         (real {})",
+        plain["spread"],
+        sim["spread"],
+        real["spread"]
     );
 }
 
