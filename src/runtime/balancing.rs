@@ -418,13 +418,13 @@ mod tests {
     }
 }
 
-/// A model check of the handoff: `RUSTFLAGS="--cfg loom" cargo test
-/// --release --lib loom`. The worker's side (try_lock, owner check under the
+/// A model check of the handoff: `cargo test --features loom --lib
+/// loom`. The worker's side (try_lock, owner check under the
 /// lock, update, count published with Release: worker.rs and
 /// `Held::finish_update`) and the balancer's `set_owner` are restated
 /// here on loom's Mutex and atomics, step for step, because the real cells
 /// sit behind parking_lot's mutex, which loom cannot schedule.
-#[cfg(all(test, loom))]
+#[cfg(all(test, feature = "loom"))]
 mod loom_tests {
     use std::sync::atomic::AtomicBool as SeenAnywhere;
 

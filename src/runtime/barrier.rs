@@ -154,8 +154,8 @@ mod tests {
 }
 
 /// Model checks of the barrier itself (its real code, on loom's atomics):
-/// `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`.
-#[cfg(all(test, loom))]
+/// `cargo test --features loom --lib loom`.
+#[cfg(all(test, feature = "loom"))]
 mod loom_tests {
     use super::*;
     use loom::sync::Arc;

@@ -92,7 +92,7 @@ impl StopFlag {
 /// How long a waiter keeps the core before it starts sleeping. A sync
 /// iteration on a 300x300 domain takes ~30 us, so a waiter that slept at
 /// once would double it; one that never slept would burn a noisy core.
-#[cfg_attr(loom, allow(dead_code))]
+#[cfg_attr(feature = "loom", allow(dead_code))]
 const SPIN_BEFORE_SLEEP: Duration = Duration::from_millis(2);
 
 /// Waiting, one step at a time: spin, then yield (so that oversubscribed
@@ -107,12 +107,12 @@ pub struct Idler {
 
 impl Idler {
     /// Under loom, a yield: the model checker's cue to run another thread.
-    #[cfg(loom)]
+    #[cfg(feature = "loom")]
     pub fn idle(&mut self) {
         loom::thread::yield_now();
     }
 
-    #[cfg(not(loom))]
+    #[cfg(not(feature = "loom"))]
     pub fn idle(&mut self) {
         if !self.backoff.is_completed() {
             self.backoff.snooze();

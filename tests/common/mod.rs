@@ -44,9 +44,16 @@ pub fn braid_within(dir: &Path, args: &[&str], limit: Duration, memory: Option<u
             });
         }
     }
+    cmd.args(args).current_dir(dir);
+    wait_for(cmd, limit)
+}
+
+/// Runs `cmd` to its end, reading its output while it runs; after `limit`
+/// it is killed (TERM, then KILL: a launcher such as mpirun takes its
+/// processes down on TERM) and the test fails.
+pub fn wait_for(mut cmd: Command, limit: Duration) -> Run {
+    let what = format!("{cmd:?}");
     let child = cmd
-        .args(args)
-        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -61,8 +68,10 @@ pub fn braid_within(dir: &Path, args: &[&str], limit: Duration, memory: Option<u
     } = match rx.recv_timeout(limit) {
         Ok(out) => out.expect("wait for braid"),
         Err(_) => {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            std::thread::sleep(Duration::from_secs(2));
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("braid {args:?} did not end within {limit:?}");
+            panic!("{what} did not end within {limit:?}");
         }
     };
     Run {

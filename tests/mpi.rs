@@ -1,0 +1,284 @@
+//! Runs across MPI ranks (`--features mpi`, under `mpirun`): sync is the
+//! one-process run bit for bit for 1 to 4 ranks, ssync and async converge
+//! on the verified residual, the counts add up, every rank stops together
+//! (a budget, a time limit, a killed rank), and what does not run across
+//! ranks yet is refused with exit 2.
+//!
+//! The ranks share this machine's cores (`--oversubscribe --bind-to none`),
+//! so these runs are small; speed is measured in the README, not here.
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Run, braid, scratch, wait_for};
+use ndarray::Array2;
+use serde_json::Value;
+
+/// `mpirun -n RANKS braid ARGS` in `dir`.
+fn mpirun(dir: &Path, ranks: usize, args: &[&str]) -> Run {
+    wait_for(launcher(dir, ranks, args), common::HANG)
+}
+
+fn launcher(dir: &Path, ranks: usize, args: &[&str]) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "-n",
+        &ranks.to_string(),
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+    ]);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.arg("--allow-run-as-root");
+    }
+    cmd.arg(env!("CARGO_BIN_EXE_braid"))
+        .args(args)
+        .current_dir(dir);
+    cmd
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn grid(path: &Path) -> Array2<f64> {
+    ndarray_npy::read_npy(path).unwrap()
+}
+
+fn counts(r: &Value, key: &str) -> Vec<u64> {
+    r[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn sync_across_ranks_is_the_one_process_run_bit_for_bit() {
+    for (ranks, threads) in [(1, 2), (2, 1), (2, 2), (3, 1), (4, 1)] {
+        let dir = scratch("mpi_sync");
+        let total = (ranks * threads).to_string();
+        let common = ["--variant", "sync", "domain_size=24", "max_iterations=97"];
+        let per_rank = format!("threads={threads}");
+        let mut args = vec!["run", "--json", "r.json", "--grid", "r.npy"];
+        args.extend(common);
+        args.extend([per_rank.as_str(), "oversubscribe=true"]);
+        let r = mpirun(&dir, ranks, &args);
+        assert_eq!(r.status, Some(0), "{ranks} ranks: {}", r.stderr);
+        let whole = format!("threads={total}");
+        let mut args = vec!["run", "--grid", "one.npy", &whole, "oversubscribe=true"];
+        args.extend(common);
+        let one = braid(&dir, &args);
+        assert_eq!(one.status, Some(0), "{}", one.stderr);
+        let (across, alone) = (grid(&dir.join("r.npy")), grid(&dir.join("one.npy")));
+        assert_eq!(across.dim(), alone.dim(), "{ranks} x {threads}");
+        assert!(
+            across
+                .iter()
+                .zip(&alone)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{ranks} ranks x {threads} threads differ from one process"
+        );
+        let report = json(&dir.join("r.json"));
+        assert_eq!(report["stop_reason"], "max_iterations");
+        assert!(
+            counts(&report, "subdomain_updates")
+                .iter()
+                .all(|&c| c == 97)
+        );
+        if ranks > 1 {
+            assert_eq!(report["ranks"]["ranks"], ranks as u64);
+            assert_eq!(report["ranks"]["exchanges"], 97, "one per iteration");
+        }
+    }
+}
+
+/// The residual of a padded grid relative to the initial grid's, computed
+/// here, independently of braid.
+fn relative_residual(g: &Array2<f64>, initial: &Array2<f64>) -> f64 {
+    let norm = |u: &Array2<f64>| {
+        let (h, w) = (u.nrows() - 2, u.ncols() - 2);
+        let mut sum = 0.0;
+        for i in 1..=h {
+            for j in 1..=w {
+                let r =
+                    u[[i - 1, j]] + u[[i + 1, j]] + u[[i, j - 1]] + u[[i, j + 1]] - 4.0 * u[[i, j]];
+                sum += r * r;
+            }
+        }
+        sum.sqrt()
+    };
+    norm(g) / norm(initial)
+}
+
+#[test]
+fn ssync_and_async_converge_across_ranks_on_the_verified_residual() {
+    for (ranks, variant) in [(2, "ssync(3)"), (2, "async(4)"), (4, "async(2)")] {
+        let dir = scratch("mpi_converge");
+        let args = [
+            "run",
+            "--json",
+            "r.json",
+            "--grid",
+            "r.npy",
+            "--variant",
+            variant,
+            "threads=1",
+            "domain_size=32",
+            "tolerance=1e-3",
+            "max_iterations=1000000",
+        ];
+        let r = mpirun(&dir, ranks, &args);
+        assert_eq!(r.status, Some(0), "{variant} on {ranks}: {}", r.stderr);
+        let report = json(&dir.join("r.json"));
+        assert_eq!(report["stop_reason"], "converged", "{variant}");
+        let reported = report["residual"].as_f64().unwrap();
+        assert!(reported <= 1e-3, "{variant}: {reported}");
+        // The grid that was gathered is the one that was checked.
+        let g = grid(&dir.join("r.npy"));
+        let mine = relative_residual(&g, &initial_grid_like(&g));
+        assert!(
+            (mine / reported - 1.0).abs() < 1e-9,
+            "{variant}: braid says {reported}, the grid {mine}"
+        );
+        // Every subdomain was updated, and the threads' and subdomains'
+        // totals agree.
+        let subs = counts(&report, "subdomain_updates");
+        let threads = counts(&report, "thread_updates");
+        assert_eq!(threads.len(), ranks);
+        assert!(subs.iter().all(|&c| c > 0), "{subs:?}");
+        assert_eq!(subs.iter().sum::<u64>(), threads.iter().sum::<u64>());
+        if variant.starts_with("ssync") {
+            assert!(report["max_staleness_seen"].as_u64().unwrap() <= 3);
+        }
+        assert!(report["ranks"]["halo_bytes"].as_u64().unwrap() > 0);
+    }
+}
+
+/// The initial state of a padded grid the shape of `g`: braid's problem
+/// (the source on the north side, ones inside, zeros on the other sides),
+/// taken from `g`'s own boundary ring, which never changes.
+fn initial_grid_like(g: &Array2<f64>) -> Array2<f64> {
+    let (h, w) = (g.nrows(), g.ncols());
+    let mut u = g.clone();
+    for i in 1..h - 1 {
+        for j in 1..w - 1 {
+            u[[i, j]] = 1.0;
+        }
+    }
+    u
+}
+
+#[test]
+fn a_rank_that_stops_first_never_leaves_another_waiting() {
+    // Rank 0's thread at a quarter speed: the other ranks spend their
+    // budget first, and every rank stops on it.
+    for ranks in [2, 4] {
+        let dir = scratch("mpi_budget");
+        let args = [
+            "run",
+            "--json",
+            "r.json",
+            "--variant",
+            "async(2)",
+            "threads=1",
+            "domain_size=32",
+            "max_iterations=3000",
+            "slow=0:3",
+        ];
+        let r = mpirun(&dir, ranks, &args);
+        assert_eq!(r.status, Some(0), "{}", r.stderr);
+        let report = json(&dir.join("r.json"));
+        assert_eq!(report["stop_reason"], "max_iterations");
+        let threads = counts(&report, "thread_updates");
+        assert_eq!(threads.iter().max(), Some(&6000), "{threads:?}");
+        assert!(
+            threads[0] < 6000,
+            "the slow rank stopped on another's budget"
+        );
+    }
+    // And a time limit stops sync and async runs on every rank.
+    for variant in ["sync", "async(2)"] {
+        let dir = scratch("mpi_time");
+        let args = [
+            "run",
+            "--json",
+            "r.json",
+            "--variant",
+            variant,
+            "threads=1",
+            "domain_size=32",
+            "max_iterations=1000000000",
+            "time_limit=0.5",
+        ];
+        let r = mpirun(&dir, 2, &args);
+        assert_eq!(r.status, Some(0), "{}", r.stderr);
+        let report = json(&dir.join("r.json"));
+        assert_eq!(report["stop_reason"], "time_limit", "{variant}");
+    }
+}
+
+#[test]
+fn killing_one_rank_ends_the_whole_run() {
+    let dir = scratch("mpi_kill");
+    let args = ["run", "threads=1", "domain_size=32", "time_limit=100"];
+    let mut mpirun = launcher(&dir, 2, &args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the ranks to start, then kill one.
+    let began = Instant::now();
+    let rank = loop {
+        let out = Command::new("pgrep")
+            .args(["-P", &mpirun.id().to_string(), "braid"])
+            .output()
+            .unwrap();
+        let pids = String::from_utf8(out.stdout).unwrap();
+        if pids.lines().count() == 2 {
+            std::thread::sleep(Duration::from_millis(300));
+            break pids.lines().next().unwrap().to_string();
+        }
+        assert!(began.elapsed() < Duration::from_secs(30), "no ranks");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Command::new("kill").args(["-9", &rank]).status().unwrap();
+    let killed = Instant::now();
+    let status = loop {
+        if let Some(status) = mpirun.try_wait().unwrap() {
+            break status;
+        }
+        if killed.elapsed() > Duration::from_secs(30) {
+            let _ = mpirun.kill();
+            panic!("the other rank outlived the killed one by 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+}
+
+#[test]
+fn what_does_not_run_across_ranks_is_refused_with_exit_2() {
+    let dir = scratch("mpi_refused");
+    for (args, says) in [
+        (
+            vec!["run", "--variant", "async(4)+joint(0.001)", "threads=1"],
+            "balancing",
+        ),
+        (vec!["run", "threads=1", "trace_interval=0.01"], "trace"),
+        (vec!["sim", "threads=1"], "only `braid run`"),
+        (vec!["run", "threads=1", "domain_size=0"], "domain_size"),
+    ] {
+        let r = mpirun(&dir, 2, &args);
+        assert_ne!(r.status, Some(0), "{args:?}");
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    }
+}
