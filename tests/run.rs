@@ -328,3 +328,18 @@ fn braid_config_prints_the_shipped_config_and_it_runs_as_the_defaults() {
     assert_eq!(rep["config"]["max_iterations"], 7);
     assert_eq!(rep["thread_updates"][0], 7 * 4);
 }
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_rank_of_an_mpi_job_is_refused_without_the_mpi_feature() {
+    // What mpirun sets for each rank; without the feature each rank would
+    // run the whole problem alone and write the same files.
+    let dir = scratch("no_mpi");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_braid"));
+    cmd.args(["run", "max_iterations=10"])
+        .current_dir(&dir)
+        .env("OMPI_COMM_WORLD_SIZE", "2");
+    let r = common::wait_for(cmd, common::HANG);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("--features mpi"), "{}", r.stderr);
+}
