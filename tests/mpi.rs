@@ -282,3 +282,44 @@ fn what_does_not_run_across_ranks_is_refused_with_exit_2() {
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     }
 }
+
+#[test]
+fn a_suite_runs_its_samples_through_a_launcher() {
+    let dir = scratch("mpi_suite");
+    let root = if unsafe { libc::geteuid() } == 0 {
+        " --allow-run-as-root"
+    } else {
+        ""
+    };
+    std::fs::write(
+        dir.join("suite.toml"),
+        format!(
+            r#"
+            name = "across"
+            figure = "landscape"
+            engine = "run"
+            variants = ["sync", "async(2)"]
+            repetitions = 1
+            launcher = "mpirun -n 2 --oversubscribe --bind-to none{root}"
+            [set]
+            threads = 1
+            domain_size = 24
+            max_iterations = 200
+            "#
+        ),
+    )
+    .unwrap();
+    let r = braid(&dir, &["experiment", "suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let records: Vec<Value> = std::fs::read_to_string(dir.join("r.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    for rec in &records {
+        let report = &rec["report"];
+        assert_eq!(report["ranks"]["ranks"], 2, "{rec}");
+        assert_eq!(counts(report, "thread_updates").len(), 2);
+    }
+}

@@ -260,7 +260,15 @@ fn run_sample(
     sample: &Sample,
     interrupt: &Interrupt,
 ) -> Result<SampleEnd, ExperimentError> {
-    let mut cmd = Command::new(exe);
+    let mut cmd = match &suite.suite.launcher {
+        Some(launcher) => {
+            let mut words = launcher.split_whitespace();
+            let mut cmd = Command::new(words.next().expect("checked when loaded"));
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        None => Command::new(exe),
+    };
     crate::child::die_with_parent(&mut cmd, true);
     let mut child = cmd
         .arg(suite.suite.engine.command())

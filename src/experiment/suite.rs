@@ -74,6 +74,11 @@ pub struct Suite {
     /// quiet and at every placement x duty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payoff: Option<Payoff>,
+    /// A command that starts each sample's `braid run`, e.g. `"mpirun -n
+    /// 4"`: its words (split at spaces, no quoting), then braid and the
+    /// sample's arguments. For runs across MPI ranks (feature `mpi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher: Option<String>,
 }
 
 /// Where and how hard the payoff map's noise goes.
@@ -287,6 +292,14 @@ fn parse(text: &str) -> Result<Suite, String> {
     if suite.repetitions == 0 {
         return Err("`repetitions` must be at least 1".into());
     }
+    if let Some(launcher) = &suite.launcher {
+        if launcher.split_whitespace().next().is_none() {
+            return Err("`launcher` is empty: name a command, e.g. \"mpirun -n 4\"".into());
+        }
+        if suite.engine != Engine::Run {
+            return Err("`launcher` starts real runs: it needs engine = \"run\"".into());
+        }
+    }
     if !(suite.timeout_s > 0.0 && suite.timeout_s <= MAX_SECONDS) {
         return Err(format!(
             "`timeout_s` must be a number of seconds above 0 and at most {MAX_SECONDS:e}, got {}",
@@ -482,6 +495,16 @@ mod tests {
             (
                 SUITE.replace("repetitions = 2", "repetitions = 2\ntimeout_s = nan"),
                 "timeout_s",
+            ),
+            (
+                SUITE.replace("repetitions = 2", "repetitions = 2\nlauncher = \"mpirun\""),
+                "launcher",
+            ),
+            (
+                SUITE
+                    .replace("engine = \"sim\"", "engine = \"run\"")
+                    .replace("repetitions = 2", "repetitions = 2\nlauncher = \" \""),
+                "launcher",
             ),
         ] {
             let e = parse(&text).unwrap_err();
