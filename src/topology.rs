@@ -26,6 +26,10 @@ use serde::{Deserialize, Serialize};
 /// [`SyntheticTopology::parse`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyntheticTopology {
+    /// Nodes (braid's outermost level, `node:N`, for the simulator's runs
+    /// across nodes); `sockets` counts those of all nodes.
+    #[serde(default = "one")]
+    pub nodes: usize,
     pub sockets: usize,
     pub cores_per_socket: usize,
     /// Hardware threads (PUs) per core.
@@ -39,10 +43,15 @@ fn one() -> usize {
 
 impl std::fmt::Display for SyntheticTopology {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.nodes > 1 {
+            write!(f, "node:{} ", self.nodes)?;
+        }
         write!(
             f,
             "pack:{} core:{} pu:{}",
-            self.sockets, self.cores_per_socket, self.pus_per_core
+            self.sockets / self.nodes,
+            self.cores_per_socket,
+            self.pus_per_core
         )
     }
 }
@@ -77,6 +86,8 @@ impl SyntheticTopology {
     /// multiply into sockets, levels below it down to the core into cores per
     /// socket, levels below the core into PUs per core. Without a package
     /// level, there is one socket; without a core level, each PU is a core.
+    /// braid adds one level of its own, outermost: `node:N`, N copies of the
+    /// machine below (for the simulator's runs across nodes).
     /// `max_pus` bounds the product.
     ///
     /// ```
@@ -86,11 +97,24 @@ impl SyntheticTopology {
     /// assert_eq!(a, SyntheticTopology::parse("pack:2 core:18", 4096).unwrap());
     /// assert_eq!(a.to_string(), "pack:2 core:18 pu:1");
     /// assert_eq!(SyntheticTopology::parse("pack:2 core:4 pu:2", 4096).unwrap().pus_per_core, 2);
+    /// let nodes = SyntheticTopology::parse("node:4 pack:2 core:18", 4096).unwrap();
+    /// assert_eq!((nodes.nodes, nodes.sockets), (4, 8));
+    /// assert_eq!(nodes.to_string(), "node:4 pack:2 core:18 pu:1");
+    /// assert_eq!(nodes.node_of_pu(35), 0);
+    /// assert_eq!(nodes.node_of_pu(36), 1);
     /// ```
     pub fn parse(text: &str, max_pus: usize) -> Result<SyntheticTopology, String> {
-        let levels = synthetic_levels(text)?;
+        let mut levels = synthetic_levels(text)?;
         if levels.is_empty() {
             return Err("no levels".into());
+        }
+        // braid's own outermost level: nodes, each the machine below.
+        let mut nodes = 1;
+        if let Some(i) = levels.iter().position(|(k, _)| k == "node") {
+            if i != 0 {
+                return Err("`node` must be the outermost level".into());
+            }
+            nodes = levels.remove(0).1;
         }
         let is = |kind: &str, names: &[&str]| names.contains(&kind);
         const PACKAGE: &[&str] = &["pack", "package", "socket"];
@@ -118,6 +142,7 @@ impl SyntheticTopology {
             };
             *slot = slot.checked_mul(*n).ok_or("too many PUs")?;
         }
+        let sockets = sockets.checked_mul(nodes).ok_or("too many PUs")?;
         let total = sockets
             .checked_mul(cores)
             .and_then(|n| n.checked_mul(pus))
@@ -125,10 +150,20 @@ impl SyntheticTopology {
             .ok_or_else(|| format!("more than {max_pus} PUs in all"))?;
         debug_assert!(total > 0);
         Ok(SyntheticTopology {
+            nodes,
             sockets,
             cores_per_socket: cores,
             pus_per_core: pus,
         })
+    }
+}
+
+impl SyntheticTopology {
+    /// The node PU `pu` is on ([`Topology::synthetic`] numbers PUs
+    /// consecutively, node by node).
+    pub fn node_of_pu(&self, pu: usize) -> usize {
+        let per_node = self.sockets / self.nodes * self.cores_per_socket * self.pus_per_core;
+        pu / per_node.max(1)
     }
 }
 

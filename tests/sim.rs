@@ -145,6 +145,7 @@ fn sim_input_errors_exit_2() {
         (&["sim", "threads=40", "oversubscribe=true"], "own core"),
         (&["sim", "sim_speed=99:1.1"], "sim_speed"),
         (&["sim", "sim_topology=pack:2 widget:3"], "sim_topology"),
+        (&["sim", "sim_topology=pack:2 node:2 core:4"], "outermost"),
         (&["sim", "noise=thread", "noise_cores=36"], "core 36"),
         (
             &["sim", "noise=trace", "noise_cores=1:no.trace"],
@@ -585,4 +586,83 @@ fn an_automatic_balancer_ends_on_the_candidate_with_the_lowest_effort() {
     // And the effort series covers the run.
     let series = lb["effort"].as_array().unwrap();
     assert!(series.len() > 10);
+}
+
+#[test]
+fn across_nodes_a_sync_iteration_pays_one_latency_and_its_edges_bytes() {
+    // 2 x 2 domains: the top row on node 0, the bottom row on node 1, so
+    // each thread sends one 100-cell edge across per iteration.
+    let base = [
+        "--variant",
+        "sync",
+        "threads=4",
+        "domain_size=100",
+        "max_iterations=1000",
+    ];
+    let with = |topology: &str, extra: &[&str]| {
+        let mut args = base.to_vec();
+        let topology = format!("sim_topology={topology}");
+        args.push(&topology);
+        args.extend_from_slice(extra);
+        sim(&args)["elapsed_s"].as_f64().unwrap()
+    };
+    let one = with("pack:2 core:2", &[]);
+    let free = with(
+        "node:2 pack:1 core:2",
+        &["sim_node_latency_ns=0", "sim_node_byte_ns=0"],
+    );
+    assert_eq!(free, one, "a free network costs nothing");
+    let two = with(
+        "node:2 pack:1 core:2",
+        &["sim_node_latency_ns=2000", "sim_node_byte_ns=0.1"],
+    );
+    let per_iteration = 2000e-9 + 8.0 * 100.0 * 0.1e-9;
+    assert!(
+        ((two - one) / 1000.0 / per_iteration - 1.0).abs() < 1e-6,
+        "{} s more per iteration, expected {per_iteration}",
+        (two - one) / 1000.0
+    );
+}
+
+#[test]
+fn a_balanced_run_across_nodes_reproduces_byte_for_byte_and_slows_with_the_network() {
+    let dir = scratch("sim_nodes");
+    // 2 nodes x 2 x 4 cores, noise on a core of node 0; joint moves
+    // subdomains across nodes.
+    let args = |out: &'static str, byte_ns: &'static str| {
+        vec![
+            "sim",
+            "--json",
+            out,
+            "--variant",
+            "async(4)+joint(0.001)",
+            "sim_topology=node:2 pack:2 core:4",
+            "threads=16",
+            "domain_size=64",
+            "max_iterations=4000",
+            "noise=thread",
+            "noise_cores=1:0.5",
+            byte_ns,
+        ]
+    };
+    for out in ["a.json", "b.json"] {
+        let r = braid(&dir, &args(out, "sim_node_byte_ns=0.1"));
+        assert_eq!(r.status, Some(0), "{}", r.stderr);
+    }
+    let (a, b) = (
+        std::fs::read(dir.join("a.json")).unwrap(),
+        std::fs::read(dir.join("b.json")).unwrap(),
+    );
+    assert_eq!(a, b, "the same inputs, the same bytes");
+    let r = braid(&dir, &args("slow.json", "sim_node_byte_ns=10"));
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let read = |f: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
+    };
+    let (fast, slow) = (read("a.json"), read("slow.json"));
+    assert!(fast["lb"]["cross_socket_moves"].as_u64().unwrap() > 0);
+    assert!(
+        slow["elapsed_s"].as_f64().unwrap() > fast["elapsed_s"].as_f64().unwrap(),
+        "a slower network slows the run"
+    );
 }

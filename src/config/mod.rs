@@ -362,6 +362,8 @@ impl Config {
             barrier_ns: self.sim_barrier_ns,
             noise_iter_ns: self.sim_noise_iter_ns,
             residual_factor: self.sim_residual_factor,
+            node_latency_ns: self.sim_node_latency_ns,
+            node_byte_ns: self.sim_node_byte_ns,
         }
     }
 

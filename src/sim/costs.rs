@@ -22,4 +22,8 @@ pub struct SimCosts {
     /// Cost per cell of an update that also computes its local residual
     /// (runs with a tolerance), as a multiple of `cell_ns`.
     pub residual_factor: f64,
+    /// Across nodes: per message (a sync iteration's exchange, a move).
+    pub node_latency_ns: f64,
+    /// Across nodes: per byte of an edge sent or of a moved subdomain.
+    pub node_byte_ns: f64,
 }

@@ -14,6 +14,13 @@
 //!   same [`crate::policy`] code), ssync's staleness gate, skipping
 //!   subdomains it no longer owns or that are in flight elsewhere.
 //! * sync: each iteration ends at the slowest thread plus `barrier_ns`.
+//! * Across nodes (`sim_topology = node:N ...`): an update also pays
+//!   `node_byte_ns` per byte of each edge it sends to a subdomain owned on
+//!   another node (the sender's share, as with a non-blocking send), the
+//!   first update after a move to another node a `node_latency_ns` and its
+//!   cells' bytes, and a sync iteration that spans nodes one latency more.
+//!   In ssync/async the latency does not delay what a neighbour reads: the
+//!   model charges the network's cost, not its staleness.
 //! * ssync/async are discrete events, one pending completion per thread.
 //!   With `numerics = true` an update computes at its start, reading its
 //!   neighbours' edges as published at that virtual time, and publishes at
@@ -37,11 +44,13 @@ use crate::engine::{Clock, Outcome, Residual, StopReason, TraceSample};
 use crate::noise::{Applied, Level, NoiseReport, ReplayedTrace};
 use crate::plan::{Numbers, Plan};
 use crate::problem::residual_norm;
+use crate::problem::{Neighbour, Side};
 use crate::schedule::balance::start_interval;
 use crate::schedule::{
     self, Caller, EstimateLine, Gate, Refutation, Rotation, Sampler, StopRule, Verdicts,
 };
 use crate::subdomain::{self, EdgeVersion, Subdomain};
+use crate::topology::SimTopology;
 use crate::variant::Mode;
 use speeds::Steps;
 use timeline::{Detours, Noise, PS, Timeline};
@@ -131,6 +140,10 @@ pub(crate) struct Board {
     pub(crate) remote: Vec<bool>,
     /// Subdomain updates each thread has made.
     pub(crate) updates: Vec<u64>,
+    /// The node of each thread's core (all 0 on one node).
+    pub(crate) nodes: Vec<usize>,
+    /// Subdomains whose next update pays for a move to another node.
+    pub(crate) crossed_nodes: Vec<bool>,
 }
 
 impl Board {
@@ -148,6 +161,8 @@ impl Board {
             updates: vec![0; problem.threads],
             sets,
             remote: vec![false; n],
+            nodes: vec![0; problem.threads],
+            crossed_nodes: vec![false; n],
         }
     }
 }
@@ -172,6 +187,9 @@ impl schedule::View for Board {
 
 impl schedule::Sets for Board {
     fn set_owner(&mut self, sub: usize, to: usize) {
+        if self.nodes[self.owners[sub]] != self.nodes[to] {
+            self.crossed_nodes[sub] = true;
+        }
         self.owners[sub] = to;
     }
     fn remove(&mut self, t: usize, sub: usize) {
@@ -261,6 +279,8 @@ struct Engine<'a> {
     cells: Vec<u64>,
     board: Board,
     busy: Vec<bool>,
+    /// Whether the threads' cores are on more than one node.
+    spans_nodes: bool,
     /// Updates that paid `remote_cell_ns` (the runtime's re-homing copies).
     rehomes: u64,
     threads: Vec<Thread>,
@@ -328,7 +348,17 @@ impl<'a> Engine<'a> {
         let cfg = &plan.config;
         let settings = &plan.settings;
         let p = &plan.problem;
-        let board = Board::new(p);
+        let mut board = Board::new(p);
+        if let SimTopology::Synthetic(t) = &cfg.sim_topology
+            && t.nodes > 1
+        {
+            board.nodes = plan
+                .placement
+                .cores
+                .iter()
+                .map(|&pu| t.node_of_pu(pu))
+                .collect();
+        }
         let threads = timelines(plan)
             .into_iter()
             .zip(&board.sets)
@@ -367,6 +397,7 @@ impl<'a> Engine<'a> {
             subs,
             cells: p.subs.iter().map(|g| g.cells() as u64).collect(),
             busy: vec![false; p.subs.len()],
+            spans_nodes: board.nodes.iter().any(|&n| n != board.nodes[0]),
             board,
             rehomes: 0,
             threads,
@@ -386,7 +417,6 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Nominal cost of updating `s`, in picoseconds.
     /// Gives each core the speeds a run measured for its thread, if the
     /// plan has them: a factor that makes the mean subdomain's update take
     /// what the run's did (see [`speeds`]).
@@ -401,9 +431,15 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Nominal cost of updating `s`, in picoseconds.
     fn cost(&self, s: usize) -> f64 {
         let c = &self.costs;
         let cells = self.cells[s] as f64;
+        let node = if self.spans_nodes {
+            self.node_cost(s)
+        } else {
+            0.0
+        };
         let remote = if self.board.remote[s] {
             cells * c.remote_cell_ns
         } else {
@@ -414,7 +450,32 @@ impl<'a> Engine<'a> {
         } else {
             c.cell_ns
         };
-        (c.update_ns + cells * cell_ns + remote) * 1e3
+        (c.update_ns + cells * cell_ns + remote + node) * 1e3
+    }
+
+    /// What updating `s` costs across nodes, in nanoseconds: the bytes of
+    /// each edge it sends to a subdomain owned on another node, and after a
+    /// move to another node, a latency and the bytes of its cells.
+    fn node_cost(&self, s: usize) -> f64 {
+        let (c, b) = (&self.costs, &self.board);
+        let here = b.nodes[b.owners[s]];
+        let g = &self.plan.problem.subs[s];
+        let mut bytes = 0;
+        for side in Side::ALL {
+            if let Neighbour::Sub(n) = g.neighbour(side)
+                && b.nodes[b.owners[n]] != here
+            {
+                bytes += 8 * match side {
+                    Side::North | Side::South => g.width,
+                    Side::West | Side::East => g.height,
+                };
+            }
+        }
+        let mut ns = bytes as f64 * c.node_byte_ns;
+        if b.crossed_nodes[s] {
+            ns += c.node_latency_ns + 8.0 * self.cells[s] as f64 * c.node_byte_ns;
+        }
+        ns
     }
 
     /// Locks subdomain `s` and computes its next values (numerics only).
@@ -454,7 +515,13 @@ impl<'a> Engine<'a> {
                 }
                 end = end.max(clock);
             }
-            self.now = end + (self.costs.barrier_ns * 1e3).round() as u64;
+            // Across nodes, the iteration's exchange waits a latency more.
+            let network = if self.spans_nodes {
+                self.costs.node_latency_ns
+            } else {
+                0.0
+            };
+            self.now = end + ((self.costs.barrier_ns + network) * 1e3).round() as u64;
             if self.check_stop() {
                 return;
             }
@@ -517,6 +584,7 @@ impl<'a> Engine<'a> {
         self.busy[s] = false;
         self.rehomes += u64::from(self.board.remote[s]);
         self.board.remote[s] = false;
+        self.board.crossed_nodes[s] = false;
         self.board.updates[t] += 1;
     }
 
@@ -759,6 +827,38 @@ mod tests {
                 _ => assert!(residuals.is_empty()),
             }
         }
+    }
+
+    #[test]
+    fn across_nodes_an_update_pays_its_remote_edges_and_a_move_its_cells() {
+        let mut cfg = Config::default();
+        cfg.apply_overrides(&[
+            "sim_topology=node:2 pack:1 core:2".to_string(),
+            "threads=4".into(),
+            "subdomains=1".into(),
+            "domain_size=10".into(),
+            "sim_node_latency_ns=1000".into(),
+            "sim_node_byte_ns=0.5".into(),
+        ])
+        .unwrap();
+        let plan = Plan::new(&cfg, &Topology::simulated(&cfg.sim_topology).unwrap()).unwrap();
+        let mut e = Engine::new(&plan);
+        assert_eq!(e.board.nodes, [0, 0, 1, 1]);
+        // Domain 0 (top left) sends its south edge to domain 2 on node 1.
+        assert_eq!(e.node_cost(0), 8.0 * 10.0 * 0.5);
+        // Moved to thread 2 on node 1: now its east edge (to domain 1)
+        // crosses, its south one does not, and the move is paid once.
+        schedule::Sets::set_owner(&mut e.board, 0, 2);
+        assert!(e.board.crossed_nodes[0]);
+        assert_eq!(
+            e.node_cost(0),
+            8.0 * 10.0 * 0.5 + 1000.0 + 8.0 * 100.0 * 0.5
+        );
+        e.board.crossed_nodes[0] = false;
+        assert_eq!(e.node_cost(0), 8.0 * 10.0 * 0.5);
+        // A move within a node is free of the network.
+        schedule::Sets::set_owner(&mut e.board, 1, 0);
+        assert!(!e.board.crossed_nodes[1]);
     }
 
     #[test]
