@@ -38,8 +38,10 @@ use crate::topology::Placement;
 /// The tag of edge messages (one message per peer and exchange; MPI keeps
 /// messages of one sender and tag in order).
 const EDGES: i32 = 7;
-/// How long a waiting exchange spins (yielding) before it sleeps between
-/// tests: a sync crossing on a small domain takes tens of microseconds.
+/// How long a sync exchange spins (yielding) before it sleeps between
+/// tests: a crossing on a small domain takes tens of microseconds, and the
+/// rank's other threads wait at the barrier meanwhile. The monitor of an
+/// ssync/async run does not spin: a worker needs the core.
 const SPIN: Duration = Duration::from_micros(50);
 const POLL: Duration = Duration::from_micros(20);
 /// The exit code of a job this rank aborts (a worker panicked).
@@ -194,6 +196,10 @@ impl Session {
             exchanges: AtomicU64::new(0),
             sent: AtomicU64::new(0),
             gathered: AtomicU64::new(0),
+            spin: match plan.settings.mode() {
+                crate::variant::Mode::Sync => SPIN,
+                _ => Duration::ZERO,
+            },
         })
     }
 
@@ -254,6 +260,8 @@ pub struct Ranks {
     exchanges: AtomicU64,
     sent: AtomicU64,
     gathered: AtomicU64,
+    /// [`SPIN`] in sync, nothing otherwise.
+    spin: Duration,
 }
 
 impl Ranks {
@@ -263,14 +271,14 @@ impl Ranks {
 }
 
 /// Waits for every request, leaving the core to others while it waits.
-fn complete<'a, D: ?Sized, S: Scope<'a>>(mut pending: Vec<Request<'a, D, S>>) {
+fn complete<'a, D: ?Sized, S: Scope<'a>>(mut pending: Vec<Request<'a, D, S>>, spin: Duration) {
     let began = Instant::now();
     while !pending.is_empty() {
         pending = pending.into_iter().filter_map(|r| r.test().err()).collect();
         if pending.is_empty() {
             break;
         }
-        if began.elapsed() < SPIN {
+        if began.elapsed() < spin {
             std::thread::yield_now();
         } else {
             std::thread::sleep(POLL);
@@ -333,8 +341,8 @@ impl Peers for Ranks {
                 &mut all_estimate,
                 SystemOperation::sum(),
             );
-            complete(pending);
-            complete(vec![sum]);
+            complete(pending, self.spin);
+            complete(vec![sum], self.spin);
         });
         for (r, b) in self.routes.iter().zip(&recvs) {
             let mut at = 0;

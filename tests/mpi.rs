@@ -178,8 +178,9 @@ fn initial_grid_like(g: &Array2<f64>) -> Array2<f64> {
 
 #[test]
 fn a_rank_that_stops_first_never_leaves_another_waiting() {
-    // Rank 0's thread at a quarter speed: the other ranks spend their
-    // budget first, and every rank stops on it.
+    // Rank 0's thread stalls for 30 s early on (a wait that watches its
+    // rank's stop flag): the other ranks spend their budget meanwhile, all
+    // ranks agree on the stop, and rank 0 leaves its stall at once.
     for ranks in [2, 4] {
         let dir = scratch("mpi_budget");
         let args = [
@@ -191,7 +192,7 @@ fn a_rank_that_stops_first_never_leaves_another_waiting() {
             "threads=1",
             "domain_size=32",
             "max_iterations=3000",
-            "slow=0:3",
+            "stall=0@10:30",
         ];
         let r = mpirun(&dir, ranks, &args);
         assert_eq!(r.status, Some(0), "{}", r.stderr);
@@ -199,10 +200,9 @@ fn a_rank_that_stops_first_never_leaves_another_waiting() {
         assert_eq!(report["stop_reason"], "max_iterations");
         let threads = counts(&report, "thread_updates");
         assert_eq!(threads.iter().max(), Some(&6000), "{threads:?}");
-        assert!(
-            threads[0] < 6000,
-            "the slow rank stopped on another's budget"
-        );
+        assert!(threads[0] <= 11, "rank 0 stalled: {threads:?}");
+        let elapsed = report["elapsed_s"].as_f64().unwrap();
+        assert!(elapsed < 15.0, "rank 0 was waited for: {elapsed} s");
     }
     // And a time limit stops sync and async runs on every rank.
     for variant in ["sync", "async(2)"] {
