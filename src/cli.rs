@@ -362,13 +362,25 @@ fn run(args: RunArgs, engine: Engine, replay: Option<&Path>) -> Result<(), Failu
         Engine::Sim => crate::sim::run(&plan),
     };
     let report = Report::new(&plan, &outcome, noise);
+    publish(&args, &report, &outcome, json, grid)?;
+    ending(plan.settings.interrupt.signal(), outcome.stop)
+}
+
+/// Prints the summary (to stderr when the report goes to stdout) and
+/// writes the outputs.
+fn publish(
+    args: &RunArgs,
+    report: &Report,
+    outcome: &Outcome,
+    json: Option<Output>,
+    grid: Option<Output>,
+) -> Result<(), Failure> {
     if args.json.as_deref() == Some(Path::new("-")) {
         eprint!("{report}");
     } else {
         print!("{report}");
     }
-    write_outputs(json, grid, &report, &outcome)?;
-    ending(plan.settings.interrupt.signal(), outcome.stop)
+    write_outputs(json, grid, report, outcome)
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -410,12 +422,7 @@ fn across_ranks(args: RunArgs, _: usize) -> Result<(), Failure> {
     let outcome = runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
     if session.rank == 0 {
         let report = Report::new(&plan, &outcome, None);
-        if args.json.as_deref() == Some(Path::new("-")) {
-            eprint!("{report}");
-        } else {
-            print!("{report}");
-        }
-        write_outputs(json, grid, &report, &outcome)?;
+        publish(&args, &report, &outcome, json, grid)?;
     }
     ending(plan.settings.interrupt.signal(), outcome.stop)
 }
