@@ -401,6 +401,13 @@ fn across_ranks(args: RunArgs, _: usize) -> Result<(), Failure> {
     let planned = load_config(&args).and_then(|cfg| plan_for(&cfg, Engine::Real, &args, None));
     let mut plan = all_ranks_agree(&session, planned)?;
     let ranks = session.plan(&mut plan).map_err(bad_input)?;
+    // Rank 0 gathers the whole grid at the end of each epoch: about what
+    // one process running the whole problem holds.
+    let gathers = match session.rank {
+        0 => plan.check_memory(Numbers::Held).map_err(bad_input),
+        _ => Ok(()),
+    };
+    all_ranks_agree(&session, gathers)?;
     let outputs = match session.rank {
         0 => open_outputs(&args),
         _ => Ok((None, None)),

@@ -275,6 +275,11 @@ fn what_does_not_run_across_ranks_is_refused_with_exit_2() {
         (vec!["run", "threads=1", "trace_interval=0.01"], "trace"),
         (vec!["sim", "threads=1"], "only `braid run`"),
         (vec!["run", "threads=1", "domain_size=0"], "domain_size"),
+        // Each rank's part fits 0.15 GiB, the grid rank 0 gathers does not.
+        (
+            vec!["run", "threads=1", "domain_size=1500", "memory_limit=0.15"],
+            "memory_limit",
+        ),
     ] {
         let r = mpirun(&dir, 2, &args);
         assert_ne!(r.status, Some(0), "{args:?}");

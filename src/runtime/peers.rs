@@ -240,7 +240,12 @@ mod tests {
                 },
                 |b| {
                     let all = Wish {
-                        stop: b.wishes.iter().map(|w| urgency(w.stop)).max().and_then(from_urgency),
+                        stop: b
+                            .wishes
+                            .iter()
+                            .map(|w| urgency(w.stop))
+                            .max()
+                            .and_then(from_urgency),
                         estimate_sq: b.wishes.iter().map(|w| w.estimate_sq).sum(),
                         most_updates: b.wishes.iter().map(|w| w.most_updates).max().unwrap(),
                     };
@@ -280,7 +285,10 @@ mod tests {
         fn share(&self, residual: f64, most_updates: u64) -> (f64, u64) {
             let rank = self.rank;
             self.meet(
-                |b| b.numbers.push((if rank == 0 { residual } else { f64::NAN }, most_updates)),
+                |b| {
+                    b.numbers
+                        .push((if rank == 0 { residual } else { f64::NAN }, most_updates))
+                },
                 |b| {
                     let r = b.numbers.iter().map(|n| n.0).find(|r| !r.is_nan()).unwrap();
                     (r, b.numbers.iter().map(|n| n.1).max().unwrap())
