@@ -19,6 +19,8 @@
 //! * ssync/async: the worker that reaches its update budget, or the monitor
 //!   when the residual estimate meets the threshold;
 //! * the monitor, at `time_limit`; and a worker that panics.
+//! * Across MPI ranks, none of these alone: each rank's wish goes into the
+//!   next exchange, and all ranks stop on what they agree (`peers`).
 //!
 //! Every wait (barrier, staleness gate, the stall hook) watches the flag.
 
