@@ -338,14 +338,27 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
             if let Some(s) = &mut sampler
                 && s.due(now.as_nanos() as u64)
             {
-                trace.push(TraceSample {
-                    t_s: now.as_secs_f64(),
-                    counts: shared.subs.iter().map(Subdomain::count).collect(),
-                    owners: shared.subs.iter().map(Subdomain::owner).collect(),
-                });
+                trace.push(sample(shared, now));
             }
         }
+        // And once the workers have stopped, so that the trace covers the
+        // whole run: a monitor kept off its core by busy workers can take
+        // its last regular sample long before the end, and a replay of the
+        // run's speeds would have to guess the rest.
+        let now = start.elapsed();
+        if sampler.is_some() && trace.last().is_none_or(|l| now.as_secs_f64() > l.t_s) {
+            trace.push(sample(shared, now));
+        }
     });
+}
+
+/// Every subdomain's count and owner now, `now` into the run.
+fn sample(shared: &Shared<'_>, now: Duration) -> TraceSample {
+    TraceSample {
+        t_s: now.as_secs_f64(),
+        counts: shared.subs.iter().map(Subdomain::count).collect(),
+        owners: shared.subs.iter().map(Subdomain::owner).collect(),
+    }
 }
 
 /// The monitor of a run across ranks: it never stops the run on its own
