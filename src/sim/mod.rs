@@ -509,7 +509,7 @@ impl<'a> Engine<'a> {
                     }
                     let cost = self.cost(s);
                     let tl = &self.threads[t].timeline;
-                    clock = tl.finish(clock, tl.scaled(cost, clock));
+                    clock = tl.run(clock, cost);
                     self.board.counts[s] += 1;
                     self.board.updates[t] += 1;
                 }
@@ -631,7 +631,7 @@ impl<'a> Engine<'a> {
             }
             let cost = self.cost(s);
             let tl = &self.threads[t].timeline;
-            let end = tl.finish(now, tl.scaled(cost, now));
+            let end = tl.run(now, cost);
             let th = &mut self.threads[t];
             th.max_lag = th.max_lag.max(lag);
             th.current = Some(s);

@@ -166,6 +166,17 @@ impl Timeline {
         (nominal_ps / speed).round().max(1.0) as u64
     }
 
+    /// When an update of `nominal_ps` that starts at `start` ends: at this
+    /// core's speed, through its replayed speeds if it has them (interval by
+    /// interval), stretched by its noise.
+    pub fn run(&self, start: u64, nominal_ps: f64) -> u64 {
+        let work = match &self.steps {
+            None => self.scaled(nominal_ps, start),
+            Some(s) => (s.finish(start, nominal_ps / self.speed) - start).max(1),
+        };
+        self.finish(start, work)
+    }
+
     /// When work of `work_ps` (already scaled) that starts at `start` ends.
     #[inline]
     pub fn finish(&self, start: u64, work_ps: u64) -> u64 {
