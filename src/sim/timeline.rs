@@ -169,9 +169,10 @@ impl Timeline {
     /// When an update of `nominal_ps` that starts at `start` ends: at this
     /// core's speed, through its replayed speeds if it has them (interval by
     /// interval), stretched by its noise.
+    #[inline]
     pub fn run(&self, start: u64, nominal_ps: f64) -> u64 {
         let work = match &self.steps {
-            None => self.scaled(nominal_ps, start),
+            None => (nominal_ps / self.speed).round().max(1.0) as u64,
             Some(s) => (s.finish(start, nominal_ps / self.speed) - start).max(1),
         };
         self.finish(start, work)
