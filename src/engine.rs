@@ -137,6 +137,21 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// `scheme` until a thread has made `update_budget` subdomain updates:
+    /// no residual target, time limit, trace or test hook.
+    pub fn plain(scheme: Scheme, update_budget: u64) -> Settings {
+        Settings {
+            scheme,
+            update_budget,
+            tolerance: None,
+            time_limit: None,
+            trace_interval: None,
+            stall: None,
+            slow: None,
+            interrupt: Interrupt::none(),
+        }
+    }
+
     pub fn mode(&self) -> Mode {
         self.scheme.mode()
     }

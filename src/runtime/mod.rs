@@ -414,26 +414,17 @@ fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
 mod tests {
     use super::*;
     use crate::engine::{Balancing, Scheme, Slow};
-    use crate::interrupt::Interrupt;
     use crate::problem::sequential_jacobi;
     use crate::topology::Topology;
     use std::sync::Arc;
 
     fn settings(mode: Mode, staleness: u64, iterations: u64, subdomains: usize) -> Settings {
-        Settings {
-            scheme: match mode {
-                Mode::Sync => Scheme::Sync,
-                Mode::Ssync => Scheme::Ssync { staleness },
-                Mode::Async => Scheme::Async { balancing: None },
-            },
-            update_budget: iterations * subdomains as u64,
-            tolerance: None,
-            time_limit: None,
-            trace_interval: None,
-            stall: None,
-            slow: None,
-            interrupt: Interrupt::none(),
-        }
+        let scheme = match mode {
+            Mode::Sync => Scheme::Sync,
+            Mode::Ssync => Scheme::Ssync { staleness },
+            Mode::Async => Scheme::Async { balancing: None },
+        };
+        Settings::plain(scheme, iterations * subdomains as u64)
     }
 
     /// Async(4) with a busy balancer and thread 0 at half speed, so that

@@ -168,7 +168,6 @@ pub fn subs_of(threads: &Range<usize>, spd: usize) -> Range<usize> {
 mod tests {
     use super::*;
     use crate::engine::{Scheme, Settings};
-    use crate::interrupt::Interrupt;
     use crate::problem::{Neighbour, Side, sequential_jacobi};
     use crate::topology::Topology;
     use std::collections::HashMap;
@@ -331,23 +330,10 @@ mod tests {
         })
     }
 
-    fn settings(scheme: Scheme, budget: u64) -> Settings {
-        Settings {
-            scheme,
-            update_budget: budget,
-            tolerance: None,
-            time_limit: None,
-            trace_interval: None,
-            stall: None,
-            slow: None,
-            interrupt: Interrupt::none(),
-        }
-    }
-
     #[test]
     fn sync_across_ranks_is_sequential_jacobi_bit_for_bit() {
         for (ranks, threads) in [(2, 1), (2, 2), (3, 1)] {
-            let out = run_as_threads(ranks, threads, 1, &settings(Scheme::Sync, 23));
+            let out = run_as_threads(ranks, threads, 1, &Settings::plain(Scheme::Sync, 23));
             let problem = Problem::new(12, ranks * threads, 1).unwrap();
             assert_eq!(
                 out.grid.unwrap(),
@@ -360,7 +346,7 @@ mod tests {
 
     #[test]
     fn async_across_ranks_converges_on_the_gathered_grid() {
-        let mut s = settings(Scheme::Async { balancing: None }, u64::MAX / 8);
+        let mut s = Settings::plain(Scheme::Async { balancing: None }, u64::MAX / 8);
         s.tolerance = Some(1e-3);
         let out = run_as_threads(2, 2, 4, &s);
         assert_eq!(out.stop, StopReason::Converged);
