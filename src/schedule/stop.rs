@@ -67,9 +67,11 @@ pub enum Refutation {
     /// The runtime: a refutation restarts the workers, so the line is cut
     /// at least 4x, to make a second one unlikely.
     Restart,
-    /// The simulator: a check costs no virtual time, so the line is cut by
-    /// the measured ratio times [`REFUTED_MARGIN`], landing just past the
-    /// target (a 4x cut would run on to about half of it).
+    /// The simulator, where a check costs no virtual time, and runs across
+    /// MPI ranks, where stale ghosts make most async estimates optimistic:
+    /// the line is cut by the measured ratio times [`REFUTED_MARGIN`],
+    /// landing just past the target (a 4x cut would run on to about half of
+    /// it).
     Free,
 }
 
