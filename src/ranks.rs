@@ -394,12 +394,8 @@ impl Peers for Ranks {
         let mut grid = problem.initial_grid();
         let mut at = 0;
         for g in &problem.subs {
-            for i in 0..g.height {
-                for j in 0..g.width {
-                    grid[[g.row0 + i, g.col0 + j]] = all[at];
-                    at += 1;
-                }
-            }
+            crate::subdomain::place_interior(&mut grid, g, &all[at..at + g.cells()]);
+            at += g.cells();
         }
         Some(grid)
     }

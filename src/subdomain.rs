@@ -432,6 +432,17 @@ pub fn build_untouched(problem: &Problem) -> Vec<Subdomain> {
         .collect()
 }
 
+/// Writes a subdomain's interior cells, row by row as
+/// [`Subdomain::interior_into`] gives them, into a padded global grid.
+pub fn place_interior(grid: &mut ndarray::Array2<f64>, g: &SubdomainGeom, cells: &[f64]) {
+    assert_eq!(cells.len(), g.cells(), "an interior of the wrong size");
+    for (i, row) in cells.chunks_exact(g.width).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            grid[[g.row0 + i, g.col0 + j]] = v;
+        }
+    }
+}
+
 /// The padded global grid assembled from the subdomains' current cells.
 pub fn assemble(problem: &Problem, subs: &[Subdomain]) -> ndarray::Array2<f64> {
     let mut grid = problem.initial_grid();

@@ -273,10 +273,7 @@ mod tests {
             (self.rank == 0).then(|| {
                 let mut grid = problem.initial_grid();
                 for (id, c) in cells {
-                    let g = &problem.subs[id];
-                    for (k, v) in c.into_iter().enumerate() {
-                        grid[[g.row0 + k / g.width, g.col0 + k % g.width]] = v;
-                    }
+                    crate::subdomain::place_interior(&mut grid, &problem.subs[id], &c);
                 }
                 grid
             })
