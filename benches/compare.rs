@@ -32,10 +32,9 @@ use braid::config::{AutoOr, Config};
 use braid::kernel;
 use braid::plan::Plan;
 use braid::policy::{
-    Anticipate, Greedy, Policy, Progressive, Refine, ResidualFirst, Scope, Snapshot, Steal,
+    Anticipate, Bounds, Greedy, Policy, Progressive, Refine, ResidualFirst, Scope, Snapshot, Steal,
 };
 use braid::report::Report;
-use braid::runtime;
 use braid::topology::Topology;
 
 fn main() {
@@ -207,10 +206,7 @@ fn braid_run_with(label: &str, overrides: &[&str]) -> Report {
         cfg.apply_override(o).unwrap();
     }
     let plan = Plan::new(&cfg, &Topology::detect()).unwrap();
-    let noise = plan.noise.as_ref().map(|n| braid::noise::start(n).unwrap());
-    let out = runtime::run(&plan.problem, &plan.placement, &plan.settings);
-    let noise = noise.and_then(braid::noise::Running::stop);
-    Report::new(&plan, &out, noise)
+    braid::run(&plan).unwrap().0
 }
 
 fn noise_effect(reps: usize) {
@@ -417,42 +413,28 @@ fn policy_cost(reps: usize) {
             };
             // The thresholds `auto` gives: what each thread starts with, -2 and +2.
             let per = subs / threads;
-            let (scope, low_threshold, high_threshold) =
-                (Scope::Joint, per.saturating_sub(2).max(1), per + 2);
+            let bounds = Bounds {
+                scope: Scope::Joint,
+                low: per.saturating_sub(2).max(1),
+                high: per + 2,
+            };
             let printed = |scope| Progressive {
-                low_threshold,
-                high_threshold,
+                bounds: Bounds { scope, ..bounds },
                 ..Progressive::as_printed(scope)
             };
             let others: [&dyn Policy; 5] = [
-                &Steal {
-                    scope,
-                    low_threshold,
-                    high_threshold,
-                },
-                &Greedy {
-                    scope,
-                    low_threshold,
-                    high_threshold,
-                },
+                &Steal { bounds },
+                &Greedy { bounds },
                 &Refine {
-                    scope,
-                    low_threshold,
-                    high_threshold,
+                    bounds,
                     tolerance: 0.05,
                 },
                 &Anticipate {
-                    scope,
-                    low_threshold,
-                    high_threshold,
+                    bounds,
                     alpha: 0.3,
                     history: 3,
                 },
-                &ResidualFirst {
-                    scope,
-                    low_threshold,
-                    high_threshold,
-                },
+                &ResidualFirst { bounds },
             ];
             let mut row = format!(
                 "| {subs} | {threads} | {:.2} | {:.2} |",
@@ -528,10 +510,10 @@ fn simulate(label: &str, overrides: &[&str]) -> (f64, u64) {
     for o in overrides {
         cfg.apply_override(o).unwrap();
     }
-    let plan = Plan::new(&cfg, &Topology::simulated(&cfg.sim_topology).unwrap()).unwrap();
-    braid::sim::check(&plan).unwrap();
+    let plan = Plan::simulated(&cfg).unwrap();
+    let sim = plan.sim.as_ref().unwrap();
     let t = Instant::now();
-    let (out, _) = braid::sim::run(&plan);
+    let (out, _) = braid::sim::run(&plan.problem, &plan.placement, &plan.settings, sim);
     (
         t.elapsed().as_secs_f64(),
         out.subdomain_updates.iter().sum(),

@@ -5,11 +5,11 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::engine::Residual;
+use crate::engine::SimCosts;
 use crate::kernel;
 use crate::policy::{Policy, Progressive, Scope, Snapshot};
 use crate::problem::Problem;
 use crate::runtime::{StopBarrier, StopFlag};
-use crate::sim::SimCosts;
 use crate::subdomain::{self, EdgeVersion};
 
 /// Measured costs, and how.
@@ -23,7 +23,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Takes about a second.
 pub fn measure() -> Measured {
     core_affinity::set_for_current(core_affinity::CoreId { id: 0 });
-    let mut costs = crate::config::Config::default().sim_costs();
+    let mut costs = crate::plan::sim_costs(&crate::config::Config::default());
     costs.cell_ns = kernel_ns_per_cell();
     costs.residual_factor = residual_factor();
     costs.update_ns = update_ns(costs.cell_ns);

@@ -1,21 +1,17 @@
-//! The command line: parses arguments, runs the command, and maps failures
-//! to exit statuses (2 for bad input, 1 for anything else).
+//! The command line: parses arguments, hands each command to the module
+//! that does it (a run to `runner`, a suite to `experiment`, figures to
+//! `plot`), and maps failures to exit statuses (2 for bad input, 128 + N
+//! for signal N, 1 for anything else).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::Config;
-use crate::engine::{Outcome, StopReason};
-use crate::files::AtomicFile;
+use crate::engine::EngineKind;
 use crate::interrupt::Interrupt;
-use crate::plan::{Numbers, Plan};
-use crate::report::Report;
-use crate::runtime;
-use crate::sim::speeds::MeasuredSpeeds;
+use crate::runner::{self, Failure, Request};
 use crate::topology::Topology;
 
 #[derive(Debug, Parser)]
@@ -127,35 +123,48 @@ struct RunArgs {
     overrides: Vec<String>,
 }
 
-/// A failure and the exit status it deserves.
-struct Failure {
-    status: u8,
-    error: anyhow::Error,
+/// The exit status a failure deserves: 2 for bad input, the shell's
+/// 128 + N for signal N, 1 for anything else.
+fn status(f: &Failure) -> u8 {
+    match f {
+        Failure::BadInput(_) => 2,
+        Failure::Failed(_) => 1,
+        Failure::Interrupted { signal, .. } => Interrupt::exit_status(*signal),
+    }
 }
 
 fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
-    Failure {
-        status: 2,
-        error: error.into(),
+    Failure::BadInput(error.into())
+}
+
+impl RunArgs {
+    fn request(self, replay: Option<PathBuf>) -> Request {
+        Request {
+            config: self.config,
+            variant: self.variant,
+            json: self.json,
+            grid: self.grid,
+            overrides: self.overrides,
+            replay,
+        }
     }
 }
 
-impl From<anyhow::Error> for Failure {
-    fn from(error: anyhow::Error) -> Self {
-        Failure { status: 1, error }
-    }
-}
-
+/// The `braid` command line: parses the arguments, runs the command, and
+/// exits with its status.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => run(RunArgs::default(), Engine::Real, None),
-        Some(Command::Run(args)) => run(args, Engine::Real, None),
+        None => runner::command(&RunArgs::default().request(None), EngineKind::Run),
+        Some(Command::Run(args)) => runner::command(&args.request(None), EngineKind::Run),
         Some(Command::Sim(args)) if args.calibrate => {
             print!("{}", crate::calibrate::measure());
             Ok(())
         }
-        Some(Command::Sim(args)) => run(args.run, Engine::Sim, args.replay_speeds.as_deref()),
+        Some(Command::Sim(args)) => {
+            let replay = args.replay_speeds;
+            runner::command(&args.run.request(replay), EngineKind::Sim)
+        }
         Some(Command::Experiment(args)) => experiment(args),
         Some(Command::Plot(args)) => plot(args),
         Some(Command::Topology(args)) => topology(&args),
@@ -168,64 +177,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("braid: error: {}", sentence(&f.error));
-            ExitCode::from(f.status)
-        }
-    }
-}
-
-fn load_config(args: &RunArgs) -> Result<Config, Failure> {
-    let mut cfg = match &args.config {
-        Some(path) => Config::from_file(path).map_err(bad_input)?,
-        None if Path::new("config.txt").exists() => {
-            Config::from_file(Path::new("config.txt")).map_err(bad_input)?
-        }
-        None => Config::default(),
-    };
-    if let Some(label) = &args.variant {
-        cfg.apply_variant(label).map_err(bad_input)?;
-    }
-    cfg.apply_overrides(&args.overrides).map_err(bad_input)?;
-    Ok(cfg)
-}
-
-/// An output chosen on the command line, opened before the run so that a
-/// bad path fails in a second, not after a long run. A file is written to a
-/// temporary sibling and renamed into place when complete
-/// ([`crate::files::AtomicFile`]), so a failure leaves no partial file.
-/// Nothing is left on disk during the run: the probe's temporary is removed
-/// at once, so a run killed mid-way leaves no file behind.
-enum Output {
-    Stdout,
-    File(PathBuf),
-}
-
-impl Output {
-    fn open(path: &Path, what: &str) -> Result<Output, Failure> {
-        if path == Path::new("-") {
-            return Ok(Output::Stdout);
-        }
-        AtomicFile::create(path)
-            .with_context(|| format!("cannot create the {what} file {}", path.display()))
-            .map_err(bad_input)?;
-        Ok(Output::File(path.to_path_buf()))
-    }
-
-    fn write(
-        self,
-        what: &str,
-        f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
-    ) -> anyhow::Result<()> {
-        match self {
-            Output::Stdout => f(&mut std::io::stdout().lock()),
-            Output::File(path) => AtomicFile::create(&path)
-                .map_err(anyhow::Error::from)
-                .and_then(|mut file| {
-                    f(&mut file)?;
-                    file.commit()?;
-                    Ok(())
-                })
-                .with_context(|| format!("cannot write the {what} to {}", path.display())),
+            eprintln!("braid: error: {}", sentence(f.error()));
+            ExitCode::from(status(&f))
         }
     }
 }
@@ -268,10 +221,7 @@ fn topology(args: &TopologyArgs) -> Result<(), Failure> {
             cores: &placement.cores,
             thread_sockets: &placement.sockets,
         };
-        let text = serde_json::to_string_pretty(&shown).map_err(|e| Failure {
-            status: 1,
-            error: e.into(),
-        })?;
+        let text = serde_json::to_string_pretty(&shown).map_err(|e| Failure::Failed(e.into()))?;
         println!("{text}");
     } else {
         print!("{topo}");
@@ -298,303 +248,11 @@ fn pinned_list(p: &crate::topology::Placement) -> String {
         .join(", ")
 }
 
-/// Which engine runs the plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Engine {
-    Real,
-    Sim,
-}
-
-/// How many ranks a launcher (`mpirun`, `mpiexec`) started this process
-/// among, from its environment, without starting MPI: more than one means
-/// a run across ranks.
-fn launched_ranks() -> Option<usize> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok()?.parse().ok())
-        .filter(|&n: &usize| n > 1)
-}
-
-fn run(args: RunArgs, engine: Engine, replay: Option<&Path>) -> Result<(), Failure> {
-    if let Some(ranks) = launched_ranks() {
-        if engine != Engine::Real || replay.is_some() {
-            return Err(bad_input(anyhow::anyhow!(
-                "launched as one of {ranks} ranks: only `braid run` runs across ranks (the \
-                 simulator runs in one process)"
-            )));
-        }
-        return across_ranks(args, ranks);
-    }
-    let (cfg, speeds) = match replay {
-        Some(file) => {
-            let (cfg, speeds) = replayed(file, &args)?;
-            (cfg, Some(speeds))
-        }
-        None => (load_config(&args)?, None),
-    };
-    let mut plan = plan_for(&cfg, engine, &args, speeds)?;
-    let (json, grid) = open_outputs(&args)?;
-    // From here on, Ctrl-C or SIGTERM ends the run cleanly: it stops, the
-    // parasites are reaped, and the report and grid are still written.
-    plan.settings.interrupt = Interrupt::install()
-        .context("cannot install the SIGINT/SIGTERM handlers")
-        .map_err(Failure::from)?;
-    eprintln!(
-        "braid: {} {} on {} thread(s), {} x {} grid...",
-        match engine {
-            Engine::Real => "running",
-            Engine::Sim => "simulating",
-        },
-        plan.config.variant(),
-        plan.problem.threads,
-        plan.problem.height,
-        plan.problem.width
-    );
-    let (outcome, noise) = match engine {
-        Engine::Real => {
-            let parasites = match &plan.noise {
-                Some(noise) => Some(crate::noise::start(noise).map_err(bad_input)?),
-                None => None,
-            };
-            let outcome = runtime::run(&plan.problem, &plan.placement, &plan.settings);
-            (outcome, parasites.and_then(crate::noise::Running::stop))
-        }
-        Engine::Sim => crate::sim::run(&plan),
-    };
-    let report = Report::new(&plan, &outcome, noise);
-    publish(&args, &report, &outcome, json, grid)?;
-    ending(plan.settings.interrupt.signal(), outcome.stop)
-}
-
-/// Prints the summary (to stderr when the report goes to stdout) and
-/// writes the outputs.
-fn publish(
-    args: &RunArgs,
-    report: &Report,
-    outcome: &Outcome,
-    json: Option<Output>,
-    grid: Option<Output>,
-) -> Result<(), Failure> {
-    if args.json.as_deref() == Some(Path::new("-")) {
-        eprint!("{report}");
-    } else {
-        print!("{report}");
-    }
-    write_outputs(json, grid, report, outcome)
-}
-
-#[cfg(not(feature = "mpi"))]
-fn across_ranks(_: RunArgs, ranks: usize) -> Result<(), Failure> {
-    Err(bad_input(anyhow::anyhow!(
-        "launched as one of {ranks} ranks, but this braid was built without the `mpi` \
-         feature: build it with `cargo build --release --features mpi`"
-    )))
-}
-
-/// `mpirun -n R braid run ...`: this rank's part of a run across ranks
-/// (`crate::ranks`). Every rank plans and checks the same configuration;
-/// a rank that cannot start makes them all stop before anything runs, and
-/// only rank 0 prints and writes the outputs.
-#[cfg(feature = "mpi")]
-fn across_ranks(args: RunArgs, _: usize) -> Result<(), Failure> {
-    let session = crate::ranks::Session::start().map_err(bad_input)?;
-    let planned = load_config(&args).and_then(|cfg| plan_for(&cfg, Engine::Real, &args, None));
-    let mut plan = all_ranks_agree(&session, planned)?;
-    let ranks = session.plan(&mut plan).map_err(bad_input)?;
-    // Rank 0 gathers the whole grid at the end of each epoch: about what
-    // one process running the whole problem holds.
-    let gathers = match session.rank {
-        0 => plan.check_memory(Numbers::Held).map_err(bad_input),
-        _ => Ok(()),
-    };
-    all_ranks_agree(&session, gathers)?;
-    let outputs = match session.rank {
-        0 => open_outputs(&args),
-        _ => Ok((None, None)),
-    };
-    let (json, grid) = all_ranks_agree(&session, outputs)?;
-    plan.settings.interrupt = Interrupt::install()
-        .context("cannot install the SIGINT/SIGTERM handlers")
-        .map_err(Failure::from)?;
-    if session.rank == 0 {
-        eprintln!(
-            "braid: running {} on {} ranks x {} thread(s), {} x {} grid...",
-            plan.config.variant(),
-            session.size,
-            plan.placement.threads() / session.size,
-            plan.problem.height,
-            plan.problem.width
-        );
-    }
-    let outcome = runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
-    if session.rank == 0 {
-        let report = Report::new(&plan, &outcome, None);
-        publish(&args, &report, &outcome, json, grid)?;
-    }
-    ending(plan.settings.interrupt.signal(), outcome.stop)
-}
-
-/// This rank's `own` result, once every rank has said whether it can go on:
-/// a rank that cannot must not leave the others waiting for it.
-#[cfg(feature = "mpi")]
-fn all_ranks_agree<T>(
-    session: &crate::ranks::Session,
-    own: Result<T, Failure>,
-) -> Result<T, Failure> {
-    let all = session.all_ok(own.is_ok());
-    match own {
-        Ok(_) if !all => Err(bad_input(anyhow::anyhow!(
-            "another rank refused the run (its message says why)"
-        ))),
-        own => own,
-    }
-}
-
-/// `--replay-speeds`: the report's configuration, noise and the slow hook
-/// off (the measured speeds hold them), then `--variant` and the overrides;
-/// and the speeds.
-fn replayed(file: &Path, args: &RunArgs) -> Result<(Config, MeasuredSpeeds), Failure> {
-    let context = || format!("--replay-speeds {}", file.display());
-    let text = crate::files::read_text(file, crate::limits::MAX_RESULTS_BYTES)
-        .with_context(context)
-        .map_err(bad_input)?;
-    let report: Report = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a braid run report", context()))
-        .map_err(bad_input)?;
-    let samples = report.trace.as_deref().unwrap_or_default();
-    let speeds = MeasuredSpeeds::from_trace(file.to_path_buf(), report.threads, samples)
-        .with_context(context)
-        .map_err(bad_input)?;
-    let mut cfg = report.config;
-    cfg.noise = crate::config::NoiseMode::None;
-    cfg.slow = None;
-    if let Some(label) = &args.variant {
-        cfg.apply_variant(label).map_err(bad_input)?;
-    }
-    cfg.apply_overrides(&args.overrides).map_err(bad_input)?;
-    Ok((cfg, speeds))
-}
-
-/// The plan of a run, with every check made before anything starts.
-fn plan_for(
-    cfg: &Config,
-    engine: Engine,
-    args: &RunArgs,
-    speeds: Option<MeasuredSpeeds>,
-) -> Result<Plan, Failure> {
-    let machine = match engine {
-        Engine::Real => Topology::detect(),
-        Engine::Sim => Topology::simulated(&cfg.sim_topology).map_err(bad_input)?,
-    };
-    let mut plan = Plan::new(cfg, &machine).map_err(bad_input)?;
-    plan.speeds = speeds.map(std::sync::Arc::new);
-    let numbers = match engine {
-        Engine::Sim => plan.sim_numbers(),
-        Engine::Real => Numbers::Held,
-    };
-    plan.check_memory(numbers).map_err(bad_input)?;
-    if engine == Engine::Sim {
-        crate::sim::check(&plan).map_err(bad_input)?;
-        if args.grid.is_some() && !plan.config.numerics {
-            return Err(bad_input(anyhow::anyhow!(
-                "--grid needs numerics = true in the simulator"
-            )));
-        }
-    }
-    Ok(plan)
-}
-
-/// Checks and opens `--json` and `--grid` before the run, so a bad path
-/// costs nothing.
-fn open_outputs(args: &RunArgs) -> Result<(Option<Output>, Option<Output>), Failure> {
-    if args.grid.as_deref() == Some(Path::new("-")) {
-        return Err(bad_input(anyhow::anyhow!(
-            "--grid needs a file name, not `-`"
-        )));
-    }
-    if let (Some(j), Some(g)) = (&args.json, &args.grid)
-        && same_file(j, g)
-    {
-        return Err(bad_input(anyhow::anyhow!(
-            "--json and --grid name the same file ({}); give each its own",
-            g.display()
-        )));
-    }
-    let open = |path: &Option<PathBuf>, what| path.as_deref().map(|p| Output::open(p, what));
-    Ok((
-        open(&args.json, "report").transpose()?,
-        open(&args.grid, "grid").transpose()?,
-    ))
-}
-
-/// Writes both outputs even if one fails, so no result is lost needlessly.
-fn write_outputs(
-    json: Option<Output>,
-    grid: Option<Output>,
-    report: &Report,
-    outcome: &Outcome,
-) -> Result<(), Failure> {
-    let mut errors = Vec::new();
-    if let Some(out) = json
-        && let Err(e) = out.write("report", |w| {
-            serde_json::to_writer_pretty(&mut *w, report)?;
-            writeln!(w)?;
-            Ok(())
-        })
-    {
-        errors.push(e);
-    }
-    if let Some(out) = grid
-        && let Err(e) = out.write("grid", |w| {
-            let grid = outcome.grid.as_ref().ok_or_else(|| {
-                anyhow::anyhow!("no grid: the simulation ran with numerics = false")
-            })?;
-            ndarray_npy::WriteNpyExt::write_npy(grid, w)?;
-            Ok(())
-        })
-    {
-        errors.push(e);
-    }
-    match errors.into_iter().next() {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
-    }
-}
-
-/// The exit of a run that was reported: an interrupt's status, or 1 for a
-/// run that failed (a worker's panic, a simulated deadlock).
-fn ending(signal: Option<i32>, stop: StopReason) -> Result<(), Failure> {
-    match (signal, stop) {
-        (Some(signal), _) => Err(Failure {
-            status: Interrupt::exit_status(signal),
-            error: anyhow::anyhow!(
-                "interrupted by signal {signal}; the report says how far it got"
-            ),
-        }),
-        (None, stop) if stop.is_failure() => Err(anyhow::anyhow!(
-            "the run ended with {}; see the report",
-            serde_json::to_value(stop).map_or_else(|_| format!("{stop:?}"), |v| v.to_string())
-        )
-        .into()),
-        (None, _) => Ok(()),
-    }
-}
-
-/// Whether two paths name one file (the same text, or the same existing
-/// file by another name).
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b
-        || match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        }
-}
-
 fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
     use crate::experiment::{self, ExperimentError, suite::LoadedSuite};
-    let classify = |e: ExperimentError| Failure {
-        status: if e.is_bad_input() { 2 } else { 1 },
-        error: e.into(),
+    let classify = |e: ExperimentError| match e.is_bad_input() {
+        true => Failure::BadInput(e.into()),
+        false => Failure::Failed(e.into()),
     };
     if args.repeat == Some(0) {
         return Err(bad_input(anyhow::anyhow!("--repeat must be at least 1")));
@@ -606,9 +264,7 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
     });
     // Ctrl-C or SIGTERM kills the sample in flight (its whole process
     // group) and ends the suite; what finished stays in the results file.
-    let interrupt = Interrupt::install()
-        .context("cannot install the SIGINT/SIGTERM handlers")
-        .map_err(Failure::from)?;
+    let interrupt = Interrupt::install().context("cannot install the SIGINT/SIGTERM handlers")?;
     let s = experiment::run(&suite, &out, &interrupt).map_err(classify)?;
     eprintln!(
         "braid: suite `{}`: {} sample(s): {} done before, {} ok now, {} failed{}; results in {}",
@@ -625,8 +281,8 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
         out.display()
     );
     if let Some(signal) = s.interrupted {
-        return Err(Failure {
-            status: Interrupt::exit_status(signal),
+        return Err(Failure::Interrupted {
+            signal,
             error: anyhow::anyhow!(
                 "interrupted by signal {signal}; the sample in flight was killed and is not \
                  recorded; run the same command to resume"
@@ -655,10 +311,11 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
             .with_context(|| format!("cannot create {DEFAULT_PLOTS}"))
             .map_err(bad_input)?;
     }
-    let written = crate::plot::plot_all(&args.results, &args.out).map_err(|e| Failure {
-        status: if e.is_bad_input() { 2 } else { 1 },
-        error: e.into(),
-    })?;
+    let written =
+        crate::plot::plot_all(&args.results, &args.out).map_err(|e| match e.is_bad_input() {
+            true => Failure::BadInput(e.into()),
+            false => Failure::Failed(e.into()),
+        })?;
     for path in written {
         println!("{}", path.display());
     }

@@ -105,7 +105,7 @@ impl Session {
     /// the global run: the global problem, every rank's placement (sockets
     /// numbered rank by rank), and the routes of the edges between ranks.
     pub fn plan(&self, plan: &mut Plan) -> Result<Ranks, RanksError> {
-        if plan.settings.scheme.balancing().is_some() {
+        if plan.settings.scheme.balancer().is_some() {
             return Err(RanksError::Unsupported {
                 what: "balancing (a balancer)",
             });

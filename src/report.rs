@@ -189,7 +189,11 @@ impl Report {
             slowest_progress_unbalanced: unbalanced_progress(&model, p.threads),
             model,
             noise,
-            speeds_from: plan.speeds.as_ref().map(|m| m.source.clone()),
+            speeds_from: plan
+                .sim
+                .as_ref()
+                .and_then(|s| s.replayed.as_ref())
+                .map(|m| m.source.clone()),
             ranks: out.ranks.clone(),
             config: plan.config.clone(),
         }
@@ -295,7 +299,7 @@ impl Report {
                 writeln!(
                     f,
                     "  noise          {:?} on core {}: {} bursts of {} iterations, measured duty {:.1}%{}",
-                    noise.mode,
+                    noise.form,
                     p.core,
                     p.bursts,
                     p.work_iters,
@@ -403,7 +407,6 @@ fn write_effort(f: &mut fmt::Formatter<'_>, lb: &LbStats) -> fmt::Result {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::Topology;
 
     #[test]
     fn a_report_reads_back_as_it_was_written() {
@@ -419,8 +422,9 @@ mod tests {
                 "cores=0,1,2,3",
             ])
             .unwrap();
-            let plan = Plan::new(&cfg, &Topology::simulated(&cfg.sim_topology).unwrap()).unwrap();
-            let (out, noise) = crate::sim::run(&plan);
+            let plan = Plan::simulated(&cfg).unwrap();
+            let sim = plan.sim.as_ref().unwrap();
+            let (out, noise) = crate::sim::run(&plan.problem, &plan.placement, &plan.settings, sim);
             let report = Report::new(&plan, &out, noise);
             let text = serde_json::to_string(&report).unwrap();
             let back: Report = serde_json::from_str(&text).unwrap();

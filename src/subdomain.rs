@@ -6,7 +6,7 @@
 //! * **Cells** sit behind a mutex. Only the thread holding it updates them, so
 //!   a subdomain that changes owner is handed over whole: no update is lost or
 //!   done twice, and the counter equals the updates done (the handoff
-//!   protocol, with its one honest race, is in `runtime/balancing.rs`).
+//!   protocol, with its one honest race, is in `runtime/balancer.rs`).
 //! * **Edges** are how neighbours see the cells, without taking the lock
 //!   (the edge publication protocol):
 //!   - *State:* two copies of each side's outermost row/column, as

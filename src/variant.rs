@@ -2,6 +2,7 @@
 //! `async(4)+hybrid(0.001,500)`, ...): parsing and printing.
 
 use std::fmt;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -45,46 +46,98 @@ pub enum Variant {
     Ssync { staleness: u64 },
     Async {
         subdomains: usize,
-        balancing: Option<Balanced>,
+        balancer: Option<LabelBalancer>,
     },
 }
 
-/// The balancer of a label: which one and how often it is called.
+/// The balancer of a label: which one and how often it is called (`plan`
+/// builds the engines' [`Balancer`](crate::engine::Balancer) from it).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Balanced {
-    pub choice: Choice,
-    pub interval: Every,
+pub struct LabelBalancer {
+    pub pick: Pick,
+    pub interval: Interval,
 }
 
 /// One named balancer, or `auto` (chosen while running).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Choice {
+pub enum Pick {
     One(Named),
     Auto,
 }
 
-/// Seconds between balancer calls, or `auto` (`lb_interval = auto`).
+/// Seconds between balancer calls, or `auto`: the one type for the
+/// `lb_interval` key, a label's `f` and what the engines schedule by.
+/// Written as a number of seconds or `auto`, in labels, `config.txt` and
+/// reports alike.
+///
+/// ```
+/// use braid::variant::Interval;
+/// use std::time::Duration;
+/// assert_eq!(Interval::Seconds(0.001).to_string(), "0.001");
+/// assert_eq!(Interval::Seconds(0.001).duration(), Some(Duration::from_millis(1)));
+/// assert_eq!(Interval::Auto.duration(), None);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Every {
+pub enum Interval {
     Seconds(f64),
+    /// `lb_interval = auto`: when the imbalance accumulated since the last
+    /// call is predicted to cost what a call does (`schedule::balancer`).
     Auto,
 }
 
-impl fmt::Display for Every {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Interval {
+    /// The fixed interval, or `None` for `auto`.
+    pub fn duration(self) -> Option<Duration> {
         match self {
-            Every::Seconds(s) => write!(f, "{s}"),
-            Every::Auto => f.write_str("auto"),
+            Interval::Seconds(s) => Some(Duration::from_secs_f64(s)),
+            Interval::Auto => None,
         }
     }
 }
 
-impl Balanced {
+impl fmt::Display for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Interval::Seconds(s) => write!(f, "{s}"),
+            Interval::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+impl Serialize for Interval {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Interval::Seconds(v) => s.serialize_f64(*v),
+            Interval::Auto => s.serialize_str("auto"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Interval {
+    /// A number of seconds or `"auto"` (the inverse of `Serialize`).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Seconds(f64),
+            Text(String),
+        }
+        match Repr::deserialize(d)? {
+            Repr::Seconds(v) => Ok(Interval::Seconds(v)),
+            Repr::Text(t) if t == "auto" => Ok(Interval::Auto),
+            Repr::Text(t) => Err(serde::de::Error::custom(format!(
+                "expected auto or a number of seconds, found `{t}`"
+            ))),
+        }
+    }
+}
+
+impl LabelBalancer {
     /// The `balancer` key's value: the scope, or auto.
     pub fn kind(&self) -> BalancerKind {
-        match self.choice {
-            Choice::Auto => BalancerKind::Auto,
-            Choice::One(n) => match n.scope {
+        match self.pick {
+            Pick::Auto => BalancerKind::Auto,
+            Pick::One(n) => match n.scope {
                 Scope::Split => BalancerKind::Split,
                 Scope::Joint => BalancerKind::Joint,
                 Scope::Hybrid { .. } => BalancerKind::Hybrid,
@@ -123,9 +176,9 @@ impl Variant {
         }
     }
 
-    pub fn balancing(&self) -> Option<Balanced> {
+    pub fn balancer(&self) -> Option<LabelBalancer> {
         match *self {
-            Variant::Async { balancing, .. } => balancing,
+            Variant::Async { balancer, .. } => balancer,
             _ => None,
         }
     }
@@ -167,16 +220,16 @@ impl Variant {
                 .ok_or_else(|| fail("async takes a positive whole number of subdomains"))?;
             Variant::Async {
                 subdomains,
-                balancing: None,
+                balancer: None,
             }
         } else {
             return Err(fail("no such scheme"));
         };
         if let Some(lb) = balancing {
-            let Variant::Async { balancing, .. } = &mut v else {
+            let Variant::Async { balancer, .. } = &mut v else {
                 return Err(fail("only async variants can be balanced"));
             };
-            *balancing = Some(balanced(lb).map_err(|reason| fail(&reason))?);
+            *balancer = Some(label_balancer(lb).map_err(|reason| fail(&reason))?);
         }
         Ok(v)
     }
@@ -184,19 +237,19 @@ impl Variant {
 
 /// A label's balancer part: `name(f)`, `hybrid`-scoped `name(f,k)`, or
 /// `auto(f)`.
-fn balanced(lb: &str) -> Result<Balanced, String> {
+fn label_balancer(lb: &str) -> Result<LabelBalancer, String> {
     let (name, args) = lb
         .split_once('(')
         .and_then(|(n, a)| Some((n, a.strip_suffix(')')?)))
         .ok_or("no such balancer")?;
-    let every = |f: &str| -> Result<Every, String> {
+    let every = |f: &str| -> Result<Interval, String> {
         if f == "auto" {
-            return Ok(Every::Auto);
+            return Ok(Interval::Auto);
         }
         f.parse::<f64>()
             .ok()
             .filter(|f| (0.0..=crate::limits::MAX_SECONDS).contains(f))
-            .map(Every::Seconds)
+            .map(Interval::Seconds)
             .ok_or_else(|| {
                 format!(
                     "the balancing interval is auto or a number of seconds from 0 to {:e}",
@@ -205,8 +258,8 @@ fn balanced(lb: &str) -> Result<Balanced, String> {
             })
     };
     if name == "auto" {
-        return Ok(Balanced {
-            choice: Choice::Auto,
+        return Ok(LabelBalancer {
+            pick: Pick::Auto,
             interval: every(args)?,
         });
     }
@@ -222,8 +275,8 @@ fn balanced(lb: &str) -> Result<Balanced, String> {
     } else {
         every(args)?
     };
-    Ok(Balanced {
-        choice: Choice::One(named),
+    Ok(LabelBalancer {
+        pick: Pick::One(named),
         interval,
     })
 }
@@ -244,16 +297,16 @@ impl fmt::Display for Variant {
             Variant::Ssync { staleness } => write!(f, "ssync({staleness})"),
             Variant::Async {
                 subdomains,
-                balancing,
+                balancer,
             } => {
                 write!(f, "async({subdomains})")?;
-                let Some(b) = balancing else {
+                let Some(b) = balancer else {
                     return Ok(());
                 };
                 let i = b.interval;
-                match b.choice {
-                    Choice::Auto => write!(f, "+auto({i})"),
-                    Choice::One(n) => match n.scope {
+                match b.pick {
+                    Pick::Auto => write!(f, "+auto({i})"),
+                    Pick::One(n) => match n.scope {
                         Scope::Hybrid { period } => write!(f, "+{n}({i},{period})"),
                         _ => write!(f, "+{n}({i})"),
                     },
@@ -297,16 +350,16 @@ mod tests {
     #[test]
     fn labels_with_spaces_as_printed_in_the_paper_parse() {
         let v = Variant::parse("async(4) + hybrid(0.001, 500)").unwrap();
-        let b = v.balancing().unwrap();
+        let b = v.balancer().unwrap();
         assert_eq!(b.kind(), BalancerKind::Hybrid);
         assert_eq!(
             b,
-            Balanced {
-                choice: Choice::One(Named {
+            LabelBalancer {
+                pick: Pick::One(Named {
                     strategy: Strategy::Progressive,
                     scope: Scope::Hybrid { period: 500 },
                 }),
-                interval: Every::Seconds(0.001),
+                interval: Interval::Seconds(0.001),
             }
         );
         assert_eq!(v.subdomains(), 4);
@@ -321,7 +374,7 @@ mod tests {
         );
         let a = Variant::parse("async(4)").unwrap();
         assert_eq!(
-            (a.mode(), a.subdomains(), a.balancing()),
+            (a.mode(), a.subdomains(), a.balancer()),
             (Mode::Async, 4, None)
         );
     }

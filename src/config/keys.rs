@@ -8,12 +8,13 @@
 use serde::{Deserialize, Serialize};
 
 use super::parser::Parser;
-use super::{AutoOr, ConfigError, NoiseCore, NoiseMode, NoiseOffsets, Origin};
+use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
+use crate::noise::{NoiseForm, NoiseOffsets};
 use crate::policy::Named;
 use crate::topology::SimTopology;
-use crate::variant::{BalancerKind, Mode, Strategy};
+use crate::variant::{BalancerKind, Interval, Mode, Strategy};
 
 /// One key as `config.txt` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,8 +182,8 @@ config_keys! {
     /// Seconds between balancer calls (paper: 0.001); auto = when the imbalance
     /// accumulated since the last call is predicted to cost what a call costs,
     /// sqrt(2 C / m) with C the measured cost of a call and m the growth rate of
-    /// the progress gap, kept within 0.0001 to 0.1 (src/schedule/balance.rs).
-    lb_interval: AutoOr<f64> = "0.001", |p| p.auto_or(|p| p.seconds(" (or auto)"));
+    /// the progress gap, kept within 0.0001 to 0.1 (src/schedule/balancer.rs).
+    lb_interval: Interval = "0.001", |p| p.interval();
     /// hybrid: one cross-socket move every this many calls (paper: 500).
     hybrid_period: u64 = "500", |p| p.positive().map(|n| n as u64);
     /// Most/least updated subdomain pairs considered per call (paper: 6).
@@ -220,11 +221,11 @@ config_keys! {
     /// sleeping noise_sleep_us and noise_work_iters iterations of sum = sum * a + b
     /// (about 13% of a core here; `braid-noise --calibrate` tells), or replays the
     /// trace its entry names. trace = threads replaying a trace on every core.
-    noise: NoiseMode = "none", |p| p.choice(&[
-        ("none", NoiseMode::None),
-        ("process", NoiseMode::Process),
-        ("thread", NoiseMode::Thread),
-        ("trace", NoiseMode::Trace),
+    noise: NoiseForm = "none", |p| p.choice(&[
+        ("none", NoiseForm::None),
+        ("process", NoiseForm::Process),
+        ("thread", NoiseForm::Thread),
+        ("trace", NoiseForm::Trace),
     ]);
     /// A list of CORE, CORE:DUTY or CORE:FILE, e.g. auto:0.19, 3:0.05. auto = the
     /// core of the thread whose domain is next to the source (the paper's

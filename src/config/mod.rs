@@ -6,119 +6,17 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 mod keys;
 mod parser;
+mod values;
 
 pub use keys::{Config, KEYS, Key, document};
+pub use values::{AutoOr, NoiseCore};
 
 use crate::limits::*;
 use crate::policy::Named;
 use crate::policy::Scope;
-use crate::sim::SimCosts;
-use crate::variant::{
-    Balanced, BalancerKind, Choice, Every, Mode, Strategy, Variant, VariantError,
-};
-
-/// `auto`, or a value.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum AutoOr<T> {
-    Auto,
-    Value(T),
-}
-
-impl<T: Serialize> Serialize for AutoOr<T> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            AutoOr::Auto => s.serialize_str("auto"),
-            AutoOr::Value(v) => v.serialize(s),
-        }
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for AutoOr<T> {
-    /// `"auto"`, or a value as `T` reads it (the inverse of `Serialize`).
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Repr<T> {
-            Value(T),
-            Text(String),
-        }
-        match Repr::<T>::deserialize(d)? {
-            Repr::Value(v) => Ok(AutoOr::Value(v)),
-            Repr::Text(t) if t == "auto" => Ok(AutoOr::Auto),
-            Repr::Text(t) => Err(serde::de::Error::custom(format!(
-                "expected auto or a value, found `{t}`"
-            ))),
-        }
-    }
-}
-
-impl<T> AutoOr<T> {
-    /// The value, or `None` for `auto`.
-    ///
-    /// ```
-    /// use braid::config::AutoOr;
-    /// assert_eq!(AutoOr::Value(3).value(), Some(&3));
-    /// assert_eq!(AutoOr::<u8>::Auto.value(), None);
-    /// ```
-    pub fn value(&self) -> Option<&T> {
-        match self {
-            AutoOr::Auto => None,
-            AutoOr::Value(v) => Some(v),
-        }
-    }
-}
-
-impl<T: fmt::Display> fmt::Display for AutoOr<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AutoOr::Auto => write!(f, "auto"),
-            AutoOr::Value(v) => write!(f, "{v}"),
-        }
-    }
-}
-
-/// Where the parasite noise runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NoiseMode {
-    None,
-    /// A child process (`braid __parasite`), as on the paper's ARCHER.
-    Process,
-    /// A thread inside braid, as on the paper's Cirrus.
-    Thread,
-    /// A recorded trace replayed on each noisy core (`CORE:FILE`), in a
-    /// thread inside braid.
-    Trace,
-}
-
-/// Where each replayed trace starts (both engines).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NoiseOffsets {
-    /// Each core at its own offset into its trace, drawn from `seed`.
-    Independent,
-    /// Every core at the same offset, drawn from `seed` (LogGOPSim's
-    /// `--noise-cosched`): the detours line up when the traces are one.
-    Cosched,
-}
-
-/// One noisy core: its id and, at most one of, the duty cycle to aim for or
-/// the trace to replay (without either, `noise_sleep_us` /
-/// `noise_work_iters` as given).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NoiseCore {
-    /// `auto`: the core of the thread whose domain touches the source.
-    pub core: AutoOr<usize>,
-    pub duty: Option<f64>,
-    /// A trace in the selfish format (`braid-noise --record`), relative to
-    /// the working directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<PathBuf>,
-}
+use crate::variant::{BalancerKind, LabelBalancer, Mode, Pick, Strategy, Variant, VariantError};
 
 /// Where a setting came from, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,8 +70,6 @@ pub enum ConfigError {
         value: String,
         expected: String,
     },
-    #[error("`{key}`: {message}")]
-    Invalid { key: &'static str, message: String },
     #[error(transparent)]
     Variant(#[from] VariantError),
 }
@@ -270,16 +166,13 @@ impl Config {
         self.mode = v.mode();
         self.staleness = v.staleness();
         self.subdomains = v.subdomains();
-        self.balancer = v.balancing().map_or(BalancerKind::None, |b| b.kind());
+        self.balancer = v.balancer().map_or(BalancerKind::None, |b| b.kind());
         // A label names its whole balancer: an unbalanced one (or auto)
         // leaves no strategy.
         self.lb_strategy = Strategy::Progressive;
-        if let Some(b) = v.balancing() {
-            self.lb_interval = match b.interval {
-                Every::Seconds(s) => AutoOr::Value(s),
-                Every::Auto => AutoOr::Auto,
-            };
-            if let Choice::One(n) = b.choice {
+        if let Some(b) = v.balancer() {
+            self.lb_interval = b.interval;
+            if let Pick::One(n) = b.pick {
                 self.lb_strategy = n.strategy;
                 if let Scope::Hybrid { period } = n.scope {
                     self.hybrid_period = period;
@@ -315,24 +208,21 @@ impl Config {
             },
             Mode::Async => Variant::Async {
                 subdomains: self.subdomains,
-                balancing: self.choice().map(|choice| Balanced {
-                    choice,
-                    interval: match self.lb_interval {
-                        AutoOr::Value(s) => Every::Seconds(s),
-                        AutoOr::Auto => Every::Auto,
-                    },
+                balancer: self.pick().map(|pick| LabelBalancer {
+                    pick,
+                    interval: self.lb_interval,
                 }),
             },
         }
     }
 
     /// The configured balancer, if any: one strategy over a scope, or auto.
-    pub fn choice(&self) -> Option<Choice> {
+    pub fn pick(&self) -> Option<Pick> {
         match self.balancer {
             BalancerKind::None => None,
-            BalancerKind::Auto => Some(Choice::Auto),
+            BalancerKind::Auto => Some(Pick::Auto),
             _ => self.scope().map(|scope| {
-                Choice::One(Named {
+                Pick::One(Named {
                     strategy: self.lb_strategy,
                     scope,
                 })
@@ -350,118 +240,6 @@ impl Config {
                 period: self.hybrid_period,
             }),
         }
-    }
-
-    /// The simulator's costs, from the `sim_*` keys.
-    pub fn sim_costs(&self) -> SimCosts {
-        SimCosts {
-            cell_ns: self.sim_cell_ns,
-            update_ns: self.sim_update_ns,
-            balancer_ns: self.sim_balancer_ns,
-            remote_cell_ns: self.sim_remote_cell_ns,
-            barrier_ns: self.sim_barrier_ns,
-            noise_iter_ns: self.sim_noise_iter_ns,
-            residual_factor: self.sim_residual_factor,
-            node_latency_ns: self.sim_node_latency_ns,
-            node_byte_ns: self.sim_node_byte_ns,
-        }
-    }
-
-    /// Checks that need no hardware knowledge.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let invalid = |key, message: String| Err(ConfigError::Invalid { key, message });
-        if self.mode != Mode::Async && self.balancer != BalancerKind::None {
-            return invalid(
-                "balancer",
-                format!("balancing needs mode = async (mode is {:?})", self.mode).to_lowercase(),
-            );
-        }
-        if self.balancer == BalancerKind::None && self.lb_strategy != Strategy::Progressive {
-            return invalid(
-                "lb_strategy",
-                "a strategy needs a balancer scope: set balancer = joint|split|hybrid, or use a \
-                 label such as async(4)+steal(0.001)"
-                    .into(),
-            );
-        }
-        if self.balancer == BalancerKind::Auto && self.lb_strategy != Strategy::Progressive {
-            return invalid(
-                "lb_strategy",
-                "balancer = auto chooses among lb_candidates; name the strategies there \
-                 (e.g. lb_candidates = steal, greedy-split) and leave lb_strategy out"
-                    .into(),
-            );
-        }
-        if self.mode == Mode::Sync && self.staleness != 0 {
-            return invalid(
-                "staleness",
-                "only ssync uses staleness; set it to 0 or use mode = ssync".into(),
-            );
-        }
-        let untraced = self.noise_cores.iter().find(|c| c.trace.is_none());
-        if let (NoiseMode::Trace, Some(c)) = (self.noise, untraced) {
-            return invalid(
-                "noise_cores",
-                format!(
-                    "noise = trace replays a trace on each core: write core {} as CORE:FILE, \
-                     e.g. auto:noise/traces/vm-parasite19-core0.trace",
-                    c.core
-                ),
-            );
-        }
-        let rhythm = self.noise_cores.iter().any(|c| c.trace.is_none());
-        if self.noise != NoiseMode::None
-            && rhythm
-            && self.noise_sleep_us == 0
-            && self.noise_work_iters == 0
-        {
-            return invalid(
-                "noise_sleep_us",
-                "noise_sleep_us and noise_work_iters cannot both be 0".into(),
-            );
-        }
-        let (low, high) = (self.low_threshold(), self.high_threshold());
-        if low >= high {
-            return invalid(
-                "low_threshold",
-                format!("must be below high_threshold ({low} >= {high})"),
-            );
-        }
-        // Every thread starts with `subdomains`: a receiver needs fewer than
-        // the high threshold, a donor more than the low one.
-        if self.balancer != BalancerKind::None {
-            let n = self.subdomains;
-            if high <= n {
-                return invalid(
-                    "high_threshold",
-                    format!(
-                        "{high} <= subdomains ({n}): no thread could ever receive a subdomain, \
-                         so the balancer would never move one (use auto: subdomains + 2)"
-                    ),
-                );
-            }
-            if low >= n {
-                return invalid(
-                    "low_threshold",
-                    format!(
-                        "{low} >= subdomains ({n}): no thread could ever give a subdomain away, \
-                         so the balancer would never move one (use auto: subdomains - 2)"
-                    ),
-                );
-            }
-        }
-        if let AutoOr::Value(t) = self.threads {
-            let hooks = [
-                ("stall", self.stall.map(|s| s.thread)),
-                ("slow", self.slow.map(|s| s.thread)),
-            ];
-            for (key, thread) in hooks {
-                if let Some(thread) = thread.filter(|&th| th >= t) {
-                    return invalid(key, format!("thread {thread} does not exist ({t} threads)"));
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -483,7 +261,6 @@ mod tests {
     fn parse(text: &str) -> Result<Config, ConfigError> {
         let mut c = Config::default();
         c.apply_text(text, Path::new("test.txt"))?;
-        c.validate()?;
         Ok(c)
     }
 
@@ -520,20 +297,6 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), KEYS.len(), "a key is defined twice");
-    }
-
-    #[test]
-    fn a_strategy_without_a_balancer_scope_is_refused_not_ignored() {
-        let e = parse("lb_strategy = steal\n").unwrap_err().to_string();
-        assert!(e.contains("lb_strategy") && e.contains("balancer"), "{e}");
-        let c = parse("lb_strategy = steal\nbalancer = split\n").unwrap();
-        assert_eq!(c.variant().to_string(), "async(4)+steal-split(0.001)");
-        // A label sets the whole balancer, strategy included.
-        let mut c = c;
-        c.apply_variant("async(4)").unwrap();
-        c.validate().unwrap();
-        c.apply_variant("async(4)+joint(0.001)").unwrap();
-        assert_eq!(c.lb_strategy, Strategy::Progressive);
     }
 
     #[test]
@@ -601,35 +364,6 @@ mod tests {
     }
 
     #[test]
-    fn impossible_combinations_are_rejected() {
-        for (text, key) in [
-            ("mode = sync\nbalancer = joint", "balancer"),
-            ("mode = sync\nstaleness = 3", "staleness"),
-            (
-                "noise = trace\nnoise_cores = 1:x.trace, 2",
-                "core 2 as CORE:FILE",
-            ),
-            ("noise = trace", "core auto as CORE:FILE"),
-            ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
-            ("balancer = split\nhigh_threshold = 4", "high_threshold"),
-            (
-                "balancer = joint\nsubdomains = 8\nlow_threshold = 2\nhigh_threshold = 6",
-                "never",
-            ),
-            ("balancer = joint\nlow_threshold = 4", "low_threshold"),
-            ("threads = 2\nstall = 2@1:1", "stall"),
-            ("threads = 2\nslow = 5:1", "slow"),
-            (
-                "noise = thread\nnoise_sleep_us = 0\nnoise_work_iters = 0",
-                "noise_sleep_us",
-            ),
-        ] {
-            let e = parse(text).unwrap_err().to_string();
-            assert!(e.contains(key), "{text:?} -> {e}");
-        }
-    }
-
-    #[test]
     fn overrides_and_variants_apply_in_order() {
         let mut c = Config::default();
         c.apply_variant("async(4) + hybrid(0.01, 50)").unwrap();
@@ -645,7 +379,7 @@ mod tests {
     #[test]
     fn noise_cores_take_levels_per_core() {
         let c = parse("noise = process\nnoise_cores = 1:0.19, 3:0.05, 4").unwrap();
-        assert_eq!(c.noise, NoiseMode::Process);
+        assert_eq!(c.noise, crate::noise::NoiseForm::Process);
         let at = |core, duty| NoiseCore {
             core: AutoOr::Value(core),
             duty,

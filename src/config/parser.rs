@@ -8,6 +8,7 @@ use crate::engine::{Slow, Stall};
 use crate::limits::*;
 use crate::policy::{Named, Strategy};
 use crate::topology::{SimTopology, SyntheticTopology};
+use crate::variant::Interval;
 
 /// Parses one key's value, producing errors that name the key.
 pub(super) struct Parser<'a> {
@@ -81,6 +82,14 @@ impl Parser<'_> {
             .ok()
             .filter(|f: &f64| (0.0..=max).contains(f))
             .ok_or_else(|| self.bad(format!("{unit} from 0 to {max:e}{note}")))
+    }
+
+    /// Seconds between balancer calls, or `auto`.
+    pub(super) fn interval(&self) -> Result<Interval, ConfigError> {
+        match self.auto_or(|p| p.seconds(" (or auto)"))? {
+            AutoOr::Auto => Ok(Interval::Auto),
+            AutoOr::Value(s) => Ok(Interval::Seconds(s)),
+        }
     }
 
     pub(super) fn auto_or<T>(

@@ -17,13 +17,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use thiserror::Error;
 
 use crate::config::Config;
+use crate::engine::EngineKind;
 use crate::interrupt::Interrupt;
-use crate::plan::{Numbers, Plan};
+use crate::plan::Plan;
 use crate::report::Report;
 use crate::topology::Topology;
 use provenance::Provenance;
 use results::{Record, ResultsFile, Status};
-use suite::{Engine, LoadedSuite, Sample};
+use suite::{LoadedSuite, Sample};
 
 #[derive(Debug, Error)]
 pub enum ExperimentError {
@@ -121,7 +122,7 @@ pub fn run(
         done,
         failed: failed_before,
     } = ResultsFile::open(out, &suite.digest())?;
-    let calibration = (suite.suite.engine == Engine::Run && suite.suite.noise.contains(&true))
+    let calibration = (suite.suite.engine == EngineKind::Run && suite.suite.noise.contains(&true))
         .then(braid_noise::Calibration::measure);
     let exe = std::env::current_exe().map_err(|source| ExperimentError::Spawn {
         exe: PathBuf::from("braid"),
@@ -226,18 +227,17 @@ fn effective_config(
     // from there.
     let cfg = cfg.with_files_from(&suite.dir());
     let topology = match suite.suite.engine {
-        Engine::Run => machine.clone(),
-        Engine::Sim => Topology::simulated(&cfg.sim_topology).map_err(|e| bad(e.to_string()))?,
+        EngineKind::Run => machine.clone(),
+        EngineKind::Sim => {
+            Topology::simulated(&cfg.sim_topology).map_err(|e| bad(e.to_string()))?
+        }
     };
-    let plan = Plan::new(&cfg, &topology).map_err(|e| bad(e.to_string()))?;
-    let numbers = match suite.suite.engine {
-        Engine::Sim => plan.sim_numbers(),
-        Engine::Run => Numbers::Held,
-    };
-    plan.check_memory(numbers).map_err(|e| bad(e.to_string()))?;
-    if suite.suite.engine == Engine::Sim {
-        crate::sim::check(&plan).map_err(|e| bad(e.to_string()))?;
+    // Planned (and so checked) as the sample's own process will plan it.
+    match suite.suite.engine {
+        EngineKind::Run => Plan::new(&cfg, &topology),
+        EngineKind::Sim => Plan::simulated(&cfg),
     }
+    .map_err(|e| bad(e.to_string()))?;
     Ok((cfg, topology))
 }
 

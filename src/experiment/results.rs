@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
 use super::provenance::Provenance;
-use super::suite::{Engine, Figure, Sample};
+use super::suite::{Figure, Sample};
+use crate::engine::EngineKind;
 use crate::report::Report;
 
 /// How a sample ended.
@@ -28,7 +29,7 @@ pub struct Record {
     pub suite: String,
     pub suite_digest: String,
     pub figure: Figure,
-    pub engine: Engine,
+    pub engine: EngineKind,
     pub sample: Sample,
     pub key: String,
     pub status: Status,
@@ -268,7 +269,7 @@ mod tests {
             suite: "t".into(),
             suite_digest: digest.into(),
             figure: Figure::Landscape,
-            engine: Engine::Sim,
+            engine: EngineKind::Sim,
             sample: Sample {
                 variant: "sync".into(),
                 noise: false,

@@ -8,26 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
+use crate::engine::EngineKind;
 use crate::limits::{MAX_SAMPLES, MAX_SECONDS, MAX_TEXT_BYTES};
-
-/// Which braid command runs a sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// `braid run`: real pinned threads on this machine.
-    Run,
-    /// `braid sim`: the deterministic simulator.
-    Sim,
-}
-
-impl Engine {
-    pub fn command(self) -> &'static str {
-        match self {
-            Engine::Run => "run",
-            Engine::Sim => "sim",
-        }
-    }
-}
 
 /// Which of the paper's figures a suite feeds; `braid plot` draws by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -52,7 +34,7 @@ pub enum Figure {
 pub struct Suite {
     pub name: String,
     pub figure: Figure,
-    pub engine: Engine,
+    pub engine: EngineKind,
     /// Paper labels, e.g. "ssync(30)", "async(4)+hybrid(0.001,500)".
     pub variants: Vec<String>,
     /// Noise settings to run each variant under: `[false, true]` for both.
@@ -296,7 +278,7 @@ fn parse(text: &str) -> Result<Suite, String> {
         if launcher.split_whitespace().next().is_none() {
             return Err("`launcher` is empty: name a command, e.g. \"mpirun -n 4\"".into());
         }
-        if suite.engine != Engine::Run {
+        if suite.engine != EngineKind::Run {
             return Err("`launcher` starts real runs: it needs engine = \"run\"".into());
         }
     }

@@ -1,5 +1,5 @@
 //! Figure 2, the braid: a few subdomains' update counts minus the mean
-//! count over time, from one traced run. Balancing keeps the strands
+//! count over time, from one traced run. Balancer keeps the strands
 //! together; a ring marks a sample where the subdomain had moved to
 //! another thread.
 
@@ -7,9 +7,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{Draw, DrawResult, FONT, colour, legend, panel_title};
+use crate::engine::EngineKind;
 use crate::engine::TraceSample;
 use crate::experiment::results::Record;
-use crate::experiment::suite::Engine;
 
 const STRANDS: usize = 4;
 
@@ -94,7 +94,7 @@ impl Braid {
         };
         Braid {
             title: format!("{} - {}{noise}", panel_title(r), r.sample.variant),
-            virtual_time: r.engine == Engine::Sim,
+            virtual_time: r.engine == EngineKind::Sim,
             strands,
         }
     }

@@ -6,9 +6,10 @@
 use std::path::Path;
 
 use super::PlotError;
+use crate::engine::EngineKind;
 use crate::engine::TraceSample;
 use crate::experiment::results::Record;
-use crate::experiment::suite::{Engine, Figure};
+use crate::experiment::suite::Figure;
 use crate::report::Report;
 
 /// A value a figure reads, as the check sees it.
@@ -29,9 +30,9 @@ enum Field<'a> {
 /// when the record was read: a missing field or a string where a number
 /// belongs is a [`crate::experiment::ExperimentError::BadRecord`] naming
 /// the field.)
-fn needs(figure: Figure, engine: Engine, r: &Report) -> Vec<(&'static str, Field<'_>)> {
+fn needs(figure: Figure, engine: EngineKind, r: &Report) -> Vec<(&'static str, Field<'_>)> {
     let mut out = vec![("threads", Field::Count(r.threads))];
-    if engine == Engine::Sim {
+    if engine == EngineKind::Sim {
         out.push(("sockets", Field::Count(r.sockets)));
     }
     match figure {

@@ -11,8 +11,8 @@ use plotters::prelude::*;
 use super::landscape::variant_order;
 use super::{Draw, DrawResult, FONT, by_engine, colour, legend, panel_title, side_by_side};
 use crate::engine::Effort;
+use crate::engine::EngineKind;
 use crate::experiment::results::Record;
-use crate::experiment::suite::Engine;
 
 /// Points per line.
 const BINS: usize = 60;
@@ -94,7 +94,7 @@ impl EffortOverTime {
                     .collect();
                 Panel {
                     title: panel_title(of[0]),
-                    virtual_time: engine == Engine::Sim,
+                    virtual_time: engine == EngineKind::Sim,
                     lines,
                 }
             })

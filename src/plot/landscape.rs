@@ -10,8 +10,8 @@ use super::stats::Five;
 use super::{
     Draw, DrawResult, FONT, by_engine, colour, legend, noise_label, num, panel_title, side_by_side,
 };
+use crate::engine::EngineKind;
 use crate::experiment::results::Record;
-use crate::experiment::suite::Engine;
 
 struct Point {
     variant: usize,
@@ -78,7 +78,7 @@ impl Landscape {
             panels.push(Panel {
                 title: panel_title(first),
                 noise: noise_label(&of),
-                virtual_time: engine == Engine::Sim,
+                virtual_time: engine == EngineKind::Sim,
                 points,
             });
         }

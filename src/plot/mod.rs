@@ -18,9 +18,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use thiserror::Error;
 
+use crate::engine::EngineKind;
 use crate::experiment::ExperimentError;
 use crate::experiment::results::{self, Record, Status};
-use crate::experiment::suite::{Engine, Figure};
+use crate::experiment::suite::Figure;
 use crate::files::write_atomic;
 use crate::report::Report;
 
@@ -183,7 +184,7 @@ pub fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotErro
     if !efforts.is_empty() {
         written.extend(render(&efforts, dir, "effort")?);
     }
-    for engine in [Engine::Run, Engine::Sim] {
+    for engine in [EngineKind::Run, EngineKind::Sim] {
         if let Some(r) = of(Figure::Braid)
             .into_iter()
             .find(|r| r.engine == engine && braid::has_trace(r))
@@ -196,8 +197,8 @@ pub fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotErro
 }
 
 /// Records split by engine, run first; engines without records are left out.
-fn by_engine<'a>(records: &[&'a Record]) -> Vec<(Engine, Vec<&'a Record>)> {
-    [Engine::Run, Engine::Sim]
+fn by_engine<'a>(records: &[&'a Record]) -> Vec<(EngineKind, Vec<&'a Record>)> {
+    [EngineKind::Run, EngineKind::Sim]
         .into_iter()
         .map(|e| {
             (
@@ -254,7 +255,7 @@ fn panel_title(r: &Record) -> String {
     let rep = r.report.as_ref().expect("plotted records have reports");
     let threads = rep.threads;
     match r.engine {
-        Engine::Run => format!(
+        EngineKind::Run => format!(
             "braid run: {}, {threads} threads",
             r.provenance
                 .cpu_model
@@ -263,7 +264,7 @@ fn panel_title(r: &Record) -> String {
                 .collect::<Vec<_>>()
                 .join(" ")
         ),
-        Engine::Sim => format!(
+        EngineKind::Sim => format!(
             "braid sim: {} sockets, {threads} threads (virtual time)",
             rep.sockets
         ),

@@ -8,8 +8,8 @@ use super::landscape::variant_order;
 use super::stats::quantile;
 use super::tts::times;
 use super::{PlotError, by_engine};
+use crate::engine::EngineKind;
 use crate::experiment::results::Record;
-use crate::experiment::suite::Engine;
 
 /// The paper's Table 2 (Cirrus, ARCHER), by label.
 fn paper(variant: &str) -> (&'static str, &'static str) {
@@ -27,7 +27,7 @@ fn paper(variant: &str) -> (&'static str, &'static str) {
 }
 
 pub struct Line {
-    pub engine: Engine,
+    pub engine: EngineKind,
     pub variant: String,
     pub quiet: Option<f64>,
     pub noisy: Option<f64>,

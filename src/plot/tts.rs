@@ -12,8 +12,8 @@ use super::stats::Five;
 use super::{
     Draw, DrawResult, FONT, by_engine, colour, legend, noise_label, panel_title, side_by_side,
 };
+use crate::engine::EngineKind;
 use crate::experiment::results::Record;
-use crate::experiment::suite::Engine;
 
 pub struct Row {
     pub variant: String,
@@ -61,7 +61,7 @@ impl TimeToSolution {
                 panels.push(Panel {
                     title: panel_title(first),
                     noise: noise_label(&of),
-                    virtual_time: engine == Engine::Sim,
+                    virtual_time: engine == EngineKind::Sim,
                     rows,
                 });
             }

@@ -1,4 +1,4 @@
-//! ULBA, the Unloading Load Balancing Approach (Boulmier et al.,
+//! ULBA, the Unloading Load Balancer Approach (Boulmier et al.,
 //! anticipating-load-imbalance-ulba.txt), on progress.
 //!
 //! ULBA notices the processing elements whose workload keeps growing faster
@@ -28,7 +28,7 @@
 //! `history` intervals are known it acts as Greedy.
 
 use super::greedy::{apportion, realise};
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
 
 /// How far below the group's mean per-subdomain rate a thread must be for
 /// its deficit to count as growing (timing jitter must not).
@@ -36,9 +36,7 @@ pub const BAND: f64 = 0.02;
 
 #[derive(Debug, Clone)]
 pub struct Anticipate {
-    pub scope: Scope,
-    pub low_threshold: usize,
-    pub high_threshold: usize,
+    pub bounds: Bounds,
     /// Extra unloading of an overloading thread, in [0, 1).
     pub alpha: f64,
     /// Intervals of growing deficit before a thread counts as overloading.
@@ -47,7 +45,7 @@ pub struct Anticipate {
 
 impl Policy for Anticipate {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        by_group(snap, self.scope, |group, held| {
+        by_group(snap, self.bounds.scope, |group, held| {
             let slow = self.overloading(snap, group);
             let weights: Vec<f64> = group
                 .iter()
@@ -57,17 +55,14 @@ impl Policy for Anticipate {
                     if slow { r * (1.0 - self.alpha) } else { r }
                 })
                 .collect();
-            let bounds = (self.low_threshold, self.high_threshold);
+            let bounds = (self.bounds.low, self.bounds.high);
             let target = apportion(group, held, &weights, bounds);
             realise(snap, group, held, &target, &weights)
         })
     }
 
     fn name(&self) -> Named {
-        Named {
-            strategy: Strategy::Anticipate,
-            scope: self.scope,
-        }
+        self.bounds.named(Strategy::Anticipate)
     }
 }
 
@@ -96,12 +91,15 @@ mod tests {
     use super::super::Greedy;
     use super::super::greedy::tests::{comes_to_rest, greedy, keeps_the_rules};
     use super::*;
+    use crate::policy::Scope;
 
     fn anticipate(alpha: f64, history: usize) -> Anticipate {
         Anticipate {
-            scope: Scope::Joint,
-            low_threshold: 1,
-            high_threshold: 8,
+            bounds: Bounds {
+                scope: Scope::Joint,
+                low: 1,
+                high: 8,
+            },
             alpha,
             history,
         }
@@ -126,9 +124,11 @@ mod tests {
     #[test]
     fn a_thread_whose_deficit_keeps_growing_is_unloaded_beyond_even() {
         let low = |p: Greedy| Greedy {
-            low_threshold: 1,
-            high_threshold: 8,
-            ..p
+            bounds: Bounds {
+                low: 1,
+                high: 8,
+                ..p.bounds
+            },
         };
         // 90 : 100 -> 8 dealt as 3.8 : 4.2, so 4 : 4: Greedy keeps.
         assert!(decide(&low(greedy(Scope::Joint)), 3).is_empty());
@@ -171,9 +171,10 @@ mod tests {
     #[test]
     fn anticipate_comes_to_rest_after_one_call_at_steady_rates() {
         comes_to_rest(1, |scope| {
+            let p = anticipate(0.3, 2);
             Box::new(Anticipate {
-                scope,
-                ..anticipate(0.3, 2)
+                bounds: Bounds { scope, ..p.bounds },
+                ..p
             })
         });
     }
@@ -182,9 +183,11 @@ mod tests {
     fn anticipate_moves_only_donors_subdomains_within_thresholds_and_groups() {
         keeps_the_rules(|scope, low_threshold, high_threshold| {
             Box::new(Anticipate {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
                 alpha: 0.3,
                 history: 2,
             })

@@ -28,30 +28,25 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Move, Named, Owned, Policy, Scope, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
 
 #[derive(Debug, Clone)]
 pub struct Greedy {
-    pub scope: Scope,
-    pub low_threshold: usize,
-    pub high_threshold: usize,
+    pub bounds: Bounds,
 }
 
 impl Policy for Greedy {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        by_group(snap, self.scope, |group, held| {
+        by_group(snap, self.bounds.scope, |group, held| {
             let weights: Vec<f64> = group.iter().map(|&t| snap.rates[t]).collect();
-            let bounds = (self.low_threshold, self.high_threshold);
+            let bounds = (self.bounds.low, self.bounds.high);
             let target = apportion(group, held, &weights, bounds);
             realise(snap, group, held, &target, &weights)
         })
     }
 
     fn name(&self) -> Named {
-        Named {
-            strategy: Strategy::Greedy,
-            scope: self.scope,
-        }
+        self.bounds.named(Strategy::Greedy)
     }
 }
 
@@ -215,12 +210,15 @@ pub(super) fn realise(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::policy::Scope;
 
     pub(in crate::policy) fn greedy(scope: Scope) -> Greedy {
         Greedy {
-            scope,
-            low_threshold: 2,
-            high_threshold: 6,
+            bounds: Bounds {
+                scope,
+                low: 2,
+                high: 6,
+            },
         }
     }
 
@@ -276,12 +274,18 @@ pub(super) mod tests {
     fn the_thresholds_bound_what_a_thread_keeps_and_receives() {
         let (counts, owners, rates) = two(0.0, 100.0);
         let keeps_three = Greedy {
-            low_threshold: 3,
+            bounds: Bounds {
+                low: 3,
+                ..greedy(Scope::Joint).bounds
+            },
             ..greedy(Scope::Joint)
         };
         assert_eq!(decide(&keeps_three, &counts, &owners, &rates).len(), 1);
         let full = Greedy {
-            high_threshold: 5,
+            bounds: Bounds {
+                high: 5,
+                ..greedy(Scope::Joint).bounds
+            },
             ..greedy(Scope::Joint)
         };
         assert_eq!(decide(&full, &counts, &owners, &rates).len(), 1);
@@ -422,9 +426,11 @@ pub(super) mod tests {
     fn greedy_moves_only_donors_subdomains_within_thresholds_and_groups() {
         keeps_the_rules(|scope, low_threshold, high_threshold| {
             Box::new(Greedy {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
             })
         });
     }

@@ -1,4 +1,4 @@
-//! Balancing decisions as pure functions: a [`Snapshot`] of the run in, a
+//! Balancer decisions as pure functions: a [`Snapshot`] of the run in, a
 //! list of [`Move`]s out. No clocks, threads or atomics here, so the real
 //! runtime and the virtual-time simulator call the very same code, and every
 //! decision can be tested on hand-made snapshots.
@@ -329,6 +329,35 @@ pub const HISTORY: usize = 8;
 /// ```
 pub fn improves(r_to: f64, n_to: usize, r_from: f64, n_from: usize) -> bool {
     n_from > 0 && r_to / (n_to + 1) as f64 > r_from / n_from as f64
+}
+
+/// What every strategy respects: which threads it balances together at a
+/// call ([`Scope`]), and how many subdomains a thread may give away and
+/// receive: a donor keeps more than `low`, a receiver holds fewer than
+/// `high` (`low_threshold`, `high_threshold`).
+///
+/// ```
+/// use braid::policy::{Bounds, Scope, Strategy};
+/// let b = Bounds { scope: Scope::Split, low: 2, high: 6 };
+/// assert_eq!(b.named(Strategy::Steal).to_string(), "steal-split");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    pub scope: Scope,
+    /// A donor keeps more than this many subdomains.
+    pub low: usize,
+    /// A receiver holds fewer than this many.
+    pub high: usize,
+}
+
+impl Bounds {
+    /// `strategy` over this scope, as labels name it.
+    pub fn named(self, strategy: Strategy) -> Named {
+        Named {
+            strategy,
+            scope: self.scope,
+        }
+    }
 }
 
 /// Subdomain `sub` goes from thread `from` to thread `to`.

@@ -56,7 +56,7 @@
 
 use crate::rng::SplitMix64;
 
-use super::{Move, Named, Policy, Snapshot, Strategy};
+use super::{Bounds, Move, Named, Policy, Snapshot, Strategy};
 
 /// Which threads are balanced together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,10 +71,8 @@ pub enum Scope {
 
 #[derive(Debug, Clone)]
 pub struct Progressive {
-    pub scope: Scope,
+    pub bounds: Bounds,
     pub pairs: usize,
-    pub low_threshold: usize,
-    pub high_threshold: usize,
     /// The dead band: a pair whose count gap is at most this is left alone.
     pub min_gap: u64,
     /// Move only when the receiver, holding one more subdomain, would still
@@ -89,7 +87,7 @@ impl Policy for Progressive {
         if snap.counts.is_empty() {
             return Vec::new();
         }
-        let groups = match self.scope {
+        let groups = match self.bounds.scope {
             Scope::Joint => Grouping::Joint,
             Scope::Split | Scope::Hybrid { .. } => Grouping::BySocket,
         };
@@ -97,7 +95,7 @@ impl Policy for Progressive {
         for g in 0..w.ends.len() {
             self.pairs_pass(&mut w, g);
         }
-        if let Scope::Hybrid { period } = self.scope
+        if let Scope::Hybrid { period } = self.bounds.scope
             && period > 0
             && snap.call.is_multiple_of(period)
         {
@@ -107,10 +105,7 @@ impl Policy for Progressive {
     }
 
     fn name(&self) -> Named {
-        Named {
-            strategy: Strategy::Progressive,
-            scope: self.scope,
-        }
+        self.bounds.named(Strategy::Progressive)
     }
 }
 
@@ -121,14 +116,16 @@ impl Progressive {
     /// ```
     /// use braid::policy::{Progressive, Scope};
     /// let p = Progressive { seed: 7, ..Progressive::as_printed(Scope::Joint) };
-    /// assert_eq!((p.pairs, p.low_threshold, p.high_threshold, p.min_gap), (6, 2, 6, 0));
+    /// assert_eq!((p.pairs, p.bounds.low, p.bounds.high, p.min_gap), (6, 2, 6, 0));
     /// ```
     pub fn as_printed(scope: Scope) -> Self {
         Progressive {
-            scope,
+            bounds: Bounds {
+                scope,
+                low: 2,
+                high: 6,
+            },
             pairs: 6,
-            low_threshold: 2,
-            high_threshold: 6,
             min_gap: 0,
             predict: false,
             seed: 0,
@@ -149,8 +146,8 @@ impl Progressive {
             }
             let (top_thread, bot_thread) = (w.owner(top_sub), w.owner(bot_sub));
             if top_thread == bot_thread
-                || w.num_subs[top_thread] >= self.high_threshold
-                || w.num_subs[bot_thread] <= self.low_threshold
+                || w.num_subs[top_thread] >= self.bounds.high
+                || w.num_subs[bot_thread] <= self.bounds.low
                 || (self.predict && !w.move_helps(bot_thread, top_thread))
             {
                 continue;
@@ -184,7 +181,7 @@ impl Progressive {
         if avg(slow) == avg(fast) {
             return;
         }
-        let (low, high) = (self.low_threshold, self.high_threshold);
+        let (low, high) = (self.bounds.low, self.bounds.high);
         let pick = |sock: usize, ok: &dyn Fn(usize) -> bool| -> Vec<usize> {
             (0..snap.threads())
                 .filter(|&t| snap.thread_sockets[t] == sock && ok(w.num_subs[t]))
@@ -491,13 +488,19 @@ mod tests {
         let counts = [50, 49, 48, 47, 30, 30, 30, 30, 20, 15, 12, 10];
         let p = Progressive {
             pairs: 1,
-            high_threshold: 4,
+            bounds: Bounds {
+                high: 4,
+                ..paper(Scope::Joint).bounds
+            },
             ..paper(Scope::Joint)
         };
         assert!(decide(&p, &counts, &owners_3x4(), &[0, 0, 0], 1).is_empty());
         let p = Progressive {
             pairs: 1,
-            high_threshold: 5,
+            bounds: Bounds {
+                high: 5,
+                ..paper(Scope::Joint).bounds
+            },
             ..paper(Scope::Joint)
         };
         assert_eq!(decide(&p, &counts, &owners_3x4(), &[0, 0, 0], 1).len(), 1);
@@ -508,7 +511,10 @@ mod tests {
         let counts = [50, 49, 48, 47, 30, 30, 30, 30, 20, 15, 12, 10];
         let p = Progressive {
             pairs: 6,
-            low_threshold: 3,
+            bounds: Bounds {
+                low: 3,
+                ..paper(Scope::Joint).bounds
+            },
             ..paper(Scope::Joint)
         };
         let moves = decide(&p, &counts, &owners_3x4(), &[0, 0, 0], 1);
@@ -565,7 +571,10 @@ mod tests {
         let counts = [9, 3, 1, 7, 2];
         let p = Progressive {
             pairs: 100,
-            low_threshold: 0,
+            bounds: Bounds {
+                low: 0,
+                ..paper(Scope::Joint).bounds
+            },
             ..paper(Scope::Joint)
         };
         let moves = decide(&p, &counts, &[0, 0, 1, 1, 1], &[0, 0], 1);
@@ -598,8 +607,11 @@ mod tests {
             let owners: Vec<usize> = (0..24).map(|_| rng.below(6)).collect();
             let counts: Vec<u64> = (0..24).map(|_| rng.below(100) as u64).collect();
             let p = Progressive {
-                low_threshold: 0,
-                high_threshold: 24,
+                bounds: Bounds {
+                    low: 0,
+                    high: 24,
+                    ..paper(Scope::Split).bounds
+                },
                 ..paper(Scope::Split)
             };
             for m in decide(&p, &counts, &owners, &sockets, 1) {
@@ -747,8 +759,11 @@ mod tests {
             let owners: Vec<usize> = (0..n).map(|s| s % 4).collect();
             let p = Progressive {
                 pairs: 1 + rng.below(8),
-                low_threshold: 0,
-                high_threshold: n,
+                bounds: Bounds {
+                    low: 0,
+                    high: n,
+                    ..paper(Scope::Joint).bounds
+                },
                 ..paper(Scope::Joint)
             };
             let got = decide(&p, &counts, &owners, &[0; 4], 1);
@@ -770,7 +785,7 @@ mod tests {
             if counts[top] == counts[bot] || tt == bt {
                 continue;
             }
-            if num(tt, &owners) < p.high_threshold && num(bt, &owners) > p.low_threshold {
+            if num(tt, &owners) < p.bounds.high && num(bt, &owners) > p.bounds.low {
                 let send = (0..n)
                     .filter(|&s| owners[s] == bt && s != bot)
                     .min_by_key(|&s| (Reverse(counts[s]), s));

@@ -25,32 +25,27 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Move, Named, Owned, Policy, Scope, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
 
 /// A donor's own subdomains, least updated on top: (count, id).
 type Donor = BinaryHeap<Reverse<(u64, usize)>>;
 
 #[derive(Debug, Clone)]
 pub struct Refine {
-    pub scope: Scope,
-    pub low_threshold: usize,
-    pub high_threshold: usize,
+    pub bounds: Bounds,
     /// How far above the ideal load a thread may stay (0.1 = 10%).
     pub tolerance: f64,
 }
 
 impl Policy for Refine {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        by_group(snap, self.scope, |group, held| {
+        by_group(snap, self.bounds.scope, |group, held| {
             self.refine(snap, group, held.to_vec())
         })
     }
 
     fn name(&self) -> Named {
-        Named {
-            strategy: Strategy::Refine,
-            scope: self.scope,
-        }
+        self.bounds.named(Strategy::Refine)
     }
 }
 
@@ -79,7 +74,7 @@ impl Refine {
                 .iter()
                 .copied()
                 .filter(|&t| {
-                    held[t] > self.low_threshold && own[t].as_ref().is_none_or(|h| !h.is_empty())
+                    held[t] > self.bounds.low && own[t].as_ref().is_none_or(|h| !h.is_empty())
                 })
                 .max_by(|&a, &b| {
                     load(a, held[a])
@@ -94,7 +89,7 @@ impl Refine {
             let receiver = group
                 .iter()
                 .copied()
-                .filter(|&t| t != from && rate(t) > 0.0 && held[t] < self.high_threshold)
+                .filter(|&t| t != from && rate(t) > 0.0 && held[t] < self.bounds.high)
                 .min_by(|&a, &b| {
                     load(a, held[a] + 1)
                         .total_cmp(&load(b, held[b] + 1))
@@ -122,12 +117,15 @@ impl Refine {
 mod tests {
     use super::super::greedy::tests::{comes_to_rest, keeps_the_rules, two};
     use super::*;
+    use crate::policy::Scope;
 
     fn refine(tolerance: f64) -> Refine {
         Refine {
-            scope: Scope::Joint,
-            low_threshold: 2,
-            high_threshold: 6,
+            bounds: Bounds {
+                scope: Scope::Joint,
+                low: 2,
+                high: 6,
+            },
             tolerance,
         }
     }
@@ -173,12 +171,18 @@ mod tests {
         let subs: Vec<usize> = moves.iter().map(|m| m.sub).collect();
         assert_eq!(subs, [1, 2]);
         let keep3 = Refine {
-            low_threshold: 3,
+            bounds: Bounds {
+                low: 3,
+                ..refine(0.1).bounds
+            },
             ..refine(0.1)
         };
         assert_eq!(decide(&keep3, &[0.0, 100.0]).len(), 1);
         let full = Refine {
-            high_threshold: 5,
+            bounds: Bounds {
+                high: 5,
+                ..refine(0.1).bounds
+            },
             ..refine(0.1)
         };
         assert_eq!(decide(&full, &[0.0, 100.0]).len(), 1);
@@ -188,7 +192,10 @@ mod tests {
     fn refine_comes_to_rest_after_one_call_at_steady_rates() {
         comes_to_rest(1, |scope| {
             Box::new(Refine {
-                scope,
+                bounds: Bounds {
+                    scope,
+                    ..refine(0.05).bounds
+                },
                 ..refine(0.05)
             })
         });
@@ -198,9 +205,11 @@ mod tests {
     fn refine_moves_only_donors_subdomains_within_thresholds_and_groups() {
         keeps_the_rules(|scope, low_threshold, high_threshold| {
             Box::new(Refine {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
                 tolerance: 0.05,
             })
         });

@@ -25,27 +25,22 @@
 //! which span orders of magnitude here, would pile the quiet subdomains
 //! onto one thread and let their counts fall behind).
 
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group, improves};
+use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group, improves};
 
 #[derive(Debug, Clone)]
 pub struct ResidualFirst {
-    pub scope: Scope,
-    pub low_threshold: usize,
-    pub high_threshold: usize,
+    pub bounds: Bounds,
 }
 
 impl Policy for ResidualFirst {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        by_group(snap, self.scope, |group, held| {
+        by_group(snap, self.bounds.scope, |group, held| {
             self.pick(snap, group, held).into_iter().collect()
         })
     }
 
     fn name(&self) -> Named {
-        Named {
-            strategy: Strategy::Residual,
-            scope: self.scope,
-        }
+        self.bounds.named(Strategy::Residual)
     }
 }
 
@@ -55,7 +50,7 @@ impl ResidualFirst {
         let to = group
             .iter()
             .copied()
-            .filter(|&t| held[t] < self.high_threshold)
+            .filter(|&t| held[t] < self.bounds.high)
             .max_by(|&a, &b| {
                 let per = |t: usize| r[t] / (held[t] + 1) as f64;
                 per(a).total_cmp(&per(b)).then(b.cmp(&a))
@@ -66,7 +61,7 @@ impl ResidualFirst {
         let mut any = false;
         for &from in group {
             donor[from] = from != to
-                && held[from] > self.low_threshold
+                && held[from] > self.bounds.low
                 && improves(r[to], held[to], r[from], held[from]);
             any |= donor[from];
         }
@@ -97,12 +92,15 @@ impl ResidualFirst {
 mod tests {
     use super::super::greedy::tests::{comes_to_rest, keeps_the_rules, two};
     use super::*;
+    use crate::policy::Scope;
 
     fn residual() -> ResidualFirst {
         ResidualFirst {
-            scope: Scope::Joint,
-            low_threshold: 2,
-            high_threshold: 6,
+            bounds: Bounds {
+                scope: Scope::Joint,
+                low: 2,
+                high: 6,
+            },
         }
     }
 
@@ -150,8 +148,10 @@ mod tests {
     fn residual_comes_to_rest_at_steady_rates() {
         comes_to_rest(64, |scope| {
             Box::new(ResidualFirst {
-                scope,
-                ..residual()
+                bounds: Bounds {
+                    scope,
+                    ..residual().bounds
+                },
             })
         });
     }
@@ -160,9 +160,11 @@ mod tests {
     fn residual_moves_only_donors_subdomains_within_thresholds_and_groups() {
         keeps_the_rules(|scope, low_threshold, high_threshold| {
             Box::new(ResidualFirst {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
             })
         });
     }

@@ -25,27 +25,22 @@
 //! not at random, and the thief steals on a schedule (the balancer's turn),
 //! not when it runs dry.
 
-use super::{Move, Named, Policy, Scope, Snapshot, Strategy, by_group, improves};
+use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group, improves};
 
 #[derive(Debug, Clone)]
 pub struct Steal {
-    pub scope: Scope,
-    pub low_threshold: usize,
-    pub high_threshold: usize,
+    pub bounds: Bounds,
 }
 
 impl Policy for Steal {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        by_group(snap, self.scope, |group, held| {
+        by_group(snap, self.bounds.scope, |group, held| {
             self.steal_in(snap, group, held).into_iter().collect()
         })
     }
 
     fn name(&self) -> Named {
-        Named {
-            strategy: Strategy::Steal,
-            scope: self.scope,
-        }
+        self.bounds.named(Strategy::Steal)
     }
 }
 
@@ -56,16 +51,14 @@ impl Steal {
         let to = group
             .iter()
             .copied()
-            .filter(|&t| held[t] < self.high_threshold)
+            .filter(|&t| held[t] < self.bounds.high)
             .fold(None, |best: Option<usize>, t| match best {
                 Some(b) if rate(b) >= rate(t) => Some(b),
                 _ => Some(t),
             })?;
         // No slower member that may give: no pass over the subdomains.
         let may_give = |t: usize| {
-            t != to
-                && held[t] > self.low_threshold
-                && improves(rate(to), held[to], rate(t), held[t])
+            t != to && held[t] > self.bounds.low && improves(rate(to), held[to], rate(t), held[t])
         };
         if !group.iter().any(|&t| may_give(t)) {
             return None;
@@ -83,12 +76,15 @@ impl Steal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::Scope;
 
     fn steal(scope: Scope) -> Steal {
         Steal {
-            scope,
-            low_threshold: 2,
-            high_threshold: 6,
+            bounds: Bounds {
+                scope,
+                low: 2,
+                high: 6,
+            },
         }
     }
 
@@ -141,13 +137,17 @@ mod tests {
     fn the_thresholds_keep_a_victim_and_fill_no_thief_beyond_them() {
         let (counts, owners, rates) = two(10.0, 100.0);
         let keeps_four = Steal {
-            low_threshold: 4,
-            ..steal(Scope::Joint)
+            bounds: Bounds {
+                low: 4,
+                ..steal(Scope::Joint).bounds
+            },
         };
         assert!(decide(&keeps_four, &counts, &owners, &[0, 0], &rates).is_empty());
         let full = Steal {
-            high_threshold: 4,
-            ..steal(Scope::Joint)
+            bounds: Bounds {
+                high: 4,
+                ..steal(Scope::Joint).bounds
+            },
         };
         assert!(decide(&full, &counts, &owners, &[0, 0], &rates).is_empty());
     }
@@ -161,9 +161,11 @@ mod tests {
         let sockets = [0, 0, 1, 1];
         let rates = [10.0, 50.0, 100.0, 80.0];
         let p = Steal {
-            low_threshold: 1,
-            high_threshold: 4,
-            scope: Scope::Split,
+            bounds: Bounds {
+                scope: Scope::Split,
+                low: 1,
+                high: 4,
+            },
         };
         let moves = decide(&p, &counts, &owners, &sockets, &rates);
         assert_eq!(
@@ -175,8 +177,10 @@ mod tests {
             }]
         );
         let hybrid = Steal {
-            scope: Scope::Hybrid { period: 3 },
-            ..p
+            bounds: Bounds {
+                scope: Scope::Hybrid { period: 3 },
+                ..p.bounds
+            },
         };
         let on = |call| {
             hybrid.decide(&Snapshot {
@@ -205,9 +209,11 @@ mod tests {
     fn stealing_moves_only_donors_subdomains_within_thresholds_and_groups() {
         super::super::greedy::tests::keeps_the_rules(|scope, low_threshold, high_threshold| {
             Box::new(Steal {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
             })
         });
     }

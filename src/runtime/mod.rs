@@ -24,7 +24,7 @@
 //!
 //! Every wait (barrier, staleness gate, the stall hook) watches the flag.
 
-mod balancing;
+mod balancer;
 mod barrier;
 pub mod peers;
 mod stop;
@@ -46,7 +46,7 @@ use crate::schedule::{EstimateLine, Refutation, Sampler, StopRule, Verdicts, epo
 use crate::subdomain::{self, Subdomain};
 use crate::topology::Placement;
 use crate::variant::Mode;
-use balancing::{Assignment, Balancer, RunView};
+use balancer::{Assignment, RunView, SharedBalancer};
 use peers::{Peers, Wish, from_urgency, urgency, verdict};
 
 /// How often the monitor looks at the run (and, across ranks in ssync and
@@ -66,7 +66,7 @@ struct Shared<'a> {
     thread_updates: Vec<CachePadded<AtomicU64>>,
     max_lag: Vec<CachePadded<AtomicU64>>,
     assignment: Assignment,
-    balancer: Option<Balancer>,
+    balancer: Option<SharedBalancer>,
     rule: StopRule,
     start: Instant,
     /// The estimate's [`EstimateLine`], as bits (tightened between epochs).
@@ -246,7 +246,7 @@ fn run_observed(
         refuted_estimates: refuted,
         rehomes: shared.rehomes.load(Ordering::Relaxed),
         first_touchers: subs.iter().map(Subdomain::first_toucher).collect(),
-        lb: shared.balancer.as_ref().map(Balancer::stats),
+        lb: shared.balancer.as_ref().map(SharedBalancer::stats),
         trace,
         ranks: None,
     };
@@ -281,8 +281,8 @@ impl<'a> Shared<'a> {
             assignment: Assignment::new(subs, threads),
             balancer: settings
                 .scheme
-                .balancing()
-                .map(|b| Balancer::new(b, threads)),
+                .balancer()
+                .map(|b| SharedBalancer::new(b, threads)),
             rule: StopRule {
                 budget: settings.update_budget,
                 time_limit: settings.time_limit.map(|d| d.as_nanos() as u64),
@@ -420,7 +420,8 @@ fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Balancing, Scheme, Slow};
+    use crate::engine::{Balancer, Scheme, Slow};
+    use crate::policy::Bounds;
     use crate::problem::sequential_jacobi;
     use crate::topology::Topology;
     use std::sync::Arc;
@@ -429,7 +430,7 @@ mod tests {
         let scheme = match mode {
             Mode::Sync => Scheme::Sync,
             Mode::Ssync => Scheme::Ssync { staleness },
-            Mode::Async => Scheme::Async { balancing: None },
+            Mode::Async => Scheme::Async { balancer: None },
         };
         Settings::plain(scheme, iterations * subdomains as u64)
     }
@@ -441,12 +442,14 @@ mod tests {
         let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
         s.time_limit = Some(Duration::from_millis(300));
         s.scheme = Scheme::Async {
-            balancing: Some(Balancing::every(
+            balancer: Some(Balancer::every(
                 Arc::new(crate::policy::Progressive {
-                    scope,
+                    bounds: Bounds {
+                        scope,
+                        low: 1,
+                        high: 8,
+                    },
                     pairs: 6,
-                    low_threshold: 1,
-                    high_threshold: 8,
                     min_gap: 0,
                     predict: false,
                     seed: 0,
@@ -592,7 +595,7 @@ mod tests {
         }
         let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
         s.scheme = Scheme::Async {
-            balancing: Some(Balancing::every(Arc::new(Panics), Duration::from_millis(1))),
+            balancer: Some(Balancer::every(Arc::new(Panics), Duration::from_millis(1))),
         };
         let (_, out) = run_small(3, 4, &s);
         assert_eq!(out.stop, StopReason::WorkerPanic);
@@ -657,7 +660,7 @@ mod tests {
         s.time_limit = Some(Duration::from_millis(100));
         s.tolerance = Some(1e-12);
         s.scheme = Scheme::Async {
-            balancing: Some(Balancing::every(recorder.clone(), Duration::from_millis(5))),
+            balancer: Some(Balancer::every(recorder.clone(), Duration::from_millis(5))),
         };
         // Big enough not to converge inside the time limit.
         let p = Problem::new(64, 2, 4).unwrap();

@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn async_across_ranks_converges_on_the_gathered_grid() {
-        let mut s = Settings::plain(Scheme::Async { balancing: None }, u64::MAX / 8);
+        let mut s = Settings::plain(Scheme::Async { balancer: None }, u64::MAX / 8);
         s.tolerance = Some(1e-3);
         let out = run_as_threads(2, 2, 4, &s);
         assert_eq!(out.stop, StopReason::Converged);

@@ -1,5 +1,5 @@
 //! The scheduling decisions both engines make, written once: whose turn it
-//! is to balance and when ([`balance`]), which candidate balancer makes a
+//! is to balance and when ([`balancer`]), which candidate balancer makes a
 //! call under `balancer = auto` ([`choose`]), how the policy is called and its
 //! moves applied to owners and per-thread sets, which subdomain a thread
 //! may update ([`gate`]), when a run stops and how a refuted estimate
@@ -14,13 +14,13 @@
 //! differ, the difference is a named parameter here
 //! ([`stop::Refutation`]), not a second copy.
 
-pub mod balance;
+pub mod balancer;
 pub mod choose;
 pub mod gate;
 pub mod sampler;
 pub mod stop;
 
-pub use balance::{Caller, Rotation};
+pub use balancer::{Caller, Rotation};
 pub use gate::{Gate, lag};
 pub use sampler::Sampler;
 pub use stop::{EstimateLine, Refutation, StopRule, Verdicts, epoch_end};
@@ -41,8 +41,8 @@ pub trait View {
     }
 }
 
-/// What a move writes. [`balance::apply`] calls these in the one order the
-/// runtime's handoff protocol is argued for (runtime/balancing.rs): the
+/// What a move writes. [`balancer::apply`] calls these in the one order the
+/// runtime's handoff protocol is argued for (runtime/balancer.rs): the
 /// owner first, then the two sets, then both threads told.
 pub trait Sets {
     fn set_owner(&mut self, sub: usize, to: usize);

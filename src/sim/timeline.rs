@@ -6,27 +6,25 @@
 //! on that core progresses only outside them (the paper's model of a noisy
 //! core). Two kinds:
 //!
-//! * [`Noise::Periodic`]: a parasite with `sleep` and `work` phases repeats
-//!   with period `sleep + work`, starting with a sleep at time 0, and owns
-//!   the core during each work phase;
-//! * [`Noise::Trace`]: a recorded trace's detours own the core, the trace
-//!   looping over its span, started `offset` into it.
+//! * [`Interference::Rhythm`]: a parasite with `sleep` and `work` phases
+//!   repeats with period `sleep + work`, starting with a sleep at time 0,
+//!   and owns the core during each work phase;
+//! * [`Interference::Trace`]: a recorded trace's detours own the core, the
+//!   trace looping over its span, started `offset` into it.
 
 use std::sync::Arc;
 
 use braid_noise::trace::Trace;
 
-use super::speeds::Steps;
+use super::steps::Steps;
 
-/// Picoseconds per second.
-pub const PS: f64 = 1e12;
-
-/// What takes a simulated core away from its worker.
+/// What takes a simulated core away from its worker: the simulator's model
+/// of a parasite (the noise of `noise_cores`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Noise {
-    Quiet,
+pub enum Interference {
+    None,
     /// Parasite phases in picoseconds.
-    Periodic {
+    Rhythm {
         sleep: u64,
         work: u64,
     },
@@ -142,7 +140,7 @@ fn periodic_finish(sleep: u64, stolen: u64, start: u64, work_ps: u64) -> u64 {
 pub struct Timeline {
     /// Relative speed: work takes `1 / speed` of its nominal time.
     pub speed: f64,
-    pub noise: Noise,
+    pub interference: Interference,
     /// Speeds a run measured on this core, over time, on top of `speed`
     /// (`--replay-speeds`).
     pub steps: Option<Arc<Steps>>,
@@ -151,7 +149,7 @@ pub struct Timeline {
 impl Timeline {
     pub const QUIET: Timeline = Timeline {
         speed: 1.0,
-        noise: Noise::Quiet,
+        interference: Interference::None,
         steps: None,
     };
 
@@ -181,22 +179,22 @@ impl Timeline {
     /// When work of `work_ps` (already scaled) that starts at `start` ends.
     #[inline]
     pub fn finish(&self, start: u64, work_ps: u64) -> u64 {
-        match &self.noise {
-            &Noise::Periodic { sleep, work } if work > 0 => {
+        match &self.interference {
+            &Interference::Rhythm { sleep, work } if work > 0 => {
                 periodic_finish(sleep, work, start, work_ps)
             }
-            Noise::Trace(d) => d.finish(start, work_ps),
+            Interference::Trace(d) => d.finish(start, work_ps),
             _ => start + work_ps,
         }
     }
 
     /// Share of the core the noise takes, in the long run.
     pub fn stolen_share(&self) -> f64 {
-        match &self.noise {
-            &Noise::Periodic { sleep, work } if sleep + work > 0 => {
+        match &self.interference {
+            &Interference::Rhythm { sleep, work } if sleep + work > 0 => {
                 work as f64 / (sleep + work) as f64
             }
-            Noise::Trace(d) => d.lost_per_lap() as f64 / d.span as f64,
+            Interference::Trace(d) => d.lost_per_lap() as f64 / d.span as f64,
             _ => 0.0,
         }
     }
@@ -204,8 +202,8 @@ impl Timeline {
     /// Share of the core the noise took in `[0, t)`: for a trace, what this
     /// run's stretch of it held; for a rhythm, its long-run share.
     pub fn stolen_share_by(&self, t: u64) -> f64 {
-        match &self.noise {
-            Noise::Trace(d) if t > 0 => {
+        match &self.interference {
+            Interference::Trace(d) if t > 0 => {
                 (d.lost_before(d.offset + t) - d.lost_before(d.offset)) as f64 / t as f64
             }
             _ => self.stolen_share(),
@@ -214,12 +212,12 @@ impl Timeline {
 
     /// Work phases (or detours) the noise has begun by time `t`.
     pub fn bursts_by(&self, t: u64) -> u64 {
-        match &self.noise {
-            &Noise::Periodic { sleep, work } if sleep + work > 0 => {
+        match &self.interference {
+            &Interference::Rhythm { sleep, work } if sleep + work > 0 => {
                 let period = sleep + work;
                 t / period + u64::from(t % period > sleep)
             }
-            Noise::Trace(d) => d.begun_before(d.offset + t) - d.begun_before(d.offset),
+            Interference::Trace(d) => d.begun_before(d.offset + t) - d.begun_before(d.offset),
             _ => 0,
         }
     }
@@ -253,7 +251,7 @@ mod tests {
     fn work_skips_the_parasites_bursts() {
         // Sleep 80, work 20: free during [0, 80), [100, 180), ...
         let t = Timeline {
-            noise: Noise::Periodic {
+            interference: Interference::Rhythm {
                 sleep: 80,
                 work: 20,
             },
@@ -272,7 +270,7 @@ mod tests {
     #[test]
     fn over_a_long_stretch_a_noisy_core_loses_its_share() {
         let t = Timeline {
-            noise: Noise::Periodic {
+            interference: Interference::Rhythm {
                 sleep: 200_000_000,
                 work: 46_000_000,
             },
@@ -289,7 +287,7 @@ mod tests {
 
     fn detours(text: &str, offset_ns: u64) -> Timeline {
         Timeline {
-            noise: Noise::Trace(Arc::new(Detours::new(
+            interference: Interference::Trace(Arc::new(Detours::new(
                 &Trace::parse(text).unwrap(),
                 offset_ns,
             ))),

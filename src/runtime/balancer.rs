@@ -1,5 +1,5 @@
-//! Progressive balancing in the real runtime: who owns what, whose turn it
-//! is to balance, and what the balancer did.
+//! The balancer in the real runtime: who owns what, whose turn it is to
+//! balance ([`SharedBalancer`]), and the subdomain handoff.
 //!
 //! # Protocol: the balancer's turn
 //!
@@ -23,7 +23,7 @@
 //! mutex-protected list) and a `dirty` flag (`AtomicBool`).
 //!
 //! **Moving subdomain `s` from thread A to thread B** (the schedule core's
-//! `balance::apply` through [`Handoff`], by the holder of the turn): `owner.store(B, Release)`; remove `s` from
+//! `balancer::apply` through [`Handoff`], by the holder of the turn): `owner.store(B, Release)`; remove `s` from
 //! A's set; add it to B's (one set lock at a time); `dirty[A]`, `dirty[B]`
 //! `store(true, Release)`. The cells' mutex is *not* taken.
 //!
@@ -67,8 +67,8 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::engine::{Balancing, LbStats, Residual};
-use crate::schedule::balance::start_interval;
+use crate::engine::{Balancer, LbStats, Residual};
+use crate::schedule::balancer::start_interval;
 use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
 
@@ -120,7 +120,7 @@ impl Assignment {
 
     #[cfg(test)]
     fn apply(&self, subs: &[Subdomain], m: crate::policy::Move) {
-        schedule::balance::apply(
+        schedule::balancer::apply(
             m,
             &mut Handoff {
                 assignment: self,
@@ -191,7 +191,7 @@ struct CallState {
 }
 
 #[derive(Debug)]
-pub(super) struct Balancer {
+pub(super) struct SharedBalancer {
     /// Published copies of the rotation's turn and due time (nanoseconds
     /// since the run's start), so that a thread whose turn it is not never
     /// takes the mutex.
@@ -200,15 +200,15 @@ pub(super) struct Balancer {
     state: Mutex<CallState>,
 }
 
-impl Balancer {
-    pub(super) fn new(balancing: &Balancing, threads: usize) -> Self {
-        let interval = start_interval(balancing.interval);
-        Balancer {
+impl SharedBalancer {
+    pub(super) fn new(balancer: &Balancer, threads: usize) -> Self {
+        let interval = start_interval(balancer.interval);
+        SharedBalancer {
             turn: CachePadded::new(AtomicUsize::new(0)),
             next_due_ns: CachePadded::new(AtomicU64::new(0)),
             state: Mutex::new(CallState {
                 rotation: Rotation::new(threads, interval.as_nanos() as u64),
-                caller: Caller::new(balancing),
+                caller: Caller::new(balancer),
             }),
         }
     }
@@ -317,32 +317,42 @@ mod tests {
                 ..Progressive::as_printed(scope)
             }));
             all.push(Arc::new(Steal {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
             }));
             all.push(Arc::new(Greedy {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
             }));
             all.push(Arc::new(Refine {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
                 tolerance: 0.05,
             }));
             all.push(Arc::new(Anticipate {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
                 alpha: 0.3,
                 history: 2,
             }));
             all.push(Arc::new(ResidualFirst {
-                scope,
-                low_threshold,
-                high_threshold,
+                bounds: Bounds {
+                    scope,
+                    low: low_threshold,
+                    high: high_threshold,
+                },
             }));
         }
         all
@@ -360,16 +370,16 @@ mod tests {
         for policy in every_policy() {
             let scope = policy.name();
             let interval = 10;
-            let balancing = Balancing::every(policy, std::time::Duration::from_nanos(interval));
+            let balancer = Balancer::every(policy, std::time::Duration::from_nanos(interval));
             let subs = subdomain::build(&p);
             let assignment = Assignment::new(&subs, threads);
             let totals: Vec<CachePadded<AtomicU64>> =
                 (0..threads).map(|_| Default::default()).collect();
-            let runtime = Balancer::new(&balancing, threads);
+            let runtime = SharedBalancer::new(&balancer, threads);
             let mut board = Board::new(&p);
             let mut sim = Balance {
                 rotation: Rotation::new(threads, interval),
-                caller: Caller::new(&balancing),
+                caller: Caller::new(&balancer),
             };
             let (mut now, mut calls) = (0, 0);
             for step in 0..300u64 {

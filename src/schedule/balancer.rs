@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::choose::Chooser;
 use super::{Sets, View};
-use crate::engine::{Balancing, Chosen, EFFORT_SAMPLES, Effort, Interval, LbStats, Ran, Tried};
+use crate::engine::{Balancer, EFFORT_SAMPLES, Effort, Interval, LbStats, Policies, Ran, Tried};
 use crate::policy::{HISTORY, Move, Policy, Snapshot};
 
 /// Whose turn it is to call the balancer, and from when.
@@ -137,15 +137,15 @@ pub struct Caller {
 }
 
 impl Caller {
-    pub fn new(balancing: &Balancing) -> Self {
-        let (candidates, chooser) = match &balancing.policy {
-            Chosen::One(p) => (vec![p.clone()], None),
-            Chosen::Auto(ps) => (ps.clone(), Some(Chooser::new(ps.len()))),
+    pub fn new(balancer: &Balancer) -> Self {
+        let (candidates, chooser) = match &balancer.policies {
+            Policies::One(p) => (vec![p.clone()], None),
+            Policies::Auto(ps) => (ps.clone(), Some(Chooser::new(ps.len()))),
         };
         Caller {
             candidates,
             chooser,
-            auto_interval: balancing.interval == Interval::Auto,
+            auto_interval: balancer.interval == Interval::Auto,
             current: 0,
             stats: LbStats::default(),
             counts: Vec::new(),
@@ -165,9 +165,9 @@ impl Caller {
 
     /// A caller of one policy at a fixed interval.
     pub fn of(policy: Arc<dyn Policy>) -> Self {
-        Caller::new(&Balancing {
-            policy: Chosen::One(policy),
-            interval: Interval::Every(std::time::Duration::ZERO),
+        Caller::new(&Balancer {
+            policies: Policies::One(policy),
+            interval: Interval::Seconds(0.0),
         })
     }
 
@@ -292,7 +292,7 @@ impl Caller {
     /// within [`AUTO_MIN_S`], [`AUTO_MAX_S`]; `None` at a fixed interval.
     ///
     /// ```
-    /// use braid::schedule::balance::{AUTO_MAX_S, auto_interval_s};
+    /// use braid::schedule::balancer::{AUTO_MAX_S, auto_interval_s};
     /// // A 20 us call against a gap growing at 10% per second: 20 ms.
     /// assert!((auto_interval_s(20e-6, Some(0.1)) - 0.02).abs() < 1e-12);
     /// assert_eq!(auto_interval_s(20e-6, Some(0.0)), AUTO_MAX_S);
@@ -327,10 +327,9 @@ impl Caller {
 
 /// The interval before the first call has measured anything.
 pub fn start_interval(interval: Interval) -> std::time::Duration {
-    match interval {
-        Interval::Every(d) => d,
-        Interval::Auto => std::time::Duration::from_secs_f64(AUTO_START_S),
-    }
+    interval
+        .duration()
+        .unwrap_or_else(|| std::time::Duration::from_secs_f64(AUTO_START_S))
 }
 
 /// `sqrt(2 cost / growth)` within the auto bounds ([`AUTO_START_S`] while
@@ -348,7 +347,7 @@ pub fn auto_interval_s(cost_s: f64, growth: Option<f64>) -> f64 {
 /// subdomains, `rho_t = rate_t / held_t`, `rho = sum(rate) / sum(held)`.
 ///
 /// ```
-/// use braid::schedule::balance::progress_gap_growth;
+/// use braid::schedule::balancer::progress_gap_growth;
 /// // Rates 50 and 100 at 4 subdomains each: rho 12.5 against 18.75.
 /// assert!((progress_gap_growth(&[50.0, 100.0], &[4, 4]) - 1.0 / 3.0).abs() < 1e-12);
 /// assert_eq!(progress_gap_growth(&[100.0, 100.0], &[4, 4]), 0.0);

@@ -1,7 +1,8 @@
-//! Speeds a run measured, replayed in the simulator (`braid sim
+//! Speeds a run measured, for the simulator to replay (`braid sim
 //! --replay-speeds REPORT.json`): braid's answer to Charm++'s `+LBDump` /
 //! `+LBSim`. The same measured conditions, replayed deterministically
-//! against another balancer, interval or dead band.
+//! against another balancer, interval or dead band (the simulator's
+//! `steps` turns them into core speeds over virtual time).
 //!
 //! A run with `trace_interval` > 0 samples every subdomain's count and owner
 //! ([`TraceSample`]). A thread's updates in an interval are the count
@@ -14,7 +15,7 @@
 
 use std::path::PathBuf;
 
-use crate::engine::TraceSample;
+use super::TraceSample;
 
 /// Each thread's measured update rate over each sampled interval.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +54,7 @@ impl MeasuredSpeeds {
     ///
     /// ```
     /// use braid::engine::TraceSample;
-    /// use braid::sim::speeds::MeasuredSpeeds;
+    /// use braid::engine::MeasuredSpeeds;
     /// let at = |t_s, counts: Vec<u64>, owners| TraceSample { t_s, counts, owners };
     /// let s = MeasuredSpeeds::from_trace(
     ///     "r.json".into(),
@@ -116,74 +117,6 @@ impl MeasuredSpeeds {
     }
 }
 
-/// One core's speed over virtual time: a factor on its nominal speed in
-/// each interval, the last holding on.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Steps {
-    /// End of each interval, ps.
-    pub until_ps: Vec<u64>,
-    pub factor: Vec<f64>,
-}
-
-/// Slowest factor a replayed core gets: an interval with no updates at all
-/// (a thread stalled whole) makes its core this slow, not stopped.
-pub const MIN_FACTOR: f64 = 1e-3;
-
-impl Steps {
-    /// The factors that make an update of `unit_ps` nominal picoseconds
-    /// take `1 / rate` seconds in each interval.
-    pub fn new(ends_s: &[f64], rates: &[f64], unit_ps: f64) -> Steps {
-        Steps {
-            until_ps: ends_s
-                .iter()
-                .map(|&t| (t * super::timeline::PS).round() as u64)
-                .collect(),
-            factor: rates
-                .iter()
-                .map(|&r| (r * unit_ps / super::timeline::PS).max(MIN_FACTOR))
-                .collect(),
-        }
-    }
-
-    /// The factor at time `t` (ps).
-    pub fn at(&self, t: u64) -> f64 {
-        let i = self.until_ps.partition_point(|&u| u <= t);
-        self.factor[i.min(self.factor.len() - 1)]
-    }
-
-    /// When work of `work_ps` (at factor 1) that starts at `start` ends,
-    /// each interval's factor applying to the part done in it. Taking the
-    /// factor at the start for the whole update instead made an update that
-    /// began in an interval where the thread was off its core (factor
-    /// [`MIN_FACTOR`]) last a thousand times too long: replays of runs on a
-    /// busy machine came out up to 4x too slow.
-    ///
-    /// ```
-    /// use braid::sim::speeds::Steps;
-    /// // Stalled until 1000 ps, then full speed.
-    /// let s = Steps { until_ps: vec![1000, 10_000], factor: vec![1e-3, 1.0] };
-    /// assert_eq!(s.finish(0, 100.0), 1099); // 1 ps of work while stalled
-    /// assert_eq!(s.finish(2000, 100.0), 2100);
-    /// assert_eq!(s.finish(20_000, 100.0), 20_100); // the last factor holds
-    /// ```
-    pub fn finish(&self, start: u64, work_ps: f64) -> u64 {
-        let mut i = self.until_ps.partition_point(|&u| u <= start);
-        let (mut t, mut left) = (start as f64, work_ps);
-        while i < self.until_ps.len() {
-            let (end, f) = (self.until_ps[i] as f64, self.factor[i]);
-            let room = (end - t) * f;
-            if left <= room {
-                return (t + left / f).round() as u64;
-            }
-            left -= room;
-            t = end;
-            i += 1;
-        }
-        let f = self.factor[self.factor.len() - 1];
-        (t + left / f).round() as u64
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,16 +164,5 @@ mod tests {
             e(&[at(1.0, vec![5], vec![0]), at(2.0, vec![6, 1], vec![0, 0])]),
             Err(SpeedsError::Shape { sample: 2, .. })
         ));
-    }
-
-    #[test]
-    fn steps_hold_each_rate_over_its_interval_and_the_last_after() {
-        // An update of 1 us nominal: 1e6 updates/s is full speed.
-        let s = Steps::new(&[1.0, 2.0], &[1e6, 5e5], 1e6);
-        assert_eq!(s.at(0), 1.0);
-        assert_eq!(s.at(999_999_999_999), 1.0);
-        assert_eq!(s.at(1_000_000_000_000), 0.5);
-        assert_eq!(s.at(9_000_000_000_000), 0.5);
-        assert_eq!(Steps::new(&[1.0], &[0.0], 1e6).at(0), MIN_FACTOR);
     }
 }

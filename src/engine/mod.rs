@@ -1,0 +1,203 @@
+//! What every engine takes and gives: the run [`Settings`] that `plan`
+//! builds (and, for the simulator, the virtual machine of [`simulated`]),
+//! and the [`Outcome`] that the threaded runtime and the virtual-time
+//! simulator both return and `report` reads. Neither engine owns these
+//! types, so neither imports the other, and a third driver (MPI ranks)
+//! plugs in behind the same ones.
+
+mod outcome;
+pub mod simulated;
+pub mod speeds;
+
+pub use crate::variant::Interval;
+pub use outcome::{
+    Clock, EFFORT_SAMPLES, Effort, LbStats, Outcome, Ran, RanksInfo, StopReason, TraceSample, Tried,
+};
+pub use simulated::{SimCosts, SimSettings};
+pub use speeds::MeasuredSpeeds;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::interrupt::Interrupt;
+use crate::policy::Policy;
+use crate::variant::Mode;
+
+/// Which engine runs a plan: `braid run` or `braid sim` (and the `engine`
+/// of a suite, as its TOML spells it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// Real pinned threads on this machine (`braid run`).
+    Run,
+    /// The deterministic simulator, in virtual time (`braid sim`).
+    Sim,
+}
+
+impl EngineKind {
+    /// The braid command that runs it.
+    ///
+    /// ```
+    /// use braid::engine::EngineKind;
+    /// assert_eq!(EngineKind::Sim.command(), "sim");
+    /// ```
+    pub fn command(self) -> &'static str {
+        match self {
+            EngineKind::Run => "run",
+            EngineKind::Sim => "sim",
+        }
+    }
+}
+
+/// Whether an engine holds the grid's numbers (the runtime always does; the
+/// simulator only with `numerics = true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numbers {
+    Held,
+    Counted,
+}
+
+/// How a run synchronises, with what only that scheme needs: a staleness
+/// bound only in ssync, a balancer only in async.
+#[derive(Debug, Clone)]
+pub enum Scheme {
+    /// Global barrier after every iteration: sequential Jacobi, bit for bit.
+    Sync,
+    /// A subdomain runs at most `staleness` updates ahead of a neighbour.
+    Ssync { staleness: u64 },
+    /// No waiting; optionally balanced.
+    Async { balancer: Option<Balancer> },
+}
+
+impl Scheme {
+    /// ```
+    /// use braid::engine::Scheme;
+    /// use braid::variant::Mode;
+    /// assert_eq!(Scheme::Ssync { staleness: 3 }.mode(), Mode::Ssync);
+    /// assert_eq!(Scheme::Async { balancer: None }.staleness(), None);
+    /// ```
+    pub fn mode(&self) -> Mode {
+        match self {
+            Scheme::Sync => Mode::Sync,
+            Scheme::Ssync { .. } => Mode::Ssync,
+            Scheme::Async { .. } => Mode::Async,
+        }
+    }
+
+    /// The staleness bound, in ssync only.
+    pub fn staleness(&self) -> Option<u64> {
+        match self {
+            Scheme::Ssync { staleness } => Some(*staleness),
+            _ => None,
+        }
+    }
+
+    /// The balancer, in a balanced async run only.
+    pub fn balancer(&self) -> Option<&Balancer> {
+        match self {
+            Scheme::Async { balancer } => balancer.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// A balancer as an engine runs it: its policies and how often the threads
+/// call it (the label's [`LabelBalancer`](crate::variant::LabelBalancer),
+/// built by `plan`).
+#[derive(Debug, Clone)]
+pub struct Balancer {
+    pub policies: Policies,
+    pub interval: Interval,
+}
+
+impl Balancer {
+    /// One policy at a fixed interval.
+    pub fn every(policy: Arc<dyn Policy>, interval: Duration) -> Self {
+        Balancer {
+            policies: Policies::One(policy),
+            interval: Interval::Seconds(interval.as_secs_f64()),
+        }
+    }
+}
+
+/// Which policy a balancer call asks.
+#[derive(Debug, Clone)]
+pub enum Policies {
+    One(Arc<dyn Policy>),
+    /// `balancer = auto`: one of these at a time, chosen while running by
+    /// measured effort (`schedule::choose`).
+    Auto(Vec<Arc<dyn Policy>>),
+}
+
+/// Whether updates also compute their local residual (only runs with a
+/// residual target need it; it costs about 15% more per cell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Residual {
+    Skip,
+    Compute,
+}
+
+/// A test hook: thread `thread` stalls for `seconds` inside its update
+/// number `after` (counted in subdomain updates), holding that subdomain.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    pub thread: usize,
+    pub after: u64,
+    pub seconds: f64,
+}
+
+/// A test hook: after each of its updates, thread `thread` spins for
+/// `factor` times that update's duration, like a core `1 + factor` times
+/// slower.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Slow {
+    pub thread: usize,
+    pub factor: f64,
+}
+
+/// What an engine needs to know to run a plan.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub scheme: Scheme,
+    /// Subdomain updates after which a thread stops the run.
+    pub update_budget: u64,
+    /// Relative residual target, if any.
+    pub tolerance: Option<f64>,
+    pub time_limit: Option<Duration>,
+    /// How often counts and owners are sampled; `None` = no trace.
+    pub trace_interval: Option<Duration>,
+    pub stall: Option<Stall>,
+    pub slow: Option<Slow>,
+    /// Set by SIGINT/SIGTERM (when the CLI installed it): stops the run.
+    pub interrupt: Interrupt,
+}
+
+impl Settings {
+    /// `scheme` until a thread has made `update_budget` subdomain updates:
+    /// no residual target, time limit, trace or test hook.
+    pub fn plain(scheme: Scheme, update_budget: u64) -> Settings {
+        Settings {
+            scheme,
+            update_budget,
+            tolerance: None,
+            time_limit: None,
+            trace_interval: None,
+            stall: None,
+            slow: None,
+            interrupt: Interrupt::none(),
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.scheme.mode()
+    }
+
+    pub fn residual(&self) -> Residual {
+        match self.tolerance {
+            Some(_) => Residual::Compute,
+            None => Residual::Skip,
+        }
+    }
+}

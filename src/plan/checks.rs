@@ -1,0 +1,205 @@
+//! Every check a plan makes beyond one key's bounds, in one place: keys
+//! that do not go together, the machine, and what each engine (the
+//! simulator, MPI ranks) or output needs. Single values are bounded where
+//! they are parsed (`config/keys.rs`); the command line checks only the
+//! shape of its own arguments. Nothing else checks a configuration.
+
+use super::{MAX_TOTAL_SUBDOMAINS, Plan, PlanError};
+use crate::config::{AutoOr, Config};
+use crate::engine::{Numbers, SimSettings};
+use crate::noise::NoiseForm;
+use crate::variant::{BalancerKind, Mode, Strategy};
+
+fn invalid(key: &'static str, message: impl Into<String>) -> Result<(), PlanError> {
+    Err(PlanError::Invalid {
+        key,
+        message: message.into(),
+    })
+}
+
+/// Keys that are each within bounds but do not go together (no hardware
+/// knowledge needed).
+pub(super) fn cross_keys(cfg: &Config) -> Result<(), PlanError> {
+    scheme(cfg)?;
+    noise(cfg)?;
+    thresholds(cfg)?;
+    hooks(cfg)
+}
+
+/// The balancer and the staleness fit the mode; a strategy has a scope.
+fn scheme(cfg: &Config) -> Result<(), PlanError> {
+    if cfg.mode != Mode::Async && cfg.balancer != BalancerKind::None {
+        return invalid(
+            "balancer",
+            format!("balancing needs mode = async (mode is {:?})", cfg.mode).to_lowercase(),
+        );
+    }
+    if cfg.balancer == BalancerKind::None && cfg.lb_strategy != Strategy::Progressive {
+        return invalid(
+            "lb_strategy",
+            "a strategy needs a balancer scope: set balancer = joint|split|hybrid, or use a \
+             label such as async(4)+steal(0.001)",
+        );
+    }
+    if cfg.balancer == BalancerKind::Auto && cfg.lb_strategy != Strategy::Progressive {
+        return invalid(
+            "lb_strategy",
+            "balancer = auto chooses among lb_candidates; name the strategies there \
+             (e.g. lb_candidates = steal, greedy-split) and leave lb_strategy out",
+        );
+    }
+    if cfg.mode == Mode::Sync && cfg.staleness != 0 {
+        return invalid(
+            "staleness",
+            "only ssync uses staleness; set it to 0 or use mode = ssync",
+        );
+    }
+    Ok(())
+}
+
+/// A trace for every core of `noise = trace`; a rhythm that does something.
+fn noise(cfg: &Config) -> Result<(), PlanError> {
+    let untraced = cfg.noise_cores.iter().find(|c| c.trace.is_none());
+    if let (NoiseForm::Trace, Some(c)) = (cfg.noise, untraced) {
+        return invalid(
+            "noise_cores",
+            format!(
+                "noise = trace replays a trace on each core: write core {} as CORE:FILE, \
+                 e.g. auto:noise/traces/vm-parasite19-core0.trace",
+                c.core
+            ),
+        );
+    }
+    let rhythm = cfg.noise_cores.iter().any(|c| c.trace.is_none());
+    if cfg.noise != NoiseForm::None
+        && rhythm
+        && cfg.noise_sleep_us == 0
+        && cfg.noise_work_iters == 0
+    {
+        return invalid(
+            "noise_sleep_us",
+            "noise_sleep_us and noise_work_iters cannot both be 0",
+        );
+    }
+    Ok(())
+}
+
+/// Thresholds a balancer can move under: every thread starts with
+/// `subdomains`, so a receiver needs fewer than the high threshold and a
+/// donor more than the low one.
+fn thresholds(cfg: &Config) -> Result<(), PlanError> {
+    let (low, high) = (cfg.low_threshold(), cfg.high_threshold());
+    if low >= high {
+        return invalid(
+            "low_threshold",
+            format!("must be below high_threshold ({low} >= {high})"),
+        );
+    }
+    if cfg.balancer == BalancerKind::None {
+        return Ok(());
+    }
+    let n = cfg.subdomains;
+    if high <= n {
+        return invalid(
+            "high_threshold",
+            format!(
+                "{high} <= subdomains ({n}): no thread could ever receive a subdomain, \
+                 so the balancer would never move one (use auto: subdomains + 2)"
+            ),
+        );
+    }
+    if low >= n {
+        return invalid(
+            "low_threshold",
+            format!(
+                "{low} >= subdomains ({n}): no thread could ever give a subdomain away, \
+                 so the balancer would never move one (use auto: subdomains - 2)"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The test hooks name threads that exist (once `threads` is known).
+fn hooks(cfg: &Config) -> Result<(), PlanError> {
+    let AutoOr::Value(t) = cfg.threads else {
+        return Ok(());
+    };
+    let hooks = [
+        ("stall", cfg.stall.map(|s| s.thread)),
+        ("slow", cfg.slow.map(|s| s.thread)),
+    ];
+    for (key, thread) in hooks {
+        if let Some(thread) = thread.filter(|&th| th >= t) {
+            return invalid(key, format!("thread {thread} does not exist ({t} threads)"));
+        }
+    }
+    Ok(())
+}
+
+/// Subdomains of a whole run are bounded before their geometry is built.
+pub(super) fn subdomain_count(threads: usize, subdomains: usize) -> Result<(), PlanError> {
+    let total = threads as u128 * subdomains as u128;
+    if total > MAX_TOTAL_SUBDOMAINS as u128 {
+        return Err(PlanError::TooManySubdomains {
+            total,
+            max: MAX_TOTAL_SUBDOMAINS,
+        });
+    }
+    Ok(())
+}
+
+/// What only the simulator needs: numbers for a residual target, a core
+/// of its own for every thread, speeds for cores that exist, replayed
+/// speeds of as many threads.
+pub(super) fn simulated(plan: &Plan, sim: &SimSettings) -> Result<(), PlanError> {
+    let cfg = &plan.config;
+    if cfg.tolerance > 0.0 && sim.numbers == Numbers::Counted {
+        return Err(PlanError::ToleranceNeedsNumerics);
+    }
+    let cores = plan.topology.cores();
+    let mut used = plan.placement.cores.clone();
+    used.sort_unstable();
+    used.dedup();
+    if used.len() < plan.placement.threads() {
+        return Err(PlanError::SimOversubscribed {
+            threads: plan.placement.threads(),
+            cores: cores.len(),
+        });
+    }
+    if let Some(&(c, _)) = cfg.sim_speed.iter().find(|(c, _)| !cores.contains(c)) {
+        return Err(PlanError::UnknownSimCore(c));
+    }
+    if let Some(m) = sim.replayed.as_deref()
+        && m.threads() != plan.placement.threads()
+    {
+        return Err(PlanError::SpeedThreads {
+            measured: m.threads(),
+            threads: plan.placement.threads(),
+        });
+    }
+    Ok(())
+}
+
+/// A final grid exists to write.
+pub(super) fn grid(plan: &Plan) -> Result<(), PlanError> {
+    match plan.numbers() {
+        Numbers::Held => Ok(()),
+        Numbers::Counted => Err(PlanError::GridNeedsNumerics),
+    }
+}
+
+/// What runs across MPI ranks do not support yet.
+pub(super) fn across_ranks(plan: &Plan) -> Result<(), PlanError> {
+    let unsupported = |what| Err(PlanError::NotAcrossRanks { what });
+    if plan.settings.scheme.balancer().is_some() {
+        return unsupported("balancing (a balancer)");
+    }
+    if plan.settings.trace_interval.is_some() {
+        return unsupported("the trace (trace_interval > 0)");
+    }
+    if plan.noise.is_some() {
+        return unsupported("noise");
+    }
+    Ok(())
+}

@@ -1,0 +1,209 @@
+//! Turns a configuration and a machine into a runnable plan: the problem,
+//! the selected topology, where each thread is pinned, the engine's
+//! settings (for the simulator also its virtual machine), and the noise.
+//!
+//! A plan is checked whole when it is built: every check that is not a
+//! single key's bounds (those are parsed in `config/keys.rs`) lives in
+//! [`checks`] and runs here, for the engine the plan is for. So a plan that
+//! exists can run, and nothing downstream checks the configuration again.
+
+mod checks;
+mod memory;
+mod noise;
+mod policies;
+mod simulated;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{AutoOr, Config, ConfigError};
+use crate::engine::{EngineKind, MeasuredSpeeds, Numbers, Scheme, Settings, SimSettings};
+use crate::interrupt::Interrupt;
+use crate::noise::NoisePlan;
+use crate::problem::{DecompositionError, Problem};
+use crate::topology::{Placement, Topology, TopologyError};
+use crate::variant::Mode;
+
+pub use memory::Bytes;
+pub use simulated::sim_costs;
+
+/// Why a configuration cannot run here.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Keys that are each within bounds but do not go together.
+    #[error("`{key}`: {message}")]
+    Invalid { key: &'static str, message: String },
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    #[error("`subdomains`/`domain_size`: {0}")]
+    Decomposition(#[from] DecompositionError),
+    #[error(
+        "`noise_cores`: core {core} is not available or named twice (available: {available}; \
+         auto is the core of the thread next to the source)"
+    )]
+    NoiseCore { core: usize, available: String },
+    #[error("`noise_cores`: trace {file}: {message}")]
+    NoiseTrace {
+        file: std::path::PathBuf,
+        message: String,
+    },
+    #[error(
+        "`threads` x `subdomains` = {total} subdomains, more than braid handles ({max}); \
+         use fewer threads or subdomains"
+    )]
+    TooManySubdomains { total: u128, max: usize },
+    #[error(
+        "`memory_limit`: this run needs about {needed} (grids, subdomains and trace), more than \
+         the {limit} {which}; use a smaller domain_size, or set memory_limit = GIB to allow it"
+    )]
+    Memory {
+        needed: Bytes,
+        limit: Bytes,
+        which: &'static str,
+    },
+    #[error("`tolerance`: a residual target needs numerics = true in the simulator")]
+    ToleranceNeedsNumerics,
+    #[error(
+        "`threads`: the simulator gives every thread its own core; {threads} threads on {cores} cores"
+    )]
+    SimOversubscribed { threads: usize, cores: usize },
+    #[error("`sim_speed`: core {0} is not in sim_topology")]
+    UnknownSimCore(usize),
+    #[error(
+        "`threads`: the replayed speeds are of {measured} threads, this simulation has {threads}"
+    )]
+    SpeedThreads { measured: usize, threads: usize },
+    #[error("--grid needs numerics = true in the simulator")]
+    GridNeedsNumerics,
+    #[error("{what} does not run across ranks yet; run it in one process")]
+    NotAcrossRanks { what: &'static str },
+}
+
+/// A run, ready for its engine.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The configuration with `threads` resolved.
+    pub config: Config,
+    /// Which engine the plan is for.
+    pub engine: EngineKind,
+    pub problem: Problem,
+    pub topology: Topology,
+    pub placement: Placement,
+    pub settings: Settings,
+    /// Parasites to run next to the solve, if any.
+    pub noise: Option<NoisePlan>,
+    /// The simulated machine (a plan for the simulator only).
+    pub sim: Option<SimSettings>,
+}
+
+impl Plan {
+    /// A run on `machine`'s threads (`braid run`): checked, placed and
+    /// within the memory the machine has.
+    pub fn new(config: &Config, machine: &Topology) -> Result<Plan, PlanError> {
+        let plan = Plan::placed(config, machine, EngineKind::Run)?;
+        plan.check_memory(Numbers::Held)?;
+        Ok(plan)
+    }
+
+    /// A run in the simulator (`braid sim`), on the machine `sim_topology`
+    /// describes.
+    pub fn simulated(config: &Config) -> Result<Plan, PlanError> {
+        Plan::replaying(config, None)
+    }
+
+    /// A simulated run whose cores run at the speeds a real run measured
+    /// (`braid sim --replay-speeds`), if given.
+    pub fn replaying(config: &Config, speeds: Option<MeasuredSpeeds>) -> Result<Plan, PlanError> {
+        let machine = Topology::simulated(&config.sim_topology)?;
+        let mut plan = Plan::placed(config, &machine, EngineKind::Sim)?;
+        let sim = simulated::settings(&plan, speeds.map(Arc::new));
+        plan.check_memory(sim.numbers)?;
+        checks::simulated(&plan, &sim)?;
+        plan.sim = Some(sim);
+        Ok(plan)
+    }
+
+    /// The checked configuration on `machine`: topology, placement,
+    /// problem, settings and noise.
+    fn placed(config: &Config, machine: &Topology, engine: EngineKind) -> Result<Plan, PlanError> {
+        checks::cross_keys(config)?;
+        let topology = machine.select(
+            config.cores.value().map(Vec::as_slice),
+            config.sockets.value().copied(),
+        )?;
+        let threads = match config.threads {
+            AutoOr::Auto => topology.physical_cores(),
+            AutoOr::Value(n) => n,
+        };
+        let placement = topology.place(threads, config.oversubscribe)?;
+        let mut config = config.clone();
+        config.threads = AutoOr::Value(threads);
+        checks::cross_keys(&config)?;
+        checks::subdomain_count(threads, config.subdomains)?;
+        let problem = Problem::new(config.domain_size, threads, config.subdomains)?;
+        let settings = settings(&config, &problem);
+        let noise = noise::plan(&config, &problem, &placement, machine)?;
+        Ok(Plan {
+            config,
+            engine,
+            problem,
+            topology,
+            placement,
+            settings,
+            noise,
+            sim: None,
+        })
+    }
+
+    /// Whether the engine holds the grid's numbers (a real run always; a
+    /// simulation with `numerics = true`).
+    pub fn numbers(&self) -> Numbers {
+        self.sim.as_ref().map_or(Numbers::Held, |s| s.numbers)
+    }
+
+    /// Checks that the final grid can be written (`--grid`): a simulation
+    /// that only counts has none.
+    pub fn check_grid(&self) -> Result<(), PlanError> {
+        checks::grid(self)
+    }
+
+    /// Checks what a run across MPI ranks does not support yet.
+    pub fn check_across_ranks(&self) -> Result<(), PlanError> {
+        checks::across_ranks(self)
+    }
+}
+
+/// Subdomains of a whole run: their geometry is built before the memory
+/// check, so this bounds it (about 100 bytes each).
+pub const MAX_TOTAL_SUBDOMAINS: usize = 1 << 22;
+
+/// What an engine needs, taken from the configuration.
+fn settings(cfg: &Config, problem: &Problem) -> Settings {
+    let seconds = |s: f64| (s > 0.0).then(|| Duration::from_secs_f64(s));
+    Settings {
+        scheme: match cfg.mode {
+            Mode::Sync => Scheme::Sync,
+            Mode::Ssync => Scheme::Ssync {
+                staleness: cfg.staleness,
+            },
+            Mode::Async => Scheme::Async {
+                balancer: policies::balancer(cfg),
+            },
+        },
+        // Both factors are bounded (crate::limits), so this cannot wrap.
+        update_budget: cfg
+            .max_iterations
+            .saturating_mul(problem.subdomains_per_domain() as u64),
+        tolerance: (cfg.tolerance > 0.0).then_some(cfg.tolerance),
+        time_limit: seconds(cfg.time_limit),
+        trace_interval: seconds(cfg.trace_interval),
+        stall: cfg.stall,
+        slow: cfg.slow,
+        interrupt: Interrupt::none(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

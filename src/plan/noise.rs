@@ -1,0 +1,92 @@
+//! Where a run's parasites go and how hard each works: the noise plan,
+//! with every trace it replays read and checked before the run.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use braid_noise::trace::Trace;
+
+use super::PlanError;
+use crate::config::{AutoOr, Config, NoiseCore};
+use crate::limits::{MAX_SECONDS, MAX_TRACE_BYTES};
+use crate::noise::{Level, NoiseForm, NoiseOffsets, NoisePlan, ParasitePlan, Replay};
+use crate::problem::Problem;
+use crate::rng::SplitMix64;
+use crate::topology::{Placement, Topology};
+
+/// Where the parasites go. `auto` is the paper's placement: the core of the
+/// thread whose domain touches the source. Any core of the machine may be
+/// named, whether a worker uses it or not.
+pub(super) fn plan(
+    cfg: &Config,
+    problem: &Problem,
+    placement: &Placement,
+    machine: &Topology,
+) -> Result<Option<NoisePlan>, PlanError> {
+    if cfg.noise == NoiseForm::None {
+        return Ok(None);
+    }
+    // Offsets into the traces: one draw per core, or one for all (cosched).
+    let mut rng = SplitMix64(cfg.seed ^ 0x6E6F_6973_6520_6F66); // "noise of"
+    let cosched = rng.next();
+    let mut level = |c: &NoiseCore| -> Result<Level, PlanError> {
+        Ok(match (&c.trace, c.duty) {
+            (Some(file), _) => {
+                let trace = load_trace(file)?;
+                let draw = match cfg.noise_offsets {
+                    NoiseOffsets::Independent => rng.next(),
+                    NoiseOffsets::Cosched => cosched,
+                };
+                Level::Trace(Replay {
+                    file: file.clone(),
+                    offset_ns: draw % trace.span_ns.max(1),
+                    lost_share: trace.lost_share(),
+                    trace: Arc::new(trace),
+                })
+            }
+            (None, Some(d)) => Level::Duty(d),
+            (None, None) => Level::Iterations(cfg.noise_work_iters),
+        })
+    };
+    let available = machine.cores();
+    let mut parasites: Vec<ParasitePlan> = Vec::new();
+    for c in &cfg.noise_cores {
+        let core = match c.core {
+            AutoOr::Auto => placement.cores[problem.source_domain()],
+            AutoOr::Value(core) => core,
+        };
+        if !available.contains(&core) || parasites.iter().any(|p| p.core == core) {
+            return Err(PlanError::NoiseCore {
+                core,
+                available: crate::topology::format_list(&available),
+            });
+        }
+        parasites.push(ParasitePlan {
+            core,
+            sleep_us: cfg.noise_sleep_us,
+            level: level(c)?,
+        });
+    }
+    Ok(Some(NoisePlan {
+        form: cfg.noise,
+        parasites,
+    }))
+}
+
+/// Reads and checks a trace to replay: the selfish format, and a span both
+/// engines can count in (picoseconds in the simulator).
+fn load_trace(file: &Path) -> Result<Trace, PlanError> {
+    let bad = |message: String| PlanError::NoiseTrace {
+        file: file.to_path_buf(),
+        message,
+    };
+    let text = crate::files::read_text(file, MAX_TRACE_BYTES).map_err(|e| bad(e.to_string()))?;
+    let trace = Trace::parse(&text).map_err(|e| bad(e.to_string()))?;
+    if trace.span_ns as f64 > MAX_SECONDS * 1e9 {
+        return Err(bad(format!(
+            "it spans {} ns, more than braid replays ({MAX_SECONDS} s)",
+            trace.span_ns
+        )));
+    }
+    Ok(trace)
+}

@@ -1,0 +1,153 @@
+use super::*;
+use crate::noise::{Level, NoiseForm};
+
+#[test]
+fn auto_threads_take_every_selected_core() {
+    let plan = Plan::new(&Config::default(), &Topology::uniform(2, 3)).unwrap();
+    assert_eq!(plan.config.threads, AutoOr::Value(6));
+    assert_eq!(plan.placement.sockets, vec![0, 0, 0, 1, 1, 1]);
+    assert_eq!(plan.settings.update_budget, 5000 * 4);
+}
+
+#[test]
+fn more_threads_than_cores_need_oversubscribe() {
+    let mut cfg = Config {
+        threads: AutoOr::Value(3),
+        ..Config::default()
+    };
+    let e = Plan::new(&cfg, &Topology::uniform(1, 2)).unwrap_err();
+    assert!(e.to_string().contains("oversubscribe"), "{e}");
+    cfg.oversubscribe = true;
+    assert!(Plan::new(&cfg, &Topology::uniform(1, 2)).is_ok());
+}
+
+#[test]
+fn auto_noise_goes_on_the_core_of_the_source_domains_thread() {
+    let cfg = Config {
+        noise: NoiseForm::Thread,
+        threads: AutoOr::Value(4),
+        ..Config::default()
+    };
+    // 4 threads tile 2 x 2; the north row holds domains 0 and 1, and the
+    // middle one of that row is domain 1 -> thread 1 -> core 1.
+    let plan = Plan::new(&cfg, &Topology::uniform(2, 2)).unwrap();
+    let noise = plan.noise.unwrap();
+    assert_eq!(noise.parasites.len(), 1);
+    assert_eq!(noise.parasites[0].core, plan.placement.cores[1]);
+    assert_eq!(noise.parasites[0].level, Level::Iterations(10_000));
+}
+
+#[test]
+fn noise_on_a_missing_core_is_named() {
+    let mut cfg = Config {
+        noise: NoiseForm::Process,
+        ..Config::default()
+    };
+    cfg.apply_override("noise_cores=1:0.19, 7").unwrap();
+    let e = Plan::new(&cfg, &Topology::uniform(1, 2)).unwrap_err();
+    assert!(e.to_string().contains("core 7"), "{e}");
+}
+
+#[test]
+fn a_run_bigger_than_the_memory_limit_is_refused_before_it_allocates() {
+    let mut cfg = Config {
+        threads: AutoOr::Value(1),
+        ..Config::default()
+    };
+    let mut plan = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap();
+    // 300 x 300 in 4 pieces: 2 buffers of ~151^2 cells each, 3 grids.
+    let needed = plan.memory_needed(Numbers::Held).0;
+    assert!((3_500_000..4_500_000).contains(&needed), "{needed}");
+    assert!(plan.memory_needed(Numbers::Counted).0 < 10_000);
+    plan.config.memory_limit = AutoOr::Value(0.001); // 1 MiB
+    let e = plan.check_memory(Numbers::Held).unwrap_err().to_string();
+    assert!(e.contains("memory_limit") && e.contains("MiB"), "{e}");
+    assert!(plan.check_memory(Numbers::Counted).is_ok());
+    // A plan is checked when it is built: it is refused there.
+    cfg.memory_limit = AutoOr::Value(0.001);
+    let e = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap_err();
+    assert!(matches!(e, PlanError::Memory { .. }), "{e}");
+    // Two million cells a side: about 100 TB, whatever the machine has.
+    cfg.domain_size = 2_000_000;
+    cfg.memory_limit = AutoOr::Value(1e9);
+    let mut plan = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap();
+    plan.config.memory_limit = AutoOr::Auto;
+    if memory::available_memory().is_some() {
+        let e = plan.check_memory(Numbers::Held).unwrap_err().to_string();
+        assert!(e.contains("available"), "{e}");
+    }
+}
+
+#[test]
+fn too_many_subdomains_are_refused_before_the_geometry_is_built() {
+    let cfg = Config {
+        threads: AutoOr::Value(64),
+        subdomains: 1 << 17,
+        domain_size: 1 << 10,
+        oversubscribe: true,
+        ..Config::default()
+    };
+    let e = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap_err();
+    assert!(matches!(e, PlanError::TooManySubdomains { .. }), "{e}");
+}
+
+#[test]
+fn a_split_that_does_not_fit_is_named() {
+    let cfg = Config {
+        domain_size: 2,
+        subdomains: 9,
+        ..Config::default()
+    };
+    let e = Plan::new(&cfg, &Topology::uniform(1, 1)).unwrap_err();
+    assert!(e.to_string().contains("subdomains"), "{e}");
+}
+
+fn checked(text: &str) -> Result<Config, PlanError> {
+    let mut c = Config::default();
+    c.apply_text(text, std::path::Path::new("test.txt"))?;
+    checks::cross_keys(&c)?;
+    Ok(c)
+}
+
+#[test]
+fn a_strategy_without_a_balancer_scope_is_refused_not_ignored() {
+    let e = checked("lb_strategy = steal\n").unwrap_err().to_string();
+    assert!(e.contains("lb_strategy") && e.contains("balancer"), "{e}");
+    let c = checked("lb_strategy = steal\nbalancer = split\n").unwrap();
+    assert_eq!(c.variant().to_string(), "async(4)+steal-split(0.001)");
+    // A label sets the whole balancer, strategy included.
+    let mut c = c;
+    c.apply_variant("async(4)").unwrap();
+    checks::cross_keys(&c).unwrap();
+    c.apply_variant("async(4)+joint(0.001)").unwrap();
+    assert_eq!(c.lb_strategy, crate::variant::Strategy::Progressive);
+}
+
+#[test]
+fn impossible_combinations_are_rejected() {
+    for (text, key) in [
+        ("mode = sync\nbalancer = joint", "balancer"),
+        ("mode = sync\nstaleness = 3", "staleness"),
+        (
+            "noise = trace\nnoise_cores = 1:x.trace, 2",
+            "core 2 as CORE:FILE",
+        ),
+        ("noise = trace", "core auto as CORE:FILE"),
+        ("low_threshold = 6\nhigh_threshold = 6", "low_threshold"),
+        ("balancer = split\nhigh_threshold = 4", "high_threshold"),
+        (
+            "balancer = joint\nsubdomains = 8\nlow_threshold = 2\nhigh_threshold = 6",
+            "never",
+        ),
+        ("balancer = joint\nlow_threshold = 4", "low_threshold"),
+        ("threads = 2\nstall = 2@1:1", "stall"),
+        ("threads = 2\nslow = 5:1", "slow"),
+        (
+            "noise = thread\nnoise_sleep_us = 0\nnoise_work_iters = 0",
+            "noise_sleep_us",
+        ),
+    ] {
+        let e = checked(text).unwrap_err().to_string();
+        assert!(e.contains(key), "{text:?} -> {e}");
+    }
+}

@@ -1,0 +1,423 @@
+//! One run from the command line to its outputs: the configuration (a
+//! file, a label and overrides; or a report whose measured speeds are
+//! replayed), the plan for its engine, the run itself (with its parasites
+//! beside a real one), the report, and the files it writes. Across MPI
+//! ranks, each rank's share of the same.
+//!
+//! [`run`] is the same path for a program that uses braid as a library:
+//! plan a run, run it on the plan's engine, read the report.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::config::Config;
+use crate::engine::{EngineKind, MeasuredSpeeds, Outcome, StopReason};
+use crate::files::AtomicFile;
+use crate::interrupt::Interrupt;
+use crate::noise::NoiseForm;
+use crate::parasites::{self, StartError};
+use crate::plan::Plan;
+use crate::report::Report;
+use crate::{runtime, sim};
+
+/// Runs `plan` on its engine: real threads (with the plan's parasites
+/// started beside them and stopped after), or the simulator. Returns the
+/// report and the outcome it was made from (which holds the final grid).
+///
+/// ```
+/// use braid::{Config, Plan};
+/// let mut config = Config::default();
+/// config.apply_overrides(&["domain_size=16", "max_iterations=20"]).unwrap();
+/// let plan = Plan::simulated(&config).unwrap();
+/// let (report, _) = braid::run(&plan).unwrap();
+/// assert_eq!(report.threads, 36); // the default sim_topology: 2 x 18 cores
+/// assert_eq!(report.subdomain_updates.iter().max(), Some(&20));
+/// ```
+pub fn run(plan: &Plan) -> Result<(Report, Outcome), StartError> {
+    let (outcome, noise) = match (plan.engine, &plan.sim) {
+        (EngineKind::Sim, Some(sim)) => {
+            sim::run(&plan.problem, &plan.placement, &plan.settings, sim)
+        }
+        _ => {
+            let parasites = match &plan.noise {
+                Some(noise) => Some(parasites::start(noise)?),
+                None => None,
+            };
+            let outcome = runtime::run(&plan.problem, &plan.placement, &plan.settings);
+            (outcome, parasites.and_then(parasites::Running::stop))
+        }
+    };
+    Ok((Report::new(plan, &outcome, noise), outcome))
+}
+
+/// Why a command did not finish as asked; the command line maps each kind
+/// to its exit status.
+#[derive(Debug)]
+pub enum Failure {
+    /// The user's input is at fault (a key, a file, a label).
+    BadInput(anyhow::Error),
+    /// Something else went wrong (writing a file, a worker's panic).
+    Failed(anyhow::Error),
+    /// A signal ended it; the report says how far it got.
+    Interrupted { signal: i32, error: anyhow::Error },
+}
+
+impl Failure {
+    /// The error to print.
+    pub fn error(&self) -> &anyhow::Error {
+        match self {
+            Failure::BadInput(e) | Failure::Failed(e) | Failure::Interrupted { error: e, .. } => e,
+        }
+    }
+}
+
+fn bad_input(error: impl Into<anyhow::Error>) -> Failure {
+    Failure::BadInput(error.into())
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Failure::Failed(error)
+    }
+}
+
+/// What the command line asks of a run: where its configuration comes
+/// from and where its outputs go.
+#[derive(Debug, Default)]
+pub struct Request {
+    /// The configuration file (default: `./config.txt` if present).
+    pub config: Option<PathBuf>,
+    /// A paper label applied over the file.
+    pub variant: Option<String>,
+    /// The JSON report's file (`-` = stdout).
+    pub json: Option<PathBuf>,
+    /// The final grid's `.npy` file.
+    pub grid: Option<PathBuf>,
+    /// `KEY=VALUE` overrides, applied last.
+    pub overrides: Vec<String>,
+    /// For the simulator: a report whose measured speeds to replay.
+    pub replay: Option<PathBuf>,
+}
+
+/// `braid run` or `braid sim`: plans, runs and publishes one run (or this
+/// rank's part of one, under a launcher).
+pub fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> {
+    if let Some(ranks) = launched_ranks() {
+        if engine != EngineKind::Run || req.replay.is_some() {
+            return Err(bad_input(anyhow::anyhow!(
+                "launched as one of {ranks} ranks: only `braid run` runs across ranks (the \
+                 simulator runs in one process)"
+            )));
+        }
+        return across_ranks(req, ranks);
+    }
+    let mut plan = match &req.replay {
+        Some(file) => {
+            let (cfg, speeds) = replayed(file, req)?;
+            Plan::replaying(&cfg, Some(speeds)).map_err(bad_input)?
+        }
+        None => plan_for(&load_config(req)?, engine)?,
+    };
+    if req.grid.is_some() {
+        plan.check_grid().map_err(bad_input)?;
+    }
+    let (json, grid) = open_outputs(req)?;
+    // From here on, Ctrl-C or SIGTERM ends the run cleanly: it stops, the
+    // parasites are reaped, and the report and grid are still written.
+    plan.settings.interrupt = install_interrupt()?;
+    eprintln!(
+        "braid: {} {} on {} thread(s), {} x {} grid...",
+        match engine {
+            EngineKind::Run => "running",
+            EngineKind::Sim => "simulating",
+        },
+        plan.config.variant(),
+        plan.problem.threads,
+        plan.problem.height,
+        plan.problem.width
+    );
+    let (report, outcome) = run(&plan).map_err(bad_input)?;
+    publish(req, &report, &outcome, json, grid)?;
+    ending(plan.settings.interrupt.signal(), outcome.stop)
+}
+
+fn install_interrupt() -> Result<Interrupt, Failure> {
+    Ok(Interrupt::install().context("cannot install the SIGINT/SIGTERM handlers")?)
+}
+
+/// The configuration file (or the defaults), the label, then the overrides.
+fn load_config(req: &Request) -> Result<Config, Failure> {
+    let mut cfg = match &req.config {
+        Some(path) => Config::from_file(path).map_err(bad_input)?,
+        None if Path::new("config.txt").exists() => {
+            Config::from_file(Path::new("config.txt")).map_err(bad_input)?
+        }
+        None => Config::default(),
+    };
+    if let Some(label) = &req.variant {
+        cfg.apply_variant(label).map_err(bad_input)?;
+    }
+    cfg.apply_overrides(&req.overrides).map_err(bad_input)?;
+    Ok(cfg)
+}
+
+/// The plan of a run for `engine`, with every check made before anything
+/// starts.
+fn plan_for(cfg: &Config, engine: EngineKind) -> Result<Plan, Failure> {
+    match engine {
+        EngineKind::Run => Plan::new(cfg, &crate::topology::Topology::detect()),
+        EngineKind::Sim => Plan::simulated(cfg),
+    }
+    .map_err(bad_input)
+}
+
+/// `--replay-speeds`: the report's configuration, noise and the slow hook
+/// off (the measured speeds hold them), then `--variant` and the overrides;
+/// and the speeds.
+fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Failure> {
+    let context = || format!("--replay-speeds {}", file.display());
+    let text = crate::files::read_text(file, crate::limits::MAX_RESULTS_BYTES)
+        .with_context(context)
+        .map_err(bad_input)?;
+    let report: Report = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a braid run report", context()))
+        .map_err(bad_input)?;
+    let samples = report.trace.as_deref().unwrap_or_default();
+    let speeds = MeasuredSpeeds::from_trace(file.to_path_buf(), report.threads, samples)
+        .with_context(context)
+        .map_err(bad_input)?;
+    let mut cfg = report.config;
+    cfg.noise = NoiseForm::None;
+    cfg.slow = None;
+    if let Some(label) = &req.variant {
+        cfg.apply_variant(label).map_err(bad_input)?;
+    }
+    cfg.apply_overrides(&req.overrides).map_err(bad_input)?;
+    Ok((cfg, speeds))
+}
+
+/// An output chosen on the command line, opened before the run so that a
+/// bad path fails in a second, not after a long run. A file is written to a
+/// temporary sibling and renamed into place when complete
+/// ([`crate::files::AtomicFile`]), so a failure leaves no partial file.
+/// Nothing is left on disk during the run: the probe's temporary is removed
+/// at once, so a run killed mid-way leaves no file behind.
+enum Output {
+    Stdout,
+    File(PathBuf),
+}
+
+impl Output {
+    fn open(path: &Path, what: &str) -> Result<Output, Failure> {
+        if path == Path::new("-") {
+            return Ok(Output::Stdout);
+        }
+        AtomicFile::create(path)
+            .with_context(|| format!("cannot create the {what} file {}", path.display()))
+            .map_err(bad_input)?;
+        Ok(Output::File(path.to_path_buf()))
+    }
+
+    fn write(
+        self,
+        what: &str,
+        f: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self {
+            Output::Stdout => f(&mut std::io::stdout().lock()),
+            Output::File(path) => AtomicFile::create(&path)
+                .map_err(anyhow::Error::from)
+                .and_then(|mut file| {
+                    f(&mut file)?;
+                    file.commit()?;
+                    Ok(())
+                })
+                .with_context(|| format!("cannot write the {what} to {}", path.display())),
+        }
+    }
+}
+
+/// Checks and opens `--json` and `--grid` before the run, so a bad path
+/// costs nothing.
+fn open_outputs(req: &Request) -> Result<(Option<Output>, Option<Output>), Failure> {
+    if req.grid.as_deref() == Some(Path::new("-")) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--grid needs a file name, not `-`"
+        )));
+    }
+    if let (Some(j), Some(g)) = (&req.json, &req.grid)
+        && same_file(j, g)
+    {
+        return Err(bad_input(anyhow::anyhow!(
+            "--json and --grid name the same file ({}); give each its own",
+            g.display()
+        )));
+    }
+    let open = |path: &Option<PathBuf>, what| path.as_deref().map(|p| Output::open(p, what));
+    Ok((
+        open(&req.json, "report").transpose()?,
+        open(&req.grid, "grid").transpose()?,
+    ))
+}
+
+/// Prints the summary (to stderr when the report goes to stdout) and
+/// writes the outputs.
+fn publish(
+    req: &Request,
+    report: &Report,
+    outcome: &Outcome,
+    json: Option<Output>,
+    grid: Option<Output>,
+) -> Result<(), Failure> {
+    if req.json.as_deref() == Some(Path::new("-")) {
+        eprint!("{report}");
+    } else {
+        print!("{report}");
+    }
+    write_outputs(json, grid, report, outcome)
+}
+
+/// Writes both outputs even if one fails, so no result is lost needlessly.
+fn write_outputs(
+    json: Option<Output>,
+    grid: Option<Output>,
+    report: &Report,
+    outcome: &Outcome,
+) -> Result<(), Failure> {
+    let mut errors = Vec::new();
+    if let Some(out) = json
+        && let Err(e) = out.write("report", |w| {
+            serde_json::to_writer_pretty(&mut *w, report)?;
+            writeln!(w)?;
+            Ok(())
+        })
+    {
+        errors.push(e);
+    }
+    if let Some(out) = grid
+        && let Err(e) = out.write("grid", |w| {
+            let grid = outcome.grid.as_ref().ok_or_else(|| {
+                anyhow::anyhow!("no grid: the simulation ran with numerics = false")
+            })?;
+            ndarray_npy::WriteNpyExt::write_npy(grid, w)?;
+            Ok(())
+        })
+    {
+        errors.push(e);
+    }
+    match errors.into_iter().next() {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+/// The end of a run that was reported: an interrupt, or a failure for a
+/// run that failed (a worker's panic, a simulated deadlock).
+fn ending(signal: Option<i32>, stop: StopReason) -> Result<(), Failure> {
+    match (signal, stop) {
+        (Some(signal), _) => Err(Failure::Interrupted {
+            signal,
+            error: anyhow::anyhow!(
+                "interrupted by signal {signal}; the report says how far it got"
+            ),
+        }),
+        (None, stop) if stop.is_failure() => Err(anyhow::anyhow!(
+            "the run ended with {}; see the report",
+            serde_json::to_value(stop).map_or_else(|_| format!("{stop:?}"), |v| v.to_string())
+        )
+        .into()),
+        (None, _) => Ok(()),
+    }
+}
+
+/// Whether two paths name one file (the same text, or the same existing
+/// file by another name).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+}
+
+/// How many ranks a launcher (`mpirun`, `mpiexec`) started this process
+/// among, from its environment, without starting MPI: more than one means
+/// a run across ranks.
+fn launched_ranks() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+        .filter(|&n: &usize| n > 1)
+}
+
+#[cfg(not(feature = "mpi"))]
+fn across_ranks(_: &Request, ranks: usize) -> Result<(), Failure> {
+    Err(bad_input(anyhow::anyhow!(
+        "launched as one of {ranks} ranks, but this braid was built without the `mpi` \
+         feature: build it with `cargo build --release --features mpi`"
+    )))
+}
+
+/// `mpirun -n R braid run ...`: this rank's part of a run across ranks
+/// (`crate::ranks`). Every rank plans and checks the same configuration;
+/// a rank that cannot start makes them all stop before anything runs, and
+/// only rank 0 prints and writes the outputs.
+#[cfg(feature = "mpi")]
+fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
+    use crate::engine::Numbers;
+    let session = crate::ranks::Session::start().map_err(bad_input)?;
+    let planned = load_config(req).and_then(|cfg| {
+        let plan = plan_for(&cfg, EngineKind::Run)?;
+        plan.check_across_ranks().map_err(bad_input)?;
+        Ok(plan)
+    });
+    let mut plan = all_ranks_agree(&session, planned)?;
+    let ranks = session.plan(&mut plan).map_err(bad_input)?;
+    // Rank 0 gathers the whole grid at the end of each epoch: about what
+    // one process running the whole problem holds.
+    let gathers = match session.rank {
+        0 => plan.check_memory(Numbers::Held).map_err(bad_input),
+        _ => Ok(()),
+    };
+    all_ranks_agree(&session, gathers)?;
+    let outputs = match session.rank {
+        0 => open_outputs(req),
+        _ => Ok((None, None)),
+    };
+    let (json, grid) = all_ranks_agree(&session, outputs)?;
+    plan.settings.interrupt = install_interrupt()?;
+    if session.rank == 0 {
+        eprintln!(
+            "braid: running {} on {} ranks x {} thread(s), {} x {} grid...",
+            plan.config.variant(),
+            session.size,
+            plan.placement.threads() / session.size,
+            plan.problem.height,
+            plan.problem.width
+        );
+    }
+    let outcome = runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
+    if session.rank == 0 {
+        let report = Report::new(&plan, &outcome, None);
+        publish(req, &report, &outcome, json, grid)?;
+    }
+    ending(plan.settings.interrupt.signal(), outcome.stop)
+}
+
+/// This rank's `own` result, once every rank has said whether it can go on:
+/// a rank that cannot must not leave the others waiting for it.
+#[cfg(feature = "mpi")]
+fn all_ranks_agree<T>(
+    session: &crate::ranks::Session,
+    own: Result<T, Failure>,
+) -> Result<T, Failure> {
+    let all = session.all_ok(own.is_ok());
+    match own {
+        Ok(_) if !all => Err(bad_input(anyhow::anyhow!(
+            "another rank refused the run (its message says why)"
+        ))),
+        own => own,
+    }
+}

@@ -1,0 +1,150 @@
+//! The simulator's bookkeeping: counts, owners, each thread's set and what
+//! a move left to pay ([`Board`]), as the schedule core reads and writes
+//! them, and the balancer's turns and calls in virtual time ([`Balance`]).
+
+use super::clock::PS_PER_S;
+use crate::schedule::{self, Caller, Rotation};
+use crate::subdomain::Subdomain;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Board {
+    pub(crate) counts: Vec<u64>,
+    pub(crate) owners: Vec<usize>,
+    /// Each thread's set as the balancer keeps it.
+    pub(crate) sets: Vec<Vec<usize>>,
+    /// Whether a thread's set changed since it last copied it.
+    pub(crate) dirty: Vec<bool>,
+    /// Subdomains whose next update pays `remote_cell_ns` (moved across
+    /// sockets since their last update).
+    pub(crate) remote: Vec<bool>,
+    /// Subdomain updates each thread has made.
+    pub(crate) updates: Vec<u64>,
+    /// The node of each thread's core (all 0 on one node).
+    pub(crate) nodes: Vec<usize>,
+    /// Subdomains whose next update pays for a move to another node.
+    pub(crate) crossed_nodes: Vec<bool>,
+}
+
+impl Board {
+    /// Every subdomain on the thread of its domain, as a run starts.
+    pub(crate) fn new(problem: &crate::problem::Problem) -> Self {
+        let n = problem.subs.len();
+        let mut sets = vec![Vec::new(); problem.threads];
+        for g in &problem.subs {
+            sets[g.domain].push(g.id);
+        }
+        Board {
+            counts: vec![0; n],
+            owners: problem.subs.iter().map(|g| g.domain).collect(),
+            dirty: vec![false; problem.threads],
+            updates: vec![0; problem.threads],
+            sets,
+            remote: vec![false; n],
+            nodes: vec![0; problem.threads],
+            crossed_nodes: vec![false; n],
+        }
+    }
+}
+
+impl schedule::View for Board {
+    fn subdomains(&self) -> usize {
+        self.counts.len()
+    }
+    fn count(&self, sub: usize) -> u64 {
+        self.counts[sub]
+    }
+    fn owner(&self, sub: usize) -> usize {
+        self.owners[sub]
+    }
+    fn threads(&self) -> usize {
+        self.updates.len()
+    }
+    fn thread_updates(&self, t: usize) -> u64 {
+        self.updates[t]
+    }
+}
+
+impl schedule::Sets for Board {
+    fn set_owner(&mut self, sub: usize, to: usize) {
+        if self.nodes[self.owners[sub]] != self.nodes[to] {
+            self.crossed_nodes[sub] = true;
+        }
+        self.owners[sub] = to;
+    }
+    fn remove(&mut self, t: usize, sub: usize) {
+        self.sets[t].retain(|&s| s != sub);
+    }
+    fn add(&mut self, t: usize, sub: usize) {
+        self.sets[t].push(sub);
+    }
+    fn changed(&mut self, t: usize) {
+        self.dirty[t] = true;
+    }
+    fn crossed_sockets(&mut self, sub: usize) {
+        self.remote[sub] = true;
+    }
+}
+
+/// The board, plus the subdomains' residuals when the simulation computes
+/// them.
+pub(super) struct SimView<'a> {
+    pub(super) board: &'a Board,
+    pub(super) subs: &'a [Subdomain],
+}
+
+impl schedule::View for SimView<'_> {
+    fn subdomains(&self) -> usize {
+        self.board.subdomains()
+    }
+    fn count(&self, sub: usize) -> u64 {
+        self.board.count(sub)
+    }
+    fn owner(&self, sub: usize) -> usize {
+        self.board.owner(sub)
+    }
+    fn threads(&self) -> usize {
+        self.board.threads()
+    }
+    fn thread_updates(&self, t: usize) -> u64 {
+        self.board.thread_updates(t)
+    }
+    fn residual_sq(&self, sub: usize) -> Option<f64> {
+        self.subs.get(sub).map(Subdomain::residual_sq)
+    }
+}
+
+/// The balancer's schedule and caller, as the schedule core defines them.
+pub(crate) struct Balance {
+    pub(crate) rotation: Rotation,
+    pub(crate) caller: Caller,
+}
+
+impl Balance {
+    /// Balances if it is thread `t`'s turn at virtual time `now`; a call
+    /// costs `cost` picoseconds. `subs` are the subdomains when the
+    /// simulation computes residuals (else empty). Returns whether it called.
+    pub(crate) fn maybe_call(
+        &mut self,
+        t: usize,
+        now: u64,
+        cost: u64,
+        board: &mut Board,
+        thread_sockets: &[usize],
+        subs: &[Subdomain],
+    ) -> bool {
+        if !self.rotation.is_due(t, now) {
+            return false;
+        }
+        let view = SimView { board, subs };
+        let moves = self
+            .caller
+            .decide(&view, thread_sockets, now as f64 / PS_PER_S);
+        self.caller.apply(&moves, thread_sockets, board);
+        self.caller.spent(cost as f64 / PS_PER_S);
+        if let Some(s) = self.caller.next_interval_s() {
+            self.rotation.set_interval((s * PS_PER_S) as u64);
+        }
+        self.rotation.advance(t, now);
+        true
+    }
+}

@@ -1,0 +1,429 @@
+//! The simulator's event loop: sync as iterations that end at the slowest
+//! thread plus a barrier; ssync and async as discrete events, one pending
+//! completion per thread, each thread sweeping its set exactly as a runtime
+//! worker does (set refresh and balancer turn at the top of a sweep, the
+//! staleness gate, skipping what it no longer owns or what is in flight).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::board::{Balance, Board};
+use super::clock::{ps, seconds};
+use super::cores;
+use super::timeline::Timeline;
+use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReason, TraceSample};
+use crate::problem::{Neighbour, Problem, Side, residual_norm};
+use crate::schedule::balancer::start_interval;
+use crate::schedule::{
+    self, Caller, EstimateLine, Gate, Refutation, Rotation, Sampler, StopRule, Verdicts,
+};
+use crate::subdomain::{self, EdgeVersion, Subdomain};
+use crate::topology::Placement;
+
+/// A simulation in progress: the run's state in plain arrays, each
+/// thread's virtual core and place in its sweep, the event queue and the
+/// clock.
+pub(super) struct Simulation<'a> {
+    pub(super) problem: &'a Problem,
+    pub(super) placement: &'a Placement,
+    pub(super) settings: &'a Settings,
+    pub(super) sim: &'a SimSettings,
+    pub(super) costs: SimCosts,
+    pub(super) numbers: Numbers,
+    residual: Residual,
+    gate: Gate,
+    rule: StopRule,
+    pub(super) subs: Vec<Subdomain>,
+    cells: Vec<u64>,
+    pub(super) board: Board,
+    busy: Vec<bool>,
+    /// Whether the threads' cores are on more than one node.
+    spans_nodes: bool,
+    /// Updates that paid `remote_cell_ns` (the runtime's re-homing copies).
+    pub(super) rehomes: u64,
+    pub(super) threads: Vec<Thread>,
+    pub(super) now: u64,
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    pub(super) balance: Option<Balance>,
+    pub(super) trace: Vec<TraceSample>,
+    sampler: Option<Sampler>,
+    pub(super) stop: Option<StopReason>,
+    pub(super) r0: f64,
+    line: EstimateLine,
+    pub(super) refuted: u32,
+    pub(super) verified: Option<(f64, ndarray::Array2<f64>)>,
+}
+
+/// A virtual thread: its core, and where it is in its sweep.
+pub(super) struct Thread {
+    pub(super) timeline: Timeline,
+    /// Its copy of its set, refreshed at the top of a sweep.
+    set: Vec<usize>,
+    pos: usize,
+    /// Subdomains looked at since this thread last started one.
+    scanned: usize,
+    pub(super) max_lag: u64,
+    current: Option<usize>,
+}
+
+impl<'a> Simulation<'a> {
+    pub(super) fn new(
+        problem: &'a Problem,
+        placement: &'a Placement,
+        settings: &'a Settings,
+        sim: &'a SimSettings,
+    ) -> Self {
+        let p = problem;
+        let mut board = Board::new(p);
+        board.nodes.clone_from(&sim.nodes);
+        let threads = cores::timelines(placement, settings, sim)
+            .into_iter()
+            .zip(&board.sets)
+            .map(|(timeline, set)| Thread {
+                timeline,
+                set: set.clone(),
+                pos: 0,
+                scanned: 0,
+                max_lag: 0,
+                current: None,
+            })
+            .collect();
+        let numbers = sim.numbers;
+        let (subs, r0) = if numbers == Numbers::Held {
+            let r0 = residual_norm(&p.initial_grid()).max(f64::MIN_POSITIVE);
+            (subdomain::build(p), r0)
+        } else {
+            (Vec::new(), 1.0)
+        };
+        Simulation {
+            problem,
+            placement,
+            settings,
+            sim,
+            costs: sim.costs,
+            numbers,
+            residual: if numbers == Numbers::Held {
+                settings.residual()
+            } else {
+                Residual::Skip
+            },
+            gate: Gate {
+                staleness: settings.scheme.staleness(),
+            },
+            rule: StopRule {
+                budget: settings.update_budget,
+                time_limit: settings.time_limit.map(ps),
+            },
+            subs,
+            cells: p.subs.iter().map(|g| g.cells() as u64).collect(),
+            busy: vec![false; p.subs.len()],
+            spans_nodes: board.nodes.iter().any(|&n| n != board.nodes[0]),
+            board,
+            rehomes: 0,
+            threads,
+            now: 0,
+            heap: BinaryHeap::new(),
+            balance: settings.scheme.balancer().map(|b| Balance {
+                rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
+                caller: Caller::new(b),
+            }),
+            trace: Vec::new(),
+            sampler: settings.trace_interval.map(|every| Sampler::new(ps(every))),
+            stop: None,
+            r0,
+            line: EstimateLine::new(r0, settings.tolerance),
+            refuted: 0,
+            verified: None,
+        }
+    }
+
+    /// Gives each core the speeds a run measured for its thread, if the
+    /// settings have them (see [`cores::replay`]).
+    pub(super) fn replay_speeds(&mut self) {
+        let Some(m) = self.sim.replayed.as_deref() else {
+            return;
+        };
+        let n = self.cells.len().max(1);
+        let unit_ps = (0..self.cells.len()).map(|s| self.cost(s)).sum::<f64>() / n as f64;
+        let mut timelines: Vec<Timeline> =
+            self.threads.iter().map(|t| t.timeline.clone()).collect();
+        cores::replay(&mut timelines, m, unit_ps);
+        for (th, tl) in self.threads.iter_mut().zip(timelines) {
+            th.timeline = tl;
+        }
+    }
+
+    /// Nominal cost of updating `s`, in picoseconds.
+    fn cost(&self, s: usize) -> f64 {
+        let c = &self.costs;
+        let cells = self.cells[s] as f64;
+        let node = if self.spans_nodes {
+            self.node_cost(s)
+        } else {
+            0.0
+        };
+        let remote = if self.board.remote[s] {
+            cells * c.remote_cell_ns
+        } else {
+            0.0
+        };
+        let cell_ns = if self.residual == Residual::Compute {
+            c.cell_ns * c.residual_factor
+        } else {
+            c.cell_ns
+        };
+        (c.update_ns + cells * cell_ns + remote + node) * 1e3
+    }
+
+    /// What updating `s` costs across nodes, in nanoseconds: the bytes of
+    /// each edge it sends to a subdomain owned on another node, and after a
+    /// move to another node, a latency and the bytes of its cells.
+    pub(super) fn node_cost(&self, s: usize) -> f64 {
+        let (c, b) = (&self.costs, &self.board);
+        let here = b.nodes[b.owners[s]];
+        let g = &self.problem.subs[s];
+        let mut bytes = 0;
+        for side in Side::ALL {
+            if let Neighbour::Sub(n) = g.neighbour(side)
+                && b.nodes[b.owners[n]] != here
+            {
+                bytes += 8 * match side {
+                    Side::North | Side::South => g.width,
+                    Side::West | Side::East => g.height,
+                };
+            }
+        }
+        let mut ns = bytes as f64 * c.node_byte_ns;
+        if b.crossed_nodes[s] {
+            ns += c.node_latency_ns + 8.0 * self.cells[s] as f64 * c.node_byte_ns;
+        }
+        ns
+    }
+
+    /// Locks subdomain `s` and computes its next values (numerics only).
+    fn begin(&self, s: usize, version: EdgeVersion) -> subdomain::Held<'_> {
+        let mut cells = self.subs[s].lock();
+        cells.begin_update(&self.subs, version, self.residual);
+        cells
+    }
+
+    fn lag(&self, s: usize) -> u64 {
+        let counts = &self.board.counts;
+        schedule::lag(counts[s], &self.problem.subs[s].neighbours, |n| counts[n])
+    }
+
+    // ----- sync ---------------------------------------------------------
+
+    pub(super) fn run_sync(&mut self) {
+        loop {
+            self.sample();
+            let start = self.now;
+            let mut end = start;
+            for t in 0..self.threads.len() {
+                let mut clock = start;
+                for i in 0..self.threads[t].set.len() {
+                    let s = self.threads[t].set[i];
+                    if self.numbers == Numbers::Held {
+                        // Own-version edges: order within an iteration is free.
+                        self.begin(s, EdgeVersion::Own).finish_update();
+                    }
+                    let cost = self.cost(s);
+                    let tl = &self.threads[t].timeline;
+                    clock = tl.run(clock, cost);
+                    self.board.counts[s] += 1;
+                    self.board.updates[t] += 1;
+                }
+                end = end.max(clock);
+            }
+            // Across nodes, the iteration's exchange waits a latency more.
+            let network = if self.spans_nodes {
+                self.costs.node_latency_ns
+            } else {
+                0.0
+            };
+            self.now = end + ((self.costs.barrier_ns + network) * 1e3).round() as u64;
+            if self.check_stop() {
+                return;
+            }
+        }
+    }
+
+    // ----- ssync / async ------------------------------------------------
+
+    pub(super) fn run_events(&mut self) {
+        for t in 0..self.threads.len() {
+            self.start_next(t);
+        }
+        let mut batch = Vec::new();
+        let mut waiting: Vec<usize> = Vec::new();
+        while let Some(Reverse((time, t))) = self.heap.pop() {
+            self.now = time;
+            batch.clear();
+            batch.push(t);
+            while let Some(&Reverse((t2, th))) = self.heap.peek() {
+                if t2 != time {
+                    break;
+                }
+                self.heap.pop();
+                batch.push(th);
+            }
+            for &t in &batch {
+                self.complete(t);
+            }
+            self.sample();
+            if self.check_stop() {
+                return;
+            }
+            // Threads that found nothing to do retry whenever anything ends.
+            waiting.retain(|&t| self.threads[t].current.is_none());
+            let retry: Vec<usize> = batch.iter().copied().chain(waiting.drain(..)).collect();
+            for t in retry {
+                if !self.start_next(t) {
+                    waiting.push(t);
+                }
+            }
+            if self.heap.is_empty() {
+                // Everyone waits on everyone: cannot happen with ssync (the
+                // least updated subdomain can always go); reported as what
+                // it is should a change ever break that.
+                self.stop = Some(StopReason::Deadlock);
+                return;
+            }
+        }
+    }
+
+    fn complete(&mut self, t: usize) {
+        let s = self.threads[t]
+            .current
+            .take()
+            .expect("a completion has an update");
+        if self.numbers == Numbers::Held {
+            self.subs[s].lock().finish_update();
+        }
+        self.board.counts[s] += 1;
+        self.busy[s] = false;
+        self.rehomes += u64::from(self.board.remote[s]);
+        self.board.remote[s] = false;
+        self.board.crossed_nodes[s] = false;
+        self.board.updates[t] += 1;
+    }
+
+    fn check_stop(&mut self) -> bool {
+        let look = Verdicts {
+            interrupted: self.settings.interrupt.signal().is_some(),
+            most_updates: self.board.updates.iter().max().copied(),
+            now: Some(self.now),
+        };
+        let rule = self.rule;
+        self.stop = rule.first(look, || self.estimate_met() && self.verify());
+        self.stop.is_some()
+    }
+
+    /// Starts thread `t`'s next update at `self.now`; false if it has none
+    /// it may start now.
+    fn start_next(&mut self, t: usize) -> bool {
+        let mut now = self.now;
+        self.threads[t].scanned = 0;
+        loop {
+            if self.threads[t].pos >= self.threads[t].set.len() {
+                self.threads[t].pos = 0;
+                now = self.sweep_start(t, now);
+                if self.threads[t].set.is_empty() {
+                    return false;
+                }
+            }
+            if self.threads[t].scanned > self.threads[t].set.len() {
+                return false; // a whole sweep and nothing it may update
+            }
+            let th = &mut self.threads[t];
+            let s = th.set[th.pos];
+            th.pos += 1;
+            th.scanned += 1;
+            if self.busy[s] {
+                continue; // in flight on another thread: skipped, not waited for
+            }
+            let lag = self.lag(s);
+            if !self.gate.admits(t, self.board.owners[s], lag) {
+                continue;
+            }
+            if self.numbers == Numbers::Held {
+                drop(self.begin(s, EdgeVersion::Latest)); // publishes at completion
+            }
+            let cost = self.cost(s);
+            let tl = &self.threads[t].timeline;
+            let end = tl.run(now, cost);
+            let th = &mut self.threads[t];
+            th.max_lag = th.max_lag.max(lag);
+            th.current = Some(s);
+            self.busy[s] = true;
+            self.heap.push(Reverse((end, t)));
+            return true;
+        }
+    }
+
+    /// Top of a sweep: pick up a changed set, and balance if it is this
+    /// thread's turn and a call is due. Returns the time after both.
+    fn sweep_start(&mut self, t: usize, now: u64) -> u64 {
+        self.refresh(t);
+        let Some(balance) = &mut self.balance else {
+            return now;
+        };
+        let cost = (self.costs.balancer_ns * 1e3).round() as u64;
+        let sockets = &self.placement.sockets;
+        let subs: &[Subdomain] = match self.residual {
+            Residual::Compute => &self.subs,
+            Residual::Skip => &[],
+        };
+        if !balance.maybe_call(t, now, cost, &mut self.board, sockets, subs) {
+            return now;
+        }
+        // The caller's own set may have changed: pick it up now.
+        self.refresh(t);
+        now + cost
+    }
+
+    /// Copies thread `t`'s set if the balancer changed it.
+    fn refresh(&mut self, t: usize) {
+        if self.board.dirty[t] {
+            self.threads[t].set.clone_from(&self.board.sets[t]);
+            self.board.dirty[t] = false;
+        }
+    }
+
+    // ----- shared -------------------------------------------------------
+
+    fn estimate_met(&self) -> bool {
+        self.residual == Residual::Compute
+            && self
+                .line
+                .met(self.subs.iter().map(Subdomain::residual_sq).sum::<f64>())
+    }
+
+    /// Recomputes the residual from the assembled grid; on a miss, tightens
+    /// the estimate's threshold ([`Refutation::Free`]: a check costs no
+    /// virtual time here).
+    fn verify(&mut self) -> bool {
+        let grid = subdomain::assemble(&self.problem, &self.subs);
+        let residual = residual_norm(&grid) / self.r0;
+        let tol = self.settings.tolerance.unwrap_or(f64::INFINITY);
+        if residual <= tol {
+            self.verified = Some((residual, grid));
+            return true;
+        }
+        self.refuted += 1;
+        self.line.tighten(tol, residual, Refutation::Free);
+        false
+    }
+
+    fn sample(&mut self) {
+        if let Some(s) = &mut self.sampler
+            && s.due(self.now)
+        {
+            self.trace.push(TraceSample {
+                t_s: seconds(self.now),
+                counts: self.board.counts.clone(),
+                owners: self.board.owners.clone(),
+            });
+        }
+    }
+}
