@@ -1,0 +1,378 @@
+//! Data flows one way (docs/architecture.md): config -> plan -> engine
+//! (runtime | sim) -> report -> experiment -> plot, over a vocabulary that
+//! every stage may use. This test reads `src/` and fails when a module
+//! imports one at its own level or above it, or when two sibling files of
+//! one folder import each other in a loop.
+//!
+//! Only code counts: comments (doc links included) and `#[cfg(test)]`
+//! modules may name any module.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The crate's top-level modules, bottom up. A module may import any
+/// module of an earlier level, and none of its own level or a later one
+/// (so the two engines, `runtime` and `sim`, never import each other).
+const LEVELS: &[&[&str]] = &[
+    // Leaves: bounds, numbers, files, signals, processes, the stencil.
+    &["limits", "rng", "interrupt", "files", "child", "kernel", "problem"],
+    // The machine, the noise, the model, and the pure balancing decisions.
+    &["topology", "noise", "model", "policy"],
+    // Paper labels, then what every engine takes and gives.
+    &["variant"],
+    &["engine"],
+    // The scheduling both engines share, and the subdomains they update.
+    &["schedule"],
+    &["subdomain"],
+    // config -> plan
+    &["config"],
+    &["plan"],
+    // The engines, and the parasites beside a real run.
+    &["runtime", "sim", "parasites"],
+    // What drives or measures an engine.
+    &["ranks", "calibrate"],
+    // -> report -> experiment -> plot
+    &["report"],
+    &["runner", "experiment"],
+    &["plot"],
+    &["cli"],
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The file's code without comments and without its test module.
+fn code(text: &str) -> String {
+    let mut out = String::new();
+    let mut skip_depth: Option<i64> = None;
+    let mut depth = 0i64;
+    let mut pending_test = false;
+    for line in text.lines() {
+        let line = match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        };
+        let trimmed = line.trim();
+        if trimmed.starts_with("#[cfg(test)]") {
+            pending_test = true;
+            continue;
+        }
+        let opens = line.matches('{').count() as i64;
+        let closes = line.matches('}').count() as i64;
+        if pending_test && !trimmed.is_empty() {
+            pending_test = false;
+            if opens > closes {
+                skip_depth = Some(depth);
+            }
+            depth += opens - closes;
+            continue;
+        }
+        depth += opens - closes;
+        if let Some(d) = skip_depth {
+            if depth <= d {
+                skip_depth = None;
+            }
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The module paths (`["plan", "checks"]`) a file's code names, from
+/// `crate::a::b` paths and `use crate::{a::b, c}` groups, with
+/// `super::`/`self::` resolved against the file's own module `at`.
+fn references(code: &str, at: &[String], is_mod_rs: bool) -> Vec<Vec<String>> {
+    let mut refs = Vec::new();
+    let words: Vec<char> = code.chars().collect();
+    let text: String = words.iter().collect();
+    let mut i = 0;
+    while let Some(k) = text[i..].find("crate::").map(|k| k + i) {
+        refs.extend(paths_at(&text[k + "crate::".len()..], &[]));
+        i = k + 1;
+    }
+    // `super::` from a module file: its parent; from `a/mod.rs`: the
+    // parent of `a`.
+    let parent: Vec<String> = {
+        let mut p = at.to_vec();
+        if !is_mod_rs || !p.is_empty() {
+            p.pop();
+        }
+        p
+    };
+    let mut i = 0;
+    while let Some(k) = text[i..].find("super::").map(|k| k + i) {
+        let before = text[..k].chars().last();
+        if before.is_none_or(|c| !c.is_alphanumeric() && c != '_' && c != ':') {
+            refs.extend(paths_at(&text[k + "super::".len()..], &parent));
+        }
+        i = k + 1;
+    }
+    refs
+}
+
+/// Paths starting at `s`: `a::b::C`, or a group `{a::b, c}` (nested
+/// groups flattened), each prefixed by `prefix`.
+fn paths_at(s: &str, prefix: &[String]) -> Vec<Vec<String>> {
+    let s = s.trim_start();
+    if let Some(rest) = s.strip_prefix('{') {
+        let mut depth = 1;
+        let mut end = rest.len();
+        for (i, c) in rest.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let inner = &rest[..end];
+        let mut out = Vec::new();
+        for part in split_top(inner) {
+            out.extend(paths_at(part, prefix));
+        }
+        return out;
+    }
+    let mut path = prefix.to_vec();
+    let mut rest = s;
+    loop {
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() || name == "self" {
+            break;
+        }
+        rest = &rest[name.len()..];
+        path.push(name);
+        match rest.strip_prefix("::") {
+            Some(r) if r.starts_with('{') => {
+                return paths_at(r, &path);
+            }
+            Some(r) => rest = r,
+            None => break,
+        }
+    }
+    vec![path]
+}
+
+/// `a, b::{c, d}, e` split at the top level's commas.
+fn split_top(s: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// `src/plan/checks.rs` -> `["plan", "checks"]`; `src/plan/mod.rs` ->
+/// `["plan"]`.
+fn module_of(file: &Path) -> (Vec<String>, bool) {
+    let rel = file.strip_prefix(src()).unwrap();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    let is_mod = parts.last().is_some_and(|p| p == "mod");
+    if is_mod || parts.last().is_some_and(|p| p == "lib" || p == "main") {
+        parts.pop();
+    }
+    (parts, is_mod)
+}
+
+struct Source {
+    file: PathBuf,
+    module: Vec<String>,
+    refs: Vec<Vec<String>>,
+}
+
+fn sources() -> Vec<Source> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        // Test modules in files of their own (`mod tests;`).
+        .filter(|f| f.file_name().is_none_or(|n| n != "tests.rs"))
+        .map(|file| {
+            let (module, is_mod) = module_of(&file);
+            let text = std::fs::read_to_string(&file).unwrap();
+            let refs = references(&code(&text), &module, is_mod);
+            Source { file, module, refs }
+        })
+        .collect()
+}
+
+fn level_of(module: &str) -> Option<usize> {
+    LEVELS.iter().position(|l| l.contains(&module))
+}
+
+/// Every import of a module at its own level or above, as
+/// `file: importer -> imported`.
+fn upward_imports(sources: &[Source]) -> Vec<String> {
+    let mut bad = BTreeSet::new();
+    for s in sources {
+        let Some(top) = s.module.first() else {
+            continue; // lib.rs, main.rs: the crate's face
+        };
+        let Some(mine) = level_of(top) else {
+            bad.insert(format!("{}: module `{top}` is on no level", s.file.display()));
+            continue;
+        };
+        for r in &s.refs {
+            let Some(other) = r.first() else { continue };
+            if other == top {
+                continue;
+            }
+            match level_of(other) {
+                Some(theirs) if theirs < mine => {}
+                Some(_) => {
+                    bad.insert(format!("{}: {top} -> {other}", s.file.display()));
+                }
+                // Not a module (a re-export at the crate root, say).
+                None => {}
+            }
+        }
+    }
+    bad.into_iter().collect()
+}
+
+/// Loops among the sibling files of one folder (the folder's `mod.rs`, its
+/// face, left out), as lists of files.
+fn sibling_loops(sources: &[Source]) -> Vec<String> {
+    let known: BTreeSet<Vec<String>> = sources.iter().map(|s| s.module.clone()).collect();
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for s in sources {
+        if s.module.len() < 2 {
+            continue;
+        }
+        let folder = &s.module[..s.module.len() - 1];
+        for r in &s.refs {
+            // The longest prefix of the path that is a file of this crate.
+            let Some(target) = (1..=r.len())
+                .rev()
+                .map(|n| r[..n].to_vec())
+                .find(|p| known.contains(p))
+            else {
+                continue;
+            };
+            let sibling = target.len() == s.module.len() && target.starts_with(folder);
+            if sibling && target != s.module {
+                edges.entry(s.module.clone()).or_default().insert(target);
+            }
+        }
+    }
+    let mut loops = BTreeSet::new();
+    for (a, outs) in &edges {
+        for b in outs {
+            if reaches(&edges, b, a) {
+                let mut pair = [a.join("/"), b.join("/")];
+                pair.sort();
+                loops.insert(format!("{} <-> {}", pair[0], pair[1]));
+            }
+        }
+    }
+    loops.into_iter().collect()
+}
+
+fn reaches(
+    edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    from: &Vec<String>,
+    to: &Vec<String>,
+) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![from.clone()];
+    while let Some(n) = stack.pop() {
+        if &n == to {
+            return true;
+        }
+        if seen.insert(n.clone()) {
+            stack.extend(edges.get(&n).into_iter().flatten().cloned());
+        }
+    }
+    false
+}
+
+#[test]
+fn no_module_imports_one_at_its_level_or_above() {
+    let bad = upward_imports(&sources());
+    assert!(
+        bad.is_empty(),
+        "imports against the flow (see LEVELS in tests/layers.rs):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn no_two_sibling_files_import_each_other() {
+    let bad = sibling_loops(&sources());
+    assert!(bad.is_empty(), "import loops:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn every_top_level_module_is_on_a_level() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    for f in files {
+        let (module, _) = module_of(&f);
+        if let Some(top) = module.first() {
+            assert!(
+                level_of(top).is_some(),
+                "{}: add `{top}` to LEVELS",
+                f.display()
+            );
+        }
+    }
+}
+
+/// The checker itself: it sees an upward import, a sibling loop, and not
+/// what a comment or a test module names.
+#[test]
+fn the_checker_sees_what_it_should_and_only_that() {
+    let at = |m: &[&str], text: &str| Source {
+        file: PathBuf::from(m.join("/")),
+        module: m.iter().map(|s| s.to_string()).collect(),
+        refs: references(&code(text), &m.iter().map(|s| s.to_string()).collect::<Vec<_>>(), false),
+    };
+    let upward = at(&["config"], "use crate::sim::Thing;\n");
+    assert_eq!(upward_imports(&[upward]).len(), 1);
+    let grouped = at(&["plan"], "use crate::{config::Config, report::{A, B}};\n");
+    assert_eq!(upward_imports(&[grouped]), ["plan: plan -> report"]);
+    let commented = at(&["config"], "/// See [`crate::sim::run`].\nfn f() {}\n");
+    assert!(upward_imports(&[commented]).is_empty());
+    let in_test = at(
+        &["config"],
+        "fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::sim::run;\n}\n",
+    );
+    assert!(upward_imports(&[in_test]).is_empty());
+    let a = at(&["sim", "a"], "use super::b::X;\n");
+    let b = at(&["sim", "b"], "use super::{a::Y, clock};\n");
+    assert_eq!(sibling_loops(&[a, b]), ["sim/a <-> sim/b"]);
+}
