@@ -61,8 +61,6 @@ pub enum RanksError {
          the threads of each rank"
     )]
     ThreadsDiffer { counts: Vec<u64> },
-    #[error("{what} does not run across ranks yet; run it in one process")]
-    Unsupported { what: &'static str },
     #[error("the global grid cannot be built: {0}")]
     Decomposition(#[from] crate::problem::DecompositionError),
     #[error("rank {rank} holds {cells} cells, more than one MPI message carries (2^31 - 1)")]
@@ -104,37 +102,15 @@ impl Session {
     /// Turns this rank's `plan` (its threads, its cores) into its part of
     /// the global run: the global problem, every rank's placement (sockets
     /// numbered rank by rank), and the routes of the edges between ranks.
+    /// What runs across ranks at all was checked when the plan was built
+    /// (`Plan::check_across_ranks`).
     pub fn plan(&self, plan: &mut Plan) -> Result<Ranks, RanksError> {
-        if plan.settings.scheme.balancer().is_some() {
-            return Err(RanksError::Unsupported {
-                what: "balancing (a balancer)",
-            });
-        }
-        if plan.settings.trace_interval.is_some() {
-            return Err(RanksError::Unsupported {
-                what: "the trace (trace_interval > 0)",
-            });
-        }
-        if plan.noise.is_some() {
-            return Err(RanksError::Unsupported { what: "noise" });
-        }
-        let world = self.universe.world();
         let threads = plan.placement.threads();
         let counts = self.gather_all(&[threads as u64]);
         if counts.iter().any(|&c| c != threads as u64) {
             return Err(RanksError::ThreadsDiffer { counts });
         }
-        let cores = self.gather_all(&to_u64(&plan.placement.cores));
-        let sockets = self.gather_all(&to_u64(&plan.placement.sockets));
-        let per_rank = sockets.iter().max().map_or(1, |&s| s + 1);
-        plan.placement = Placement {
-            cores: cores.iter().map(|&c| c as usize).collect(),
-            sockets: sockets
-                .iter()
-                .enumerate()
-                .map(|(i, &s)| ((i / threads) as u64 * per_rank + s) as usize)
-                .collect(),
-        };
+        plan.placement = self.global_placement(&plan.placement);
         let p = &plan.problem;
         plan.problem = Problem::new(
             p.domain_size,
@@ -164,21 +140,6 @@ impl Session {
             })
             .filter(|r| !r.send.is_empty())
             .collect();
-        let name = mpi::environment::processor_name().unwrap_or_default();
-        let mut padded = [0u8; 64];
-        for (p, b) in padded.iter_mut().zip(name.bytes()) {
-            *p = b;
-        }
-        let mut names = vec![0u8; 64 * self.size];
-        world.all_gather_into(&padded[..], &mut names[..]);
-        let hosts = names
-            .chunks(64)
-            .map(|c| {
-                String::from_utf8_lossy(c)
-                    .trim_end_matches('\0')
-                    .to_string()
-            })
-            .collect();
         Ok(Ranks {
             rank: self.rank,
             size: self.size,
@@ -186,7 +147,7 @@ impl Session {
             spd,
             routes,
             cells,
-            hosts,
+            hosts: self.hosts(),
             cores: plan
                 .placement
                 .cores
@@ -201,6 +162,44 @@ impl Session {
                 _ => Duration::ZERO,
             },
         })
+    }
+
+    /// Every rank's placement, rank by rank, each rank's sockets numbered
+    /// after the previous rank's.
+    fn global_placement(&self, own: &Placement) -> Placement {
+        let threads = own.threads();
+        let cores = self.gather_all(&to_u64(&own.cores));
+        let sockets = self.gather_all(&to_u64(&own.sockets));
+        let per_rank = sockets.iter().max().map_or(1, |&s| s + 1);
+        Placement {
+            cores: cores.iter().map(|&c| c as usize).collect(),
+            sockets: sockets
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| ((i / threads) as u64 * per_rank + s) as usize)
+                .collect(),
+        }
+    }
+
+    /// The host each rank runs on.
+    fn hosts(&self) -> Vec<String> {
+        let name = mpi::environment::processor_name().unwrap_or_default();
+        let mut padded = [0u8; 64];
+        for (p, b) in padded.iter_mut().zip(name.bytes()) {
+            *p = b;
+        }
+        let mut names = vec![0u8; 64 * self.size];
+        self.universe
+            .world()
+            .all_gather_into(&padded[..], &mut names[..]);
+        names
+            .chunks(64)
+            .map(|c| {
+                String::from_utf8_lossy(c)
+                    .trim_end_matches('\0')
+                    .to_string()
+            })
+            .collect()
     }
 
     /// Every rank's `mine` (all of equal length), rank by rank.

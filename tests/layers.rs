@@ -15,7 +15,15 @@ use std::path::{Path, PathBuf};
 /// (so the two engines, `runtime` and `sim`, never import each other).
 const LEVELS: &[&[&str]] = &[
     // Leaves: bounds, numbers, files, signals, processes, the stencil.
-    &["limits", "rng", "interrupt", "files", "child", "kernel", "problem"],
+    &[
+        "limits",
+        "rng",
+        "interrupt",
+        "files",
+        "child",
+        "kernel",
+        "problem",
+    ],
     // The machine, the noise, the model, and the pure balancing decisions.
     &["topology", "noise", "model", "policy"],
     // Paper labels, then what every engine takes and gives.
@@ -243,7 +251,10 @@ fn upward_imports(sources: &[Source]) -> Vec<String> {
             continue; // lib.rs, main.rs: the crate's face
         };
         let Some(mine) = level_of(top) else {
-            bad.insert(format!("{}: module `{top}` is on no level", s.file.display()));
+            bad.insert(format!(
+                "{}: module `{top}` is on no level",
+                s.file.display()
+            ));
             continue;
         };
         for r in &s.refs {
@@ -359,7 +370,11 @@ fn the_checker_sees_what_it_should_and_only_that() {
     let at = |m: &[&str], text: &str| Source {
         file: PathBuf::from(m.join("/")),
         module: m.iter().map(|s| s.to_string()).collect(),
-        refs: references(&code(text), &m.iter().map(|s| s.to_string()).collect::<Vec<_>>(), false),
+        refs: references(
+            &code(text),
+            &m.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            false,
+        ),
     };
     let upward = at(&["config"], "use crate::sim::Thing;\n");
     assert_eq!(upward_imports(&[upward]).len(), 1);

@@ -1,0 +1,178 @@
+//! Learning the machine this process runs on: hwloc (with the `hwloc`
+//! feature), Linux sysfs (or a captured tree under `BRAID_SYSFS_ROOT`),
+//! and a one-socket fallback; hwloc's XML exports for the simulator.
+
+use std::path::Path;
+
+use super::{Socket, Source, Topology, TopologyError};
+
+impl Topology {
+    /// The machine this process runs on, or the captured sysfs tree named
+    /// by `BRAID_SYSFS_ROOT`.
+    pub fn detect() -> Topology {
+        if let Some(root) = std::env::var_os(SYSFS_ROOT_VAR) {
+            let root = std::path::PathBuf::from(root);
+            return detect_sysfs(&root).unwrap_or(Topology {
+                source: Source::Fallback,
+                sockets: vec![Socket::single([0])],
+            });
+        }
+        let allowed = allowed_cores();
+        let detected = detect_hwloc().or_else(|| detect_sysfs(std::path::Path::new("/sys")));
+        let topo = match detected {
+            Some(t) => t.restricted_to(&allowed),
+            None => None,
+        };
+        topo.unwrap_or_else(|| Topology {
+            source: Source::Fallback,
+            sockets: vec![Socket::single(allowed)],
+        })
+    }
+}
+
+/// Cores in this process's affinity mask.
+fn allowed_cores() -> Vec<usize> {
+    let mut ids: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    if ids.is_empty() {
+        ids = (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+    }
+    ids.sort_unstable();
+    ids
+}
+
+/// The environment variable naming a sysfs root to read instead of `/sys`.
+pub const SYSFS_ROOT_VAR: &str = "BRAID_SYSFS_ROOT";
+
+/// Sockets and physical cores from `ROOT/devices/system/cpu/cpu*/topology`:
+/// PUs with the same `physical_package_id` and `core_id` are one core.
+/// Offline CPUs (an `online` file reading 0, or no topology directory) are
+/// left out.
+pub(super) fn detect_sysfs(root: &std::path::Path) -> Option<Topology> {
+    use std::collections::BTreeMap;
+    let dir = root.join("devices/system/cpu");
+    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
+    let mut packages: BTreeMap<i64, BTreeMap<i64, Vec<usize>>> = BTreeMap::new();
+    for entry in std::fs::read_dir(&dir).ok()? {
+        let name = entry.ok()?.file_name().into_string().ok()?;
+        let Some(id) = name
+            .strip_prefix("cpu")
+            .and_then(|n| n.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        let cpu = dir.join(&name);
+        if read(cpu.join("online")).is_some_and(|t| t.trim() == "0") {
+            continue;
+        }
+        let Some(package) = read(cpu.join("topology/physical_package_id")) else {
+            continue; // offline CPUs have no topology directory
+        };
+        let package = package.trim().parse().ok()?;
+        // Without core_id (very old kernels) every CPU is its own core.
+        let core = match read(cpu.join("topology/core_id")) {
+            Some(c) => c.trim().parse().ok()?,
+            None => -1 - id as i64,
+        };
+        packages
+            .entry(package)
+            .or_default()
+            .entry(core)
+            .or_default()
+            .push(id);
+    }
+    if packages.is_empty() {
+        return None;
+    }
+    let sockets = packages
+        .into_values()
+        .map(|cores| {
+            let mut cores: Vec<Vec<usize>> = cores
+                .into_values()
+                .map(|mut pus| {
+                    pus.sort_unstable();
+                    pus
+                })
+                .collect();
+            // Cores in the order of their first PU, as the OS numbers them.
+            cores.sort_unstable_by_key(|pus| pus[0]);
+            Socket { cores }
+        })
+        .collect();
+    Some(Topology {
+        source: Source::Sysfs,
+        sockets,
+    })
+}
+
+#[cfg(feature = "hwloc")]
+fn detect_hwloc() -> Option<Topology> {
+    let topo = hwlocality::Topology::new().ok()?;
+    of_hwloc(&topo, Source::Hwloc)
+}
+
+/// Packages, their cores and each core's PUs (by OS index) as hwloc sees
+/// them.
+#[cfg(feature = "hwloc")]
+fn of_hwloc(topo: &hwlocality::Topology, source: Source) -> Option<Topology> {
+    use hwlocality::object::types::ObjectType;
+    let sockets: Vec<Socket> = topo
+        .objects_with_type(ObjectType::Package)
+        .filter_map(|p| {
+            let set = p.cpuset()?;
+            let cores: Vec<Vec<usize>> = topo
+                .objects_inside_cpuset_with_type(set, ObjectType::Core)
+                .filter_map(|c| {
+                    let pus: Vec<usize> = c.cpuset()?.iter_set().map(usize::from).collect();
+                    (!pus.is_empty()).then_some(pus)
+                })
+                .collect();
+            // A package without Core objects: each PU is a core.
+            let cores = if cores.is_empty() {
+                set.iter_set().map(|p| vec![usize::from(p)]).collect()
+            } else {
+                cores
+            };
+            (!cores.is_empty()).then_some(Socket { cores })
+        })
+        .collect();
+    (!sockets.is_empty()).then_some(Topology { source, sockets })
+}
+
+/// Reads a topology that `lstopo --of xml` (or hwloc's export) wrote.
+#[cfg(feature = "hwloc")]
+pub(super) fn from_xml(file: &Path) -> Result<Topology, TopologyError> {
+    let bad = |message: String| TopologyError::Xml {
+        file: file.to_path_buf(),
+        message,
+    };
+    // hwloc reports a missing file only as a failed load; say which.
+    std::fs::metadata(file).map_err(|e| bad(e.to_string()))?;
+    let topo = hwlocality::Topology::builder()
+        .from_xml_file(file)
+        .map_err(|e| bad(e.to_string()))?
+        .build()
+        .map_err(|e| bad(format!("hwloc cannot load it ({e})")))?;
+    let t =
+        of_hwloc(&topo, Source::Xml).ok_or_else(|| bad("it has no package with a PU".into()))?;
+    if t.cores().len() > crate::limits::MAX_CPUS {
+        return Err(bad(format!("more than {} PUs", crate::limits::MAX_CPUS)));
+    }
+    Ok(t)
+}
+
+#[cfg(not(feature = "hwloc"))]
+pub(super) fn from_xml(file: &Path) -> Result<Topology, TopologyError> {
+    Err(TopologyError::Xml {
+        file: file.to_path_buf(),
+        message: "reading hwloc XML needs braid built with --features hwloc".into(),
+    })
+}
+
+#[cfg(not(feature = "hwloc"))]
+fn detect_hwloc() -> Option<Topology> {
+    None
+}
