@@ -200,66 +200,16 @@ pub fn replay(
     let clock = || start.elapsed().as_nanos() as u64;
     let limit = duration.map_or(u64::MAX, |d| d.as_nanos().min(u64::MAX as u128) as u64);
     let span = trace.span_ns.max(1);
-    let offset = offset_ns % span;
+    let (inside, played) = from_offset(trace, offset_ns % span);
     let (mut bursts, mut busy) = (0u64, 0u64);
-    // From the offset: the rest of a detour it falls inside (first lap
-    // only), then the detours after it, then those before it a lap later.
-    let first = trace.detours.partition_point(|d| d.start_ns < offset);
-    let inside = first
-        .checked_sub(1)
-        .map(|i| &trace.detours[i])
-        .filter(|d| d.start_ns + d.duration_ns > offset)
-        .map(|d| (0, d.start_ns + d.duration_ns - offset));
-    let played = trace.detours[first..]
-        .iter()
-        .map(|d| (d.start_ns - offset, d.duration_ns))
-        .chain(
-            trace.detours[..first]
-                .iter()
-                .map(|d| (d.start_ns + span - offset, d.duration_ns)),
-        );
     'laps: for lap in 0.. {
         let rest = if lap == 0 { inside } else { None };
         for (at, length) in rest.into_iter().chain(played.clone()) {
             let at = (lap * span).saturating_add(at);
-            if at >= limit {
+            if at >= limit || !wait_until(&clock, at, stop) {
                 break 'laps;
             }
-            loop {
-                if stop.load(Ordering::Relaxed) {
-                    break 'laps;
-                }
-                let now = clock();
-                if now >= at {
-                    break;
-                }
-                std::thread::park_timeout(Duration::from_nanos(at - now));
-            }
-            // Take the detour's length of this core's time, counted on the
-            // thread's CPU clock from when the wait really ended: a wake-up
-            // is late by tens of us, and a worker sharing the core may
-            // preempt the replay mid-detour; either way the core loses what
-            // the trace says. The next start is absolute, so lateness does
-            // not accumulate. A starved replay gives up after 4x the length
-            // (plus 1 ms) of wall time, and any detour ends on `stop`.
-            let (wall0, cpu0) = (clock(), thread_cpu_ns());
-            let give_up = wall0
-                .saturating_add(length.saturating_mul(4))
-                .saturating_add(1_000_000)
-                .min(limit);
-            let mut x = 0u64;
-            loop {
-                for _ in 0..64 {
-                    x = black_box(x.wrapping_add(1));
-                }
-                if thread_cpu_ns().saturating_sub(cpu0) >= length
-                    || clock() >= give_up
-                    || stop.load(Ordering::Relaxed)
-                {
-                    break;
-                }
-            }
-            busy += thread_cpu_ns().saturating_sub(cpu0);
+            busy += take_detour(&clock, length, limit, stop);
             bursts += 1;
         }
         if (lap + 1).saturating_mul(span) >= limit {
@@ -279,6 +229,77 @@ pub fn replay(
     }
 }
 
+/// A lap of `trace` replayed from `offset` (within its span), as `(start,
+/// length)` from the offset: the rest of a detour the offset falls inside
+/// (played on the first lap only), and every detour after it, then those
+/// before it, one span later.
+fn from_offset(
+    trace: &Trace,
+    offset: u64,
+) -> (
+    Option<(u64, u64)>,
+    impl Iterator<Item = (u64, u64)> + Clone + '_,
+) {
+    let span = trace.span_ns.max(1);
+    let first = trace.detours.partition_point(|d| d.start_ns < offset);
+    let inside = first
+        .checked_sub(1)
+        .map(|i| &trace.detours[i])
+        .filter(|d| d.start_ns + d.duration_ns > offset)
+        .map(|d| (0, d.start_ns + d.duration_ns - offset));
+    let played = trace.detours[first..]
+        .iter()
+        .map(move |d| (d.start_ns - offset, d.duration_ns))
+        .chain(
+            trace.detours[..first]
+                .iter()
+                .map(move |d| (d.start_ns + span - offset, d.duration_ns)),
+        );
+    (inside, played)
+}
+
+/// Parks until `clock` reaches `at`; false if `stop` came first.
+fn wait_until(clock: &impl Fn() -> u64, at: u64, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = clock();
+        if now >= at {
+            return true;
+        }
+        std::thread::park_timeout(Duration::from_nanos(at - now));
+    }
+}
+
+/// Takes a detour of `length` ns of this core's time and returns the CPU
+/// time it took. It is counted on the thread's CPU clock from when the wait
+/// really ended: a wake-up is late by tens of us, and a worker sharing the
+/// core may preempt the replay mid-detour; either way the core loses what
+/// the trace says. (The next start is absolute, so lateness does not
+/// accumulate.) A starved replay gives up after 4x the length (plus 1 ms)
+/// of wall time, or at `limit`, and any detour ends on `stop`.
+fn take_detour(clock: &impl Fn() -> u64, length: u64, limit: u64, stop: &AtomicBool) -> u64 {
+    let (wall0, cpu0) = (clock(), thread_cpu_ns());
+    let give_up = wall0
+        .saturating_add(length.saturating_mul(4))
+        .saturating_add(1_000_000)
+        .min(limit);
+    let mut x = 0u64;
+    loop {
+        for _ in 0..64 {
+            x = black_box(x.wrapping_add(1));
+        }
+        if thread_cpu_ns().saturating_sub(cpu0) >= length
+            || clock() >= give_up
+            || stop.load(Ordering::Relaxed)
+        {
+            break;
+        }
+    }
+    thread_cpu_ns().saturating_sub(cpu0)
+}
+
 /// This thread's CPU time, ns: what a replayed detour must take from the
 /// core, whatever else runs there.
 fn thread_cpu_ns() -> u64 {
@@ -296,104 +317,4 @@ fn thread_cpu_ns() -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_trace_round_trips_through_its_text() {
-        let t = Trace {
-            detours: vec![
-                Detour {
-                    start_ns: 10,
-                    duration_ns: 5,
-                },
-                Detour {
-                    start_ns: 100,
-                    duration_ns: 50,
-                },
-            ],
-            span_ns: 1000,
-            comments: vec!["host x".into(), "core 2".into()],
-        };
-        let back = Trace::parse(&t.to_text()).unwrap();
-        assert_eq!(back, t);
-        assert!((back.lost_share() - 0.055).abs() < 1e-12);
-    }
-
-    #[test]
-    fn bad_trace_files_are_refused_naming_the_line() {
-        for (text, line, what) in [
-            ("10\t5\n5\t1\n", 2, "sorted"),
-            ("10\t5\n12\t1\n", 2, "overlap"),
-            ("# ok\n-5\t1\n", 2, "non-negative"),
-            ("10\tx\n", 1, "duration `x`"),
-            ("10 5 7\n", 1, "two fields"),
-            ("10\n", 1, "two fields"),
-            ("# duration_ns lots\n", 1, "whole number"),
-        ] {
-            let e = Trace::parse(text).unwrap_err().to_string();
-            assert!(
-                e.contains(&format!("line {line}:")) && e.contains(what),
-                "{text:?}: {e}"
-            );
-        }
-        assert_eq!(Trace::parse("# only comments\n\n"), Err(TraceError::Empty));
-        assert_eq!(Trace::parse(""), Err(TraceError::Empty));
-        assert_eq!(
-            Trace::parse("0\t5\n5\t5\n"),
-            Err(TraceError::Whole { span_ns: 10 })
-        );
-    }
-
-    #[test]
-    fn the_thread_cpu_clock_runs_while_spinning_and_not_while_asleep() {
-        let a = thread_cpu_ns();
-        std::thread::sleep(Duration::from_millis(20));
-        let b = thread_cpu_ns();
-        let wall = Instant::now();
-        let mut x = 0u64;
-        while wall.elapsed() < Duration::from_millis(5) {
-            x = black_box(x.wrapping_add(1));
-        }
-        let c = thread_cpu_ns();
-        assert!(a > 0, "the clock reads");
-        assert!(b - a < 10_000_000, "asleep: {} ns", b - a);
-        assert!(c - b >= 1_000_000, "spinning 5 ms: {} ns", c - b);
-    }
-
-    #[test]
-    fn a_replay_starts_at_its_offset_and_plays_each_detour_once_a_lap() {
-        let ms = 1_000_000;
-        let t =
-            Trace::parse("0\t200000\n3000000\t200000\n6000000\t200000\n# duration_ns 9000000\n")
-                .unwrap();
-        assert_eq!(t.span_ns, 9 * ms);
-        let stop = AtomicBool::new(false);
-        // From 4 ms: the detour at 6 ms comes at 2 ms, then 0 at 5, 3 at 8.
-        let lap = replay(&t, 4 * ms, Some(Duration::from_millis(9)), &stop);
-        assert_eq!(lap.bursts, 3);
-        let part = replay(&t, 4 * ms, Some(Duration::from_micros(4500)), &stop);
-        assert_eq!(
-            part.bursts, 1,
-            "only the detour at 2 ms starts before 4.5 ms"
-        );
-        let two = replay(&t, 0, Some(Duration::from_millis(18)), &stop);
-        assert_eq!(two.bursts, 6, "it loops");
-        assert!(two.work_s >= 6.0 * 0.2e-3);
-        stop.store(true, Ordering::Relaxed);
-        assert_eq!(replay(&t, 0, None, &stop).bursts, 0, "a set stop ends it");
-    }
-
-    #[test]
-    fn recording_lasts_its_duration_and_stops_when_told() {
-        let stop = AtomicBool::new(false);
-        let t = record(Duration::from_millis(20), 1_000_000, &stop);
-        assert!(t.span_ns >= 20_000_000);
-        stop.store(true, Ordering::Relaxed);
-        let t = record(Duration::from_secs(60), 1_000_000, &stop);
-        assert!(
-            t.span_ns < 1_000_000_000,
-            "a set stop flag ends the recording"
-        );
-    }
-}
+mod tests;

@@ -55,8 +55,7 @@ impl Policy for Anticipate {
                     if slow { r * (1.0 - self.alpha) } else { r }
                 })
                 .collect();
-            let bounds = (self.bounds.low, self.bounds.high);
-            let target = apportion(group, held, &weights, bounds);
+            let target = apportion(group, held, &weights, &self.bounds);
             realise(snap, group, held, &target, &weights)
         })
     }

@@ -1,0 +1,98 @@
+use super::*;
+
+#[test]
+fn a_trace_round_trips_through_its_text() {
+    let t = Trace {
+        detours: vec![
+            Detour {
+                start_ns: 10,
+                duration_ns: 5,
+            },
+            Detour {
+                start_ns: 100,
+                duration_ns: 50,
+            },
+        ],
+        span_ns: 1000,
+        comments: vec!["host x".into(), "core 2".into()],
+    };
+    let back = Trace::parse(&t.to_text()).unwrap();
+    assert_eq!(back, t);
+    assert!((back.lost_share() - 0.055).abs() < 1e-12);
+}
+
+#[test]
+fn bad_trace_files_are_refused_naming_the_line() {
+    for (text, line, what) in [
+        ("10\t5\n5\t1\n", 2, "sorted"),
+        ("10\t5\n12\t1\n", 2, "overlap"),
+        ("# ok\n-5\t1\n", 2, "non-negative"),
+        ("10\tx\n", 1, "duration `x`"),
+        ("10 5 7\n", 1, "two fields"),
+        ("10\n", 1, "two fields"),
+        ("# duration_ns lots\n", 1, "whole number"),
+    ] {
+        let e = Trace::parse(text).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("line {line}:")) && e.contains(what),
+            "{text:?}: {e}"
+        );
+    }
+    assert_eq!(Trace::parse("# only comments\n\n"), Err(TraceError::Empty));
+    assert_eq!(Trace::parse(""), Err(TraceError::Empty));
+    assert_eq!(
+        Trace::parse("0\t5\n5\t5\n"),
+        Err(TraceError::Whole { span_ns: 10 })
+    );
+}
+
+#[test]
+fn the_thread_cpu_clock_runs_while_spinning_and_not_while_asleep() {
+    let a = thread_cpu_ns();
+    std::thread::sleep(Duration::from_millis(20));
+    let b = thread_cpu_ns();
+    let wall = Instant::now();
+    let mut x = 0u64;
+    while wall.elapsed() < Duration::from_millis(5) {
+        x = black_box(x.wrapping_add(1));
+    }
+    let c = thread_cpu_ns();
+    assert!(a > 0, "the clock reads");
+    assert!(b - a < 10_000_000, "asleep: {} ns", b - a);
+    assert!(c - b >= 1_000_000, "spinning 5 ms: {} ns", c - b);
+}
+
+#[test]
+fn a_replay_starts_at_its_offset_and_plays_each_detour_once_a_lap() {
+    let ms = 1_000_000;
+    let t = Trace::parse("0\t200000\n3000000\t200000\n6000000\t200000\n# duration_ns 9000000\n")
+        .unwrap();
+    assert_eq!(t.span_ns, 9 * ms);
+    let stop = AtomicBool::new(false);
+    // From 4 ms: the detour at 6 ms comes at 2 ms, then 0 at 5, 3 at 8.
+    let lap = replay(&t, 4 * ms, Some(Duration::from_millis(9)), &stop);
+    assert_eq!(lap.bursts, 3);
+    let part = replay(&t, 4 * ms, Some(Duration::from_micros(4500)), &stop);
+    assert_eq!(
+        part.bursts, 1,
+        "only the detour at 2 ms starts before 4.5 ms"
+    );
+    let two = replay(&t, 0, Some(Duration::from_millis(18)), &stop);
+    assert_eq!(two.bursts, 6, "it loops");
+    assert!(two.work_s >= 6.0 * 0.2e-3);
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(replay(&t, 0, None, &stop).bursts, 0, "a set stop ends it");
+}
+
+#[test]
+fn recording_lasts_its_duration_and_stops_when_told() {
+    let stop = AtomicBool::new(false);
+    let t = record(Duration::from_millis(20), 1_000_000, &stop);
+    assert!(t.span_ns >= 20_000_000);
+    stop.store(true, Ordering::Relaxed);
+    let t = record(Duration::from_secs(60), 1_000_000, &stop);
+    assert!(
+        t.span_ns < 1_000_000_000,
+        "a set stop flag ends the recording"
+    );
+}

@@ -1,0 +1,184 @@
+use super::*;
+use crate::topology::SimTopology;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    let mut c = Config::default();
+    c.apply_text(text, Path::new("test.txt"))?;
+    Ok(c)
+}
+
+#[test]
+fn the_shipped_config_parses_to_the_defaults() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.txt");
+    assert_eq!(Config::from_file(&path).unwrap(), Config::default());
+}
+
+#[test]
+fn the_shipped_config_is_the_key_tables_document() {
+    // Regenerate with `braid config > config.txt` after changing a key.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.txt");
+    let shipped = std::fs::read_to_string(path).unwrap();
+    let generated = document();
+    for (i, (a, b)) in shipped.lines().zip(generated.lines()).enumerate() {
+        assert_eq!(
+            a,
+            b,
+            "config.txt line {} differs from `braid config`",
+            i + 1
+        );
+    }
+    assert_eq!(shipped, generated);
+}
+
+#[test]
+fn every_default_parses_and_every_key_has_a_doc_or_shares_one() {
+    let _ = Config::default(); // panics naming a default that does not parse
+    for (i, key) in KEYS.iter().enumerate() {
+        assert!(!key.doc.is_empty() || i > 0, "{} has no doc", key.name);
+    }
+    let mut names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), KEYS.len(), "a key is defined twice");
+}
+
+#[test]
+fn every_key_in_the_key_list_is_accepted() {
+    let c = Config::default();
+    let json = serde_json::to_value(&c).unwrap();
+    let fields: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    let mut keys: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+    keys.sort_unstable();
+    let mut fields = fields;
+    fields.sort_unstable();
+    assert_eq!(keys, fields);
+}
+
+#[test]
+fn comments_blank_lines_and_spaces_are_ignored() {
+    let c =
+        parse("# a comment\n\n  threads = 3   # trailing\nmode=ssync\nstaleness = 30\n").unwrap();
+    assert_eq!(c.threads, AutoOr::Value(3));
+    assert_eq!(c.mode, Mode::Ssync);
+    assert_eq!(c.staleness, 30);
+}
+
+#[test]
+fn errors_name_the_key_and_the_line() {
+    let cases = [
+        ("threads = 0", "test.txt:1", "`threads`"),
+        ("\nthreads = two", "test.txt:2", "`threads`"),
+        ("tolerance = -1e-6", "test.txt:1", "`tolerance`"),
+        ("tolerance = nan", "test.txt:1", "`tolerance`"),
+        ("mode = fast", "test.txt:1", "`mode`"),
+        ("cores = 3-1", "test.txt:1", "`cores`"),
+        ("cores = 1,1", "test.txt:1", "`cores`"),
+        ("colour = red", "test.txt:1", "`colour`"),
+        ("threads 2", "test.txt:1", "key = value"),
+        ("threads = 2\nthreads = 3", "test.txt:2", "`threads`"),
+        ("stall = 0@x:1", "test.txt:1", "`stall`"),
+        ("slow = 0:-1", "test.txt:1", "`slow`"),
+        ("slow = 1", "test.txt:1", "`slow`"),
+        ("noise = loud", "test.txt:1", "`noise`"),
+        ("noise_cores = 1:1.5", "test.txt:1", "`noise_cores`"),
+        ("noise_cores = 1:0", "test.txt:1", "`noise_cores`"),
+        ("noise_cores = 1, 1", "test.txt:1", "`noise_cores`"),
+        ("noise_cores = 1:", "test.txt:1", "`noise_cores`"),
+        ("noise_offsets = aligned", "test.txt:1", "`noise_offsets`"),
+        (
+            "sim_topology = pack:0 core:4",
+            "test.txt:1",
+            "`sim_topology`",
+        ),
+        ("sim_topology = blob:2", "test.txt:1", "`sim_topology`"),
+        ("sim_speed = 1:0", "test.txt:1", "`sim_speed`"),
+        ("sim_cell_ns = -1", "test.txt:1", "`sim_cell_ns`"),
+        ("numerics = yes", "test.txt:1", "`numerics`"),
+    ];
+    for (text, at, key) in cases {
+        let e = parse(text).unwrap_err().to_string();
+        assert!(e.contains(at) && e.contains(key), "{text:?} -> {e}");
+    }
+}
+
+#[test]
+fn overrides_and_variants_apply_in_order() {
+    let mut c = Config::default();
+    c.apply_variant("async(4) + hybrid(0.01, 50)").unwrap();
+    assert_eq!(c.variant().to_string(), "async(4)+hybrid(0.01,50)");
+    c.apply_variant("ssync(30)").unwrap();
+    c.apply_override("subdomains=2").unwrap();
+    assert_eq!((c.mode, c.staleness, c.subdomains), (Mode::Ssync, 30, 2));
+    assert_eq!(c.balancer, BalancerKind::None);
+    let e = c.apply_override("threads=").unwrap_err().to_string();
+    assert!(e.contains("override `threads=`"), "{e}");
+}
+
+#[test]
+fn noise_cores_take_levels_per_core() {
+    let c = parse("noise = process\nnoise_cores = 1:0.19, 3:0.05, 4").unwrap();
+    assert_eq!(c.noise, crate::noise::NoiseForm::Process);
+    let at = |core, duty| NoiseCore {
+        core: AutoOr::Value(core),
+        duty,
+        trace: None,
+    };
+    assert_eq!(
+        c.noise_cores,
+        vec![at(1, Some(0.19)), at(3, Some(0.05)), at(4, None)]
+    );
+    let c = parse("noise = thread\nnoise_cores = auto:0.19").unwrap();
+    let auto = NoiseCore {
+        core: AutoOr::Auto,
+        duty: Some(0.19),
+        trace: None,
+    };
+    assert_eq!(c.noise_cores, vec![auto]);
+    let c = parse("noise = trace\nnoise_cores = auto:traces/a b.trace, 2: /t/c:d").unwrap();
+    let traced = |core, file: &str| NoiseCore {
+        core,
+        duty: None,
+        trace: Some(file.into()),
+    };
+    assert_eq!(
+        c.noise_cores,
+        vec![
+            traced(AutoOr::Auto, "traces/a b.trace"),
+            traced(AutoOr::Value(2), "/t/c:d")
+        ]
+    );
+}
+
+#[test]
+fn synthetic_topologies_follow_hwlocs_syntax() {
+    let c = parse("sim_topology = pack:2 l3:1 core:18 pu:1").unwrap();
+    let SimTopology::Synthetic(t) = c.sim_topology else {
+        panic!("{:?}", c.sim_topology)
+    };
+    assert_eq!((t.sockets, t.cores_per_socket), (2, 18));
+    let c = parse("sim_topology = package:4 core:6").unwrap();
+    assert_eq!(c.sim_topology.to_string(), "pack:4 core:6 pu:1");
+    let xml = parse("sim_topology = xml:node.xml");
+    if cfg!(feature = "hwloc") {
+        let xml = xml.unwrap().sim_topology;
+        assert_eq!(
+            xml,
+            SimTopology::Xml {
+                xml: "node.xml".into()
+            }
+        );
+    } else {
+        assert!(xml.unwrap_err().to_string().contains("--features hwloc"));
+    }
+}
+
+#[test]
+fn core_lists_accept_ranges() {
+    let c = parse("cores = 0, 2-4,7").unwrap();
+    assert_eq!(c.cores, AutoOr::Value(vec![0, 2, 3, 4, 7]));
+}

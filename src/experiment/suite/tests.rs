@@ -1,0 +1,175 @@
+use super::*;
+
+const SUITE: &str = r#"
+    name = "t"
+    figure = "landscape"
+    engine = "sim"
+    variants = ["sync", "async(4)+joint(0.001)"]
+    noise = [false, true]
+    repetitions = 2
+    [set]
+    max_iterations = 100
+    tolerance = 1e-4
+    numerics = true
+    sim_topology = "pack:2 core:2"
+"#;
+
+fn loaded(text: &str) -> LoadedSuite {
+    LoadedSuite {
+        suite: parse(text).unwrap(),
+        path: PathBuf::from("x/t.toml"),
+    }
+}
+
+#[test]
+fn samples_interleave_noise_within_each_repetition() {
+    let keys: Vec<String> = loaded(SUITE).samples().iter().map(Sample::key).collect();
+    assert_eq!(keys.len(), 8);
+    assert_eq!(keys[0], "sync | quiet | 0");
+    assert_eq!(keys[1], "sync | noise | 0");
+    assert_eq!(keys[4], "sync | quiet | 1");
+    let unique: std::collections::HashSet<_> = keys.iter().collect();
+    assert_eq!(unique.len(), keys.len());
+}
+
+#[test]
+fn overrides_render_toml_values_as_braid_values_and_add_noise_keys() {
+    let l = loaded(SUITE);
+    let s = l.samples();
+    assert_eq!(
+        l.overrides(&s[0]),
+        [
+            "max_iterations=100",
+            "numerics=true",
+            "sim_topology=pack:2 core:2",
+            "tolerance=0.0001"
+        ]
+    );
+    let noisy = l.overrides(&s[1]);
+    assert!(noisy.contains(&"noise=process".to_string()));
+    assert!(noisy.contains(&"noise_cores=auto:0.19".to_string()));
+}
+
+#[test]
+fn a_suite_of_billions_of_samples_is_refused_before_expansion() {
+    let dir = std::env::temp_dir().join(format!("braid-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.toml");
+    std::fs::write(
+        &path,
+        SUITE.replace("repetitions = 2", "repetitions = 4000000000"),
+    )
+    .unwrap();
+    let e = LoadedSuite::load(&path, None).unwrap_err().to_string();
+    assert!(e.contains("16000000000 samples"), "{e}");
+    std::fs::write(&path, SUITE).unwrap();
+    let e = LoadedSuite::load(&path, Some(1 << 20))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("samples"), "{e}");
+    assert!(LoadedSuite::load(&path, Some(3)).is_ok());
+}
+
+#[test]
+fn a_payoff_suite_runs_each_variant_quiet_and_at_every_placement_and_duty() {
+    let text = SUITE.replace("figure = \"landscape\"", "figure = \"payoff\"")
+        + r#"
+        [payoff]
+        duties = [0.1, 0.5]
+        placements = [
+            { name = "edge", cores = "auto" },
+            { name = "four", cores = "0, 1,2,3" },
+        ]
+    "#;
+    let l = loaded(&text);
+    let samples = l.samples();
+    // 2 repetitions x 2 variants x (quiet + 2 placements x 2 duties).
+    assert_eq!(samples.len(), 2 * 2 * 5);
+    let keys: Vec<String> = samples.iter().map(Sample::key).collect();
+    assert_eq!(keys[0], "sync | quiet | 0");
+    assert_eq!(keys[1], "sync | edge @ 0.1 | 0");
+    assert_eq!(keys[4], "sync | four @ 0.5 | 0");
+    let unique: std::collections::HashSet<_> = keys.iter().collect();
+    assert_eq!(unique.len(), keys.len());
+    assert!(
+        !l.overrides(&samples[0])
+            .iter()
+            .any(|o| o.starts_with("noise"))
+    );
+    let four = l.overrides(&samples[4]);
+    assert!(
+        four.contains(&"noise_cores=0:0.5, 1:0.5, 2:0.5, 3:0.5".to_string()),
+        "{four:?}"
+    );
+    assert!(four.contains(&"noise=process".to_string()), "{four:?}");
+    // Old suites keep their digest: `payoff` is not serialised when absent.
+    assert!(
+        !serde_json::to_string(&loaded(SUITE).suite)
+            .unwrap()
+            .contains("payoff")
+    );
+    for (bad, needle) in [
+        (text.replace("[0.1, 0.5]", "[0.1, 1.0]"), "duties"),
+        (text.replace("[0.1, 0.5]", "[]"), "payoff"),
+        (
+            SUITE.replace("figure = \"landscape\"", "figure = \"payoff\""),
+            "[payoff]",
+        ),
+    ] {
+        let e = parse(&bad).unwrap_err();
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+}
+
+#[test]
+fn the_digest_ignores_repetitions_but_not_the_definition() {
+    let a = loaded(SUITE);
+    let more = loaded(&SUITE.replace("repetitions = 2", "repetitions = 9"));
+    let other = loaded(&SUITE.replace("max_iterations = 100", "max_iterations = 101"));
+    assert_eq!(a.digest(), more.digest());
+    assert_ne!(a.digest(), other.digest());
+}
+
+#[test]
+fn bad_suites_name_the_problem() {
+    for (text, needle) in [
+        (
+            SUITE.replace("engine = \"sim\"", "engine = \"gpu\""),
+            "engine",
+        ),
+        (SUITE.replace("name = \"t\"", "nme = \"t\""), "nme"),
+        (
+            SUITE.replace("repetitions = 2", "repetitions = 0"),
+            "repetitions",
+        ),
+        (
+            SUITE.replace("[\"sync\", \"async(4)+joint(0.001)\"]", "[]"),
+            "variants",
+        ),
+        (
+            SUITE.replace("max_iterations = 100", "max_iterations = [1]"),
+            "max_iterations",
+        ),
+        (
+            SUITE.replace("repetitions = 2", "repetitions = 2\ntimeout_s = 1e300"),
+            "timeout_s",
+        ),
+        (
+            SUITE.replace("repetitions = 2", "repetitions = 2\ntimeout_s = nan"),
+            "timeout_s",
+        ),
+        (
+            SUITE.replace("repetitions = 2", "repetitions = 2\nlauncher = \"mpirun\""),
+            "launcher",
+        ),
+        (
+            SUITE
+                .replace("engine = \"sim\"", "engine = \"run\"")
+                .replace("repetitions = 2", "repetitions = 2\nlauncher = \" \""),
+            "launcher",
+        ),
+    ] {
+        let e = parse(&text).unwrap_err();
+        assert!(e.contains(needle), "{needle}: {e}");
+    }
+}
