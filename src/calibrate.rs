@@ -13,7 +13,7 @@ use crate::runtime::{StopBarrier, StopFlag};
 use crate::subdomain::{self, EdgeVersion};
 
 /// Measured costs, and how.
-pub struct Measured(SimCosts);
+pub(crate) struct Measured(SimCosts);
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -21,7 +21,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Takes about a second.
-pub fn measure() -> Measured {
+pub(crate) fn measure() -> Measured {
     core_affinity::set_for_current(core_affinity::CoreId { id: 0 });
     let mut costs = crate::plan::sim_costs(&crate::config::Config::default());
     costs.cell_ns = kernel_ns_per_cell();

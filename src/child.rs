@@ -12,18 +12,18 @@ use std::process::{Child, Command};
 ///
 /// Spawn from a thread that lives as long as the child should: the signal
 /// follows the spawning *thread*, not the process.
-pub fn die_with_parent(cmd: &mut Command, own_group: bool) -> &mut Command {
+pub(crate) fn die_with_parent(cmd: &mut Command, own_group: bool) -> &mut Command {
     use std::os::unix::process::CommandExt;
     if own_group {
         cmd.process_group(0);
     }
     #[cfg(target_os = "linux")]
     {
+        let parent = std::process::id() as libc::pid_t;
         // SAFETY: the closure runs in the forked child before exec, where
         // only async-signal-safe calls are allowed: `prctl`, `getppid` and
         // `_exit` are. It touches no memory of the parent and allocates
         // nothing. `parent` is a plain integer copied into the closure.
-        let parent = std::process::id() as libc::pid_t;
         unsafe {
             cmd.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
@@ -43,7 +43,7 @@ pub fn die_with_parent(cmd: &mut Command, own_group: bool) -> &mut Command {
 
 /// Kills the child's whole process group (it and everything it started) and
 /// reaps the child. For a child started with `own_group`.
-pub fn kill_group(child: &mut Child) {
+pub(crate) fn kill_group(child: &mut Child) {
     let pgid = child.id() as libc::pid_t;
     // SAFETY: kill(2) with a negative pid signals a process group; it has no
     // memory-safety preconditions. The group is the child's own (its pid),

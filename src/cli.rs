@@ -22,7 +22,7 @@ use crate::topology::Topology;
     long_about = "Asynchronous 2D Jacobi with progressive load balancing.\n\n\
                   Without a command, runs `braid run` on ./config.txt."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -152,7 +152,7 @@ impl RunArgs {
 
 /// The `braid` command line: parses the arguments, runs the command, and
 /// exits with its status.
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         None => runner::command(&RunArgs::default().request(None), EngineKind::Run),

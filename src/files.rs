@@ -12,7 +12,7 @@ use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// Reads a regular text file of at most `limit` bytes.
-pub fn read_text(path: &Path, limit: u64) -> io::Result<String> {
+pub(crate) fn read_text(path: &Path, limit: u64) -> io::Result<String> {
     let file = File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -60,7 +60,7 @@ fn temp_sibling(path: &Path) -> PathBuf {
 /// A file being written: a temporary sibling until [`AtomicFile::commit`].
 /// Dropped without a commit, it removes the temporary and leaves `path` as
 /// it was.
-pub struct AtomicFile {
+pub(crate) struct AtomicFile {
     path: PathBuf,
     temp: Option<PathBuf>,
     out: BufWriter<File>,
@@ -70,7 +70,7 @@ impl AtomicFile {
     /// Creates the temporary sibling of `path` (or opens a special file).
     /// Fails at once when the directory is missing or not writable, so a bad
     /// output path is found before a long run rather than after it.
-    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+    pub(crate) fn create(path: &Path) -> io::Result<AtomicFile> {
         let (file, temp) = if is_special(path) {
             (OpenOptions::new().write(true).open(path)?, None)
         } else {
@@ -86,7 +86,7 @@ impl AtomicFile {
 
     /// Flushes, syncs (so a full disk shows here, not later) and renames the
     /// temporary into place.
-    pub fn commit(mut self) -> io::Result<()> {
+    pub(crate) fn commit(mut self) -> io::Result<()> {
         self.out.flush()?;
         let Some(temp) = self.temp.take() else {
             return Ok(());
@@ -121,7 +121,7 @@ impl Drop for AtomicFile {
 }
 
 /// Writes `path` whole or not at all.
-pub fn write_atomic(
+pub(crate) fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {

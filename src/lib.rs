@@ -2,67 +2,90 @@
 //! load balancing (Zarins & Weiland, IA3 2017), built for experiments on
 //! multi-socket nodes.
 //!
-//! Data flows one way: a module imports only those to its left and the
-//! shared vocabulary below, never one to its right. (`config` parses straight
-//! into the leaf types it configures: `engine`'s hooks, `sim::SimCosts`,
-//! `topology::SyntheticTopology`; those leaves import nothing from braid.)
+//! As a library: configure a run, plan it on a machine (checked whole),
+//! run it on either engine, and read its report.
+//!
+//! ```
+//! use braid::{Config, Plan};
+//!
+//! let mut config = Config::default();
+//! config.apply_variant("async(4)+split(0.001)").unwrap();
+//! config.apply_overrides(&["domain_size=24", "max_iterations=100"]).unwrap();
+//! // The simulator's 2 x 18 cores; `Plan::new(&config, &Topology::detect())`
+//! // plans real threads on this machine instead.
+//! let plan = Plan::simulated(&config).unwrap();
+//! let (report, _outcome) = braid::run(&plan).unwrap();
+//! assert_eq!(report.variant, "async(4)+split(0.001)");
+//! assert!(report.iteration_rate > 0.0);
+//! ```
+//!
+//! # How the crate is laid out
+//!
+//! Data flows one way, and `tests/layers.rs` holds every module to it: a
+//! module imports only modules of earlier levels (docs/architecture.md).
 //!
 //! ```text
 //! config -> plan -> engine: runtime | sim -> report -> experiment -> plot
-//!             \-> noise (parasites beside the engines)      cli drives it all
+//!             \-> noise plan -> parasites beside a real run       cli, runner drive it
 //! ```
 //!
-//! * [`config`]: `config.txt`, overrides and labels into a typed [`config::Config`].
-//! * [`plan`]: the configuration on a machine: [`problem`] (geometry),
-//!   [`topology`] (sockets, cores, placement), [`noise`] (parasites), the
-//!   policy and the [`engine::Settings`].
+//! * [`config`]: `config.txt`, overrides and labels into a typed [`Config`].
+//! * [`plan`]: the configuration on a machine, checked whole: the
+//!   [`problem`] (geometry), the [`topology`] (sockets, cores, placement),
+//!   the [`noise`] plan, the [`engine`] settings (for the simulator also its
+//!   virtual machine).
 //! * The engines: [`runtime`] (pinned threads, atomics, wall clock) and
-//!   [`sim`] (virtual cores, virtual clock). Both drive the one
-//!   [`schedule`] core, call the pure [`policy`], update [`subdomain`]s
-//!   with the [`kernel`], and return an [`engine::Outcome`]; neither
-//!   imports the other (one test in `runtime` drives both balancers side by
-//!   side). [`calibrate`] measures the runtime's costs for the simulator.
-//!   Across MPI ranks (feature `mpi`), `ranks` gives the runtime its peers
-//!   (`runtime::peers`): the same runtime, one process per rank.
+//!   [`sim`] (virtual cores, virtual clock). Both drive one scheduling
+//!   core, call the pure balancing decisions of [`policy`], update
+//!   subdomains with the [`kernel`], and return an [`engine::Outcome`];
+//!   neither imports the other.
 //! * [`report`]: an outcome with its plan, as one typed value ([`model`]
-//!   adds the slowest-mode forecast); [`experiment`] runs suites of them and
-//!   [`plot`] draws the figures.
-//! * Shared vocabulary, imported anywhere: [`variant`] (paper labels),
-//!   [`engine`] (what engines take and give), [`limits`] (every bound).
-//! * At the edges: [`cli`], [`files`] (atomic writes, bounded reads),
-//!   [`interrupt`] (SIGINT/SIGTERM), [`child`] (processes that die with
-//!   their parent).
+//!   adds the slowest-mode forecast). [`run`] is plan -> engine -> report.
+//! * Shared vocabulary: [`variant`] (paper labels), [`engine`] (what
+//!   engines take and give), [`noise`] (how noise is described).
+//!
+//! Everything else (the scheduling core, subdomains, MPI ranks, suites,
+//! figures, the command line) is the `braid` program's own.
 
-pub mod calibrate;
-pub mod child;
-pub mod cli;
+#![warn(missing_docs)]
+
+pub(crate) mod calibrate;
+pub(crate) mod child;
+pub(crate) mod cli;
 pub mod config;
 pub mod engine;
-pub mod experiment;
-pub mod files;
+pub(crate) mod experiment;
+pub(crate) mod files;
 pub mod interrupt;
 pub mod kernel;
-pub mod limits;
+pub(crate) mod limits;
 pub mod model;
 pub mod noise;
-pub mod parasites;
+pub(crate) mod parasites;
 pub mod plan;
-pub mod plot;
+pub(crate) mod plot;
 pub mod policy;
 pub mod problem;
 #[cfg(feature = "mpi")]
-pub mod ranks;
+pub(crate) mod ranks;
 pub mod report;
-pub mod rng;
-pub mod runner;
+pub(crate) mod rng;
+pub(crate) mod runner;
 pub mod runtime;
-pub mod schedule;
+pub(crate) mod schedule;
 pub mod sim;
-pub mod subdomain;
+pub(crate) mod subdomain;
 pub mod topology;
 pub mod variant;
 
 pub use config::Config;
+pub use parasites::StartError;
 pub use plan::Plan;
 pub use report::Report;
 pub use runner::run;
+
+/// The `braid` command line: parses the process's arguments, runs the
+/// command, and returns its exit status (what the `braid` binary runs).
+pub fn main() -> std::process::ExitCode {
+    cli::main()
+}

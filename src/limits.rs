@@ -4,25 +4,25 @@
 //! [`crate::plan`]).
 
 /// Durations: seconds (about 11.6 days).
-pub const MAX_SECONDS: f64 = 1e6;
-pub const MAX_DOMAIN_SIZE: usize = 1 << 24;
-pub const MAX_SUBDOMAINS: usize = 1 << 20;
-pub const MAX_THREADS: usize = 1 << 16;
+pub(crate) const MAX_SECONDS: f64 = 1e6;
+pub(crate) const MAX_DOMAIN_SIZE: usize = 1 << 24;
+pub(crate) const MAX_SUBDOMAINS: usize = 1 << 20;
+pub(crate) const MAX_THREADS: usize = 1 << 16;
 /// Logical CPU ids and counts (cores, sockets, synthetic machines).
-pub const MAX_CPUS: usize = 1 << 16;
+pub(crate) const MAX_CPUS: usize = 1 << 16;
 /// Keeps `max_iterations * subdomains` below 2^60.
-pub const MAX_ITERATIONS: u64 = 1 << 40;
-pub const MAX_NOISE_SLEEP_US: u64 = 1_000_000_000_000;
-pub const MAX_NOISE_WORK_ITERS: u64 = 1_000_000_000_000;
+pub(crate) const MAX_ITERATIONS: u64 = 1 << 40;
+pub(crate) const MAX_NOISE_SLEEP_US: u64 = 1_000_000_000_000;
+pub(crate) const MAX_NOISE_WORK_ITERS: u64 = 1_000_000_000_000;
 /// Slow-hook and simulated speed factors.
-pub const MAX_FACTOR: f64 = 1e6;
-pub const MAX_COST_NS: f64 = 1e9;
+pub(crate) const MAX_FACTOR: f64 = 1e6;
+pub(crate) const MAX_COST_NS: f64 = 1e9;
 
 /// Samples in one suite (variants x noise settings x repetitions).
-pub const MAX_SAMPLES: u64 = 1_000_000;
+pub(crate) const MAX_SAMPLES: u64 = 1_000_000;
 /// Text files braid reads (configurations, suites): 16 MiB.
-pub const MAX_TEXT_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_TEXT_BYTES: u64 = 16 << 20;
 /// Noise traces braid replays: 256 MiB (about 16 million detours).
-pub const MAX_TRACE_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_TRACE_BYTES: u64 = 256 << 20;
 /// Results files braid reads (a record is a few KiB; traced ones more).
-pub const MAX_RESULTS_BYTES: u64 = 4 << 30;
+pub(crate) const MAX_RESULTS_BYTES: u64 = 4 << 30;

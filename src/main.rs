@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    braid::cli::main()
+    braid::main()
 }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NoiseForm {
+    /// No parasites.
     None,
     /// A child process (`braid __parasite`), as on the paper's ARCHER.
     Process,
@@ -51,10 +52,14 @@ pub enum Level {
 /// A trace to replay, read and checked when the run is planned.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Replay {
+    /// The trace's file, as named in `noise_cores`.
     pub file: PathBuf,
+    /// Its detours.
     #[serde(skip)]
     pub trace: Arc<Trace>,
+    /// Where in the trace the replay starts, ns.
     pub offset_ns: u64,
+    /// The share of the core the trace takes over its span.
     pub lost_share: f64,
 }
 
@@ -62,33 +67,44 @@ pub struct Replay {
 /// it works.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ParasitePlan {
+    /// The logical CPU it is pinned to.
     pub core: usize,
+    /// Its sleep between bursts, microseconds.
     pub sleep_us: u64,
+    /// How hard it works.
     pub level: Level,
 }
 
 /// The parasites of a run: their form, and each one's core and level.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoisePlan {
+    /// Thread, process or trace.
     #[serde(rename = "mode")]
     pub form: NoiseForm,
+    /// One per noisy core.
     pub parasites: Vec<ParasitePlan>,
 }
 
 /// What one parasite did, measured on itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParasiteReport {
+    /// The logical CPU it ran on.
     pub core: usize,
+    /// Its sleep between bursts, microseconds.
     pub sleep_us: u64,
+    /// Work iterations per burst (as given, or as calibrated for a duty).
     pub work_iters: u64,
+    /// The duty cycle asked for, if one was.
     pub requested_duty: Option<f64>,
     /// The trace replayed, if any (its bursts are its detours played).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<ReplayedTrace>,
+    /// Bursts (or detours) begun.
     pub bursts: u64,
     /// Share of the core the parasite took: its work time over its lifetime
     /// (for a replayed trace, the CPU time its detours took).
     pub measured_duty: f64,
+    /// Its lifetime, seconds.
     pub elapsed_s: f64,
 }
 
@@ -96,12 +112,16 @@ pub struct ParasiteReport {
 /// it takes as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayedTrace {
+    /// The trace's file.
     pub file: PathBuf,
+    /// Where the replay started, ns into the trace.
     pub offset_ns: u64,
+    /// The share of the core the trace takes over its span.
     pub lost_share: f64,
 }
 
 impl ReplayedTrace {
+    /// The replay's file, offset and share.
     pub fn of(replay: &Replay) -> ReplayedTrace {
         ReplayedTrace {
             file: replay.file.clone(),
@@ -115,8 +135,10 @@ impl ReplayedTrace {
 /// `noise`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoiseReport {
+    /// Thread, process or trace.
     #[serde(rename = "mode")]
     pub form: NoiseForm,
+    /// One per noisy core.
     pub parasites: Vec<ParasiteReport>,
 }
 

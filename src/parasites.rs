@@ -23,15 +23,25 @@ use braid_noise::{Calibration, NoiseStats, Rhythm};
 
 use crate::noise::{Level, NoiseForm, NoisePlan, NoiseReport, ParasitePlan, ParasiteReport};
 
+/// A parasite that could not start; the run does not start either.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The parasite itself failed (pinning, calibration).
     #[error("noise on core {core}: {source}")]
     Parasite {
+        /// Its core.
         core: usize,
+        /// What failed.
         source: braid_noise::NoiseError,
     },
+    /// Its thread or process could not be started.
     #[error("cannot start the parasite process for core {core}: {reason}")]
-    Process { core: usize, reason: String },
+    Process {
+        /// Its core.
+        core: usize,
+        /// Why.
+        reason: String,
+    },
 }
 
 enum Parasite {
@@ -47,13 +57,13 @@ enum Parasite {
 }
 
 /// Parasites that are running.
-pub struct Running {
+pub(crate) struct Running {
     form: NoiseForm,
     parasites: Vec<(ParasitePlan, u64, Parasite)>,
 }
 
 /// Starts every parasite of `plan` and returns once all are running.
-pub fn start(plan: &NoisePlan) -> Result<Running, StartError> {
+pub(crate) fn start(plan: &NoisePlan) -> Result<Running, StartError> {
     let mut running = Running {
         form: plan.form,
         parasites: Vec::new(),
@@ -176,7 +186,7 @@ fn start_process(p: &ParasitePlan) -> Result<(u64, Parasite), StartError> {
 
 impl Running {
     /// Stops every parasite and returns what each measured.
-    pub fn stop(mut self) -> Option<NoiseReport> {
+    pub(crate) fn stop(mut self) -> Option<NoiseReport> {
         let form = self.form;
         let parasites: Vec<ParasiteReport> = self
             .parasites

@@ -17,15 +17,21 @@ const SOURCE_SIGMA: f64 = 0.1;
 /// Which side of a subdomain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
+    /// Row 0's side (the source's, for the global grid).
     North,
+    /// The last row's side.
     South,
+    /// Column 0's side.
     West,
+    /// The last column's side.
     East,
 }
 
 impl Side {
+    /// Every side, in index order.
     pub const ALL: [Side; 4] = [Side::North, Side::South, Side::West, Side::East];
 
+    /// Its index into per-side arrays.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -53,23 +59,29 @@ pub enum Neighbour {
 /// One subdomain: a rectangle of interior cells and what surrounds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubdomainGeom {
+    /// Its index in [`Problem::subs`].
     pub id: usize,
     /// The domain (and so the thread) it starts on.
     pub domain: usize,
     /// First interior row and column, in padded global coordinates.
     pub row0: usize,
+    /// (The column.)
     pub col0: usize,
+    /// Interior rows.
     pub height: usize,
+    /// Interior columns.
     pub width: usize,
     /// Indexed by `Side::index()`.
     pub neighbours: [Neighbour; 4],
 }
 
 impl SubdomainGeom {
+    /// Its interior cells.
     pub fn cells(&self) -> usize {
         self.height * self.width
     }
 
+    /// What lies across `side`.
     pub fn neighbour(&self, side: Side) -> Neighbour {
         self.neighbours[side.index()]
     }
@@ -106,20 +118,28 @@ fn split_extent(len: usize, parts: usize) -> Vec<(usize, usize)> {
 /// Why a decomposition cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecompositionError {
+    /// A domain of no cells.
     #[error("domain_size must be at least 1")]
     EmptyDomain,
+    /// No threads.
     #[error("threads must be at least 1")]
     NoThreads,
+    /// No subdomains.
     #[error("subdomains must be at least 1")]
     NoSubdomains,
+    /// Subdomains smaller than a cell.
     #[error(
         "{subdomains} subdomains split a domain {sub_rows} x {sub_cols}, which does not fit a \
          {domain_size} x {domain_size} domain"
     )]
     SplitTooFine {
+        /// Subdomains per domain asked for.
         subdomains: usize,
+        /// The split's rows.
         sub_rows: usize,
+        /// The split's columns.
         sub_cols: usize,
+        /// Cells per side of a domain.
         domain_size: usize,
     },
 }
@@ -127,16 +147,21 @@ pub enum DecompositionError {
 /// The global problem: geometry of every subdomain and the boundary ring.
 #[derive(Debug, Clone)]
 pub struct Problem {
+    /// Cells per side of each thread's square domain.
     pub domain_size: usize,
+    /// Threads, one domain each.
     pub threads: usize,
     /// Domains tile the grid as `rows x cols`.
     pub rows: usize,
+    /// (The columns.)
     pub cols: usize,
     /// Each domain is split `sub_rows x sub_cols`.
     pub sub_rows: usize,
+    /// (The columns.)
     pub sub_cols: usize,
-    /// Interior size of the global grid.
+    /// Interior rows of the global grid.
     pub height: usize,
+    /// Interior columns of the global grid.
     pub width: usize,
     /// Subdomains, ids `domain * subdomains_per_domain + k`.
     pub subs: Vec<SubdomainGeom>,
@@ -145,6 +170,8 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// `threads` domains of `domain_size`² cells, each split into
+    /// `subdomains` pieces as square as possible.
     pub fn new(
         domain_size: usize,
         threads: usize,
@@ -225,10 +252,12 @@ impl Problem {
         })
     }
 
+    /// Subdomains per domain.
     pub fn subdomains_per_domain(&self) -> usize {
         self.sub_rows * self.sub_cols
     }
 
+    /// Interior cells of the global grid.
     pub fn interior_cells(&self) -> usize {
         self.height * self.width
     }

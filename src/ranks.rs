@@ -49,7 +49,7 @@ const ABORT_CODE: i32 = 70;
 
 /// Why a run across ranks cannot start.
 #[derive(Debug, thiserror::Error)]
-pub enum RanksError {
+pub(crate) enum RanksError {
     #[error("MPI was already initialised")]
     Initialised,
     #[error(
@@ -68,14 +68,14 @@ pub enum RanksError {
 }
 
 /// MPI, started for the life of a run (finalised when dropped).
-pub struct Session {
+pub(crate) struct Session {
     universe: Universe,
     pub rank: usize,
     pub size: usize,
 }
 
 impl Session {
-    pub fn start() -> Result<Session, RanksError> {
+    pub(crate) fn start() -> Result<Session, RanksError> {
         let (universe, threading) =
             mpi::initialize_with_threading(Threading::Serialized).ok_or(RanksError::Initialised)?;
         if threading < Threading::Serialized {
@@ -91,7 +91,7 @@ impl Session {
 
     /// Whether every rank says `ok` (a rank that cannot start must not
     /// leave the others waiting for it).
-    pub fn all_ok(&self, ok: bool) -> bool {
+    pub(crate) fn all_ok(&self, ok: bool) -> bool {
         let mut all = 0u8;
         self.universe
             .world()
@@ -104,7 +104,7 @@ impl Session {
     /// numbered rank by rank), and the routes of the edges between ranks.
     /// What runs across ranks at all was checked when the plan was built
     /// (`Plan::check_across_ranks`).
-    pub fn plan(&self, plan: &mut Plan) -> Result<Ranks, RanksError> {
+    pub(crate) fn plan(&self, plan: &mut Plan) -> Result<Ranks, RanksError> {
         let threads = plan.placement.threads();
         let counts = self.gather_all(&[threads as u64]);
         if counts.iter().any(|&c| c != threads as u64) {
@@ -246,7 +246,7 @@ struct Route {
 }
 
 /// This rank's peers (see `runtime/peers.rs`).
-pub struct Ranks {
+pub(crate) struct Ranks {
     rank: usize,
     size: usize,
     threads: usize,

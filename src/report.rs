@@ -14,38 +14,63 @@ use crate::plan::Plan;
 use crate::topology::Topology;
 use crate::variant::Mode;
 
+/// The grid's shape.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GridInfo {
+    /// Cells per side of each domain.
     pub domain_size: usize,
+    /// Rows of domains.
     pub rows: usize,
+    /// Columns of domains.
     pub cols: usize,
+    /// Interior rows of the global grid.
     pub height: usize,
+    /// Interior columns of the global grid.
     pub width: usize,
 }
 
+/// One run, as `--json` writes it and suites and plots read it back: what
+/// ran, where, and everything it measured. docs/running.md lists the
+/// fields a user reads most.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
+    /// The braid that ran it.
     pub braid_version: String,
     /// `wall` for the real runtime, `virtual` for the simulator.
     pub clock: Clock,
+    /// The paper label.
     pub variant: String,
+    /// sync, ssync or async.
     pub mode: Mode,
+    /// ssync's bound (0 otherwise).
     pub staleness: u64,
+    /// Subdomains per domain.
     pub subdomains: usize,
+    /// Threads (across ranks: all of them).
     pub threads: usize,
+    /// Sockets of the selected topology.
     pub sockets: usize,
     /// Core of each thread.
     pub cores: Vec<usize>,
     /// Socket index of each thread.
     pub thread_sockets: Vec<usize>,
+    /// Whether every thread was pinned (false in the simulator).
     pub pinned: bool,
+    /// The machine as braid saw it.
     pub topology: Topology,
+    /// The grid's shape.
     pub grid: GridInfo,
+    /// Seconds the run took (virtual in the simulator).
     pub elapsed_s: f64,
+    /// Why it stopped.
     pub stop_reason: StopReason,
+    /// Each subdomain's updates.
     pub subdomain_updates: Vec<u64>,
+    /// Each thread's subdomain updates.
     pub thread_updates: Vec<u64>,
+    /// Each subdomain's final owner.
     pub owners: Vec<usize>,
+    /// Most minus fewest subdomain updates.
     pub spread: u64,
     /// The least updated subdomain's count over the mean count: how far the
     /// slowest part of the grid fell behind (1 = not at all).
@@ -59,17 +84,22 @@ pub struct Report {
     pub lb_time_share: Option<f64>,
     /// Domain-equivalent iterations per thread per second.
     pub iteration_rate: f64,
+    /// Cell updates per second, all threads together.
     pub cell_updates_per_s: f64,
+    /// Seconds to the residual target; null unless converged.
     pub time_to_solution_s: Option<f64>,
     /// `||r|| / ||r0||` recomputed from the final grid; null when a
     /// simulation only counted.
     pub residual: Option<f64>,
+    /// Whether the verified residual met the target.
     pub converged: bool,
+    /// Convergence estimates the recomputed residual refuted.
     pub refuted_estimates: u32,
     /// Subdomains whose cells followed them to another socket (see
     /// `Outcome::rehomes`).
     #[serde(default)]
     pub rehomes: u64,
+    /// The largest lag of a subdomain over a neighbour seen at an update.
     pub max_staleness_seen: u64,
     /// What the balancer did; null without one.
     pub lb: Option<LbStats>,
@@ -93,6 +123,7 @@ pub struct Report {
     /// lists are then the whole run's, rank by rank).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<RanksInfo>,
+    /// The effective configuration (`threads` resolved).
     pub config: Config,
 }
 
@@ -125,6 +156,7 @@ fn unbalanced_progress(model: &[Forecast], threads: usize) -> Option<f64> {
 }
 
 impl Report {
+    /// The report of `out`, a run of `plan`, with the noise it measured.
     pub fn new(plan: &Plan, out: &Outcome, noise: Option<NoiseReport>) -> Report {
         let p = &plan.problem;
         let total: u64 = out.subdomain_updates.iter().sum();

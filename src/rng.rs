@@ -3,19 +3,12 @@
 //! be reproducible from `seed`, and needs nothing stronger.
 
 /// SplitMix64 from a seed.
-///
-/// ```
-/// use braid::rng::SplitMix64;
-/// let (mut a, mut b) = (SplitMix64(7), SplitMix64(7));
-/// assert_eq!(a.next(), b.next());
-/// assert!(a.below(10) < 10);
-/// ```
 #[derive(Debug, Clone)]
-pub struct SplitMix64(pub u64);
+pub(crate) struct SplitMix64(pub u64);
 
 impl SplitMix64 {
     #[allow(clippy::should_implement_trait)] // not an iterator: it never ends
-    pub fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -24,7 +17,22 @@ impl SplitMix64 {
     }
 
     /// A draw in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
+    }
+}
+
+#[cfg(test)]
+mod examples {
+    //! The documented behaviour of this module's items, as the examples
+    //! their docs would show (rustdoc runs doc examples of public items
+    //! only).
+
+    #[test]
+    fn one_seed_gives_one_sequence_and_below_stays_below() {
+        use crate::rng::SplitMix64;
+        let (mut a, mut b) = (SplitMix64(7), SplitMix64(7));
+        assert_eq!(a.next(), b.next());
+        assert!(a.below(10) < 10);
     }
 }

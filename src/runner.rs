@@ -55,7 +55,7 @@ pub fn run(plan: &Plan) -> Result<(Report, Outcome), StartError> {
 /// Why a command did not finish as asked; the command line maps each kind
 /// to its exit status.
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// The user's input is at fault (a key, a file, a label).
     BadInput(anyhow::Error),
     /// Something else went wrong (writing a file, a worker's panic).
@@ -66,7 +66,7 @@ pub enum Failure {
 
 impl Failure {
     /// The error to print.
-    pub fn error(&self) -> &anyhow::Error {
+    pub(crate) fn error(&self) -> &anyhow::Error {
         match self {
             Failure::BadInput(e) | Failure::Failed(e) | Failure::Interrupted { error: e, .. } => e,
         }
@@ -86,7 +86,7 @@ impl From<anyhow::Error> for Failure {
 /// What the command line asks of a run: where its configuration comes
 /// from and where its outputs go.
 #[derive(Debug, Default)]
-pub struct Request {
+pub(crate) struct Request {
     /// The configuration file (default: `./config.txt` if present).
     pub config: Option<PathBuf>,
     /// A paper label applied over the file.
@@ -103,7 +103,7 @@ pub struct Request {
 
 /// `braid run` or `braid sim`: plans, runs and publishes one run (or this
 /// rank's part of one, under a launcher).
-pub fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> {
+pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> {
     if let Some(ranks) = launched_ranks() {
         if engine != EngineKind::Run || req.replay.is_some() {
             return Err(bad_input(anyhow::anyhow!(

@@ -52,14 +52,14 @@ use crate::problem::{Neighbour, Problem, Side, SubdomainGeom};
 /// The cells of one subdomain: current and next values, both padded with the
 /// halo. The boundary-ring parts of the halo are written once, at creation.
 #[derive(Debug)]
-pub struct Cells {
+pub(crate) struct Cells {
     cur: Vec<f64>,
     next: Vec<f64>,
 }
 
 /// A subdomain's cells, locked: the only way to update them. It carries its
 /// own subdomain, so the cells of one cannot be passed to another's update.
-pub struct Held<'a> {
+pub(crate) struct Held<'a> {
     sub: &'a Subdomain,
     cells: parking_lot::MutexGuard<'a, Cells>,
 }
@@ -87,7 +87,7 @@ struct Stats {
 }
 
 #[derive(Debug)]
-pub struct Subdomain {
+pub(crate) struct Subdomain {
     pub geom: SubdomainGeom,
     cells: Mutex<Cells>,
     edges: [Edges; 2],
@@ -96,7 +96,7 @@ pub struct Subdomain {
 
 /// Which version of its neighbours' edges an update reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EdgeVersion {
+pub(crate) enum EdgeVersion {
     /// The version equal to the updating subdomain's own count (sync).
     Own,
     /// Whatever each neighbour has published last (ssync, async).
@@ -143,7 +143,7 @@ impl Cells {
 }
 
 impl Subdomain {
-    pub fn new(problem: &Problem, geom: &SubdomainGeom) -> Self {
+    pub(crate) fn new(problem: &Problem, geom: &SubdomainGeom) -> Self {
         let (h, w) = (geom.height, geom.width);
         let cells = Cells::initial(problem, geom);
         let make_edges = || Edges {
@@ -178,18 +178,18 @@ impl Subdomain {
 
     /// Allocates and fills the cells on the calling thread (`thread`), if
     /// they are not yet: a worker calls it for its subdomains after pinning.
-    pub fn touch(&self, problem: &Problem, thread: usize) {
+    pub(crate) fn touch(&self, problem: &Problem, thread: usize) {
         self.lock().ensure_touched(problem, thread);
     }
 
     /// The thread that first wrote the current cells (`usize::MAX` when the
     /// calling thread of [`build`] did).
-    pub fn first_toucher(&self) -> usize {
+    pub(crate) fn first_toucher(&self) -> usize {
         self.stats.toucher.load(Ordering::Relaxed)
     }
 
     /// Updates done so far.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.stats.count.load(Ordering::Acquire)
     }
 
@@ -202,20 +202,20 @@ impl Subdomain {
 
     /// Squared local residual seen by the last update (of the state before
     /// it); infinite before the first update that computes one.
-    pub fn residual_sq(&self) -> f64 {
+    pub(crate) fn residual_sq(&self) -> f64 {
         f64::from_bits(self.stats.residual_sq.load(Ordering::Relaxed))
     }
 
-    pub fn owner(&self) -> usize {
+    pub(crate) fn owner(&self) -> usize {
         self.stats.owner.load(Ordering::Acquire)
     }
 
-    pub fn set_owner(&self, thread: usize) {
+    pub(crate) fn set_owner(&self, thread: usize) {
         self.stats.owner.store(thread, Ordering::Release);
     }
 
     /// Locks the cells for an update.
-    pub fn lock(&self) -> Held<'_> {
+    pub(crate) fn lock(&self) -> Held<'_> {
         Held {
             sub: self,
             cells: self.cells.lock(),
@@ -223,7 +223,7 @@ impl Subdomain {
     }
 
     /// Locks the cells if nobody holds them.
-    pub fn try_lock(&self) -> Option<Held<'_>> {
+    pub(crate) fn try_lock(&self) -> Option<Held<'_>> {
         Some(Held {
             sub: self,
             cells: self.cells.try_lock()?,
@@ -232,7 +232,7 @@ impl Subdomain {
 
     /// Copies the interior into `out`, a padded global grid (nothing for
     /// cells never touched: `out` already holds the initial values).
-    pub fn copy_into(&self, out: &mut ndarray::Array2<f64>) {
+    pub(crate) fn copy_into(&self, out: &mut ndarray::Array2<f64>) {
         let cells = self.cells.lock();
         if cells.cur.is_empty() {
             return;
@@ -295,7 +295,8 @@ impl Subdomain {
     /// the subdomain across it reads): its count, then its values as bits.
     /// A rank sends this to the peer that holds the subdomain across `side`
     /// (see `runtime/peers.rs`).
-    pub fn export_edge(&self, side: Side, out: &mut Vec<u64>) {
+    #[cfg(any(test, feature = "mpi"))]
+    pub(crate) fn export_edge(&self, side: Side, out: &mut Vec<u64>) {
         let v = self.count();
         out.push(v);
         let edge = &self.edges[(v % 2) as usize].sides[side.index()];
@@ -306,7 +307,8 @@ impl Subdomain {
     /// here (a peer rank's, which no worker of this rank updates): the values
     /// into the copy of the count's parity, then the count with Release, as
     /// an update publishes them. Only the rank's exchanging thread calls it.
-    pub fn import_edge(&self, side: Side, data: &[u64]) {
+    #[cfg(any(test, feature = "mpi"))]
+    pub(crate) fn import_edge(&self, side: Side, data: &[u64]) {
         let (&count, values) = data.split_first().expect("an edge starts with its count");
         let edge = &self.edges[(count % 2) as usize].sides[side.index()];
         assert_eq!(edge.len(), values.len(), "an edge of the wrong length");
@@ -317,13 +319,15 @@ impl Subdomain {
     }
 
     /// Cells on `side`'s edge.
-    pub fn edge_len(&self, side: Side) -> usize {
+    #[cfg(feature = "mpi")]
+    pub(crate) fn edge_len(&self, side: Side) -> usize {
         self.edges[0].sides[side.index()].len()
     }
 
     /// Appends the interior cells, row by row (the initial values if they
     /// were never touched).
-    pub fn interior_into(&self, problem: &Problem, out: &mut Vec<f64>) {
+    #[cfg(any(test, feature = "mpi"))]
+    pub(crate) fn interior_into(&self, problem: &Problem, out: &mut Vec<f64>) {
         let cells = self.cells.lock();
         let g = &self.geom;
         if cells.cur.is_empty() {
@@ -340,7 +344,7 @@ impl Subdomain {
 
     /// Largest amount by which this subdomain's count is ahead of a
     /// neighbour's (0 when none is behind).
-    pub fn lag(&self, subs: &[Subdomain]) -> u64 {
+    pub(crate) fn lag(&self, subs: &[Subdomain]) -> u64 {
         crate::schedule::lag(self.count(), &self.geom.neighbours, |n| subs[n].count())
     }
 }
@@ -349,7 +353,7 @@ impl Held<'_> {
     /// Allocates the cells on the calling thread (`thread`) if nobody has
     /// yet: a subdomain handed over before its first owner got to it is
     /// allocated by whoever updates it first.
-    pub fn ensure_touched(&mut self, problem: &Problem, thread: usize) {
+    pub(crate) fn ensure_touched(&mut self, problem: &Problem, thread: usize) {
         if self.cells.cur.is_empty() {
             *self.cells = Cells::initial(problem, &self.sub.geom);
             self.sub.stats.toucher.store(thread, Ordering::Relaxed);
@@ -358,7 +362,7 @@ impl Held<'_> {
 
     /// Moves the cells into memory this thread touches first
     /// ([`Cells::rehome`]) and records it as their first toucher.
-    pub fn rehome(&mut self, thread: usize) {
+    pub(crate) fn rehome(&mut self, thread: usize) {
         self.cells.rehome();
         self.sub.stats.toucher.store(thread, Ordering::Relaxed);
     }
@@ -366,7 +370,7 @@ impl Held<'_> {
     /// One Jacobi update: [`Self::begin_update`] then [`Self::finish_update`].
     /// `pause` runs between the two (a test hook to stall a thread inside
     /// an update).
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         subs: &[Subdomain],
         version: EdgeVersion,
@@ -381,7 +385,12 @@ impl Held<'_> {
     /// Computes the next values into the spare buffer, reading the
     /// neighbours' edges as published now. Nothing is visible to others
     /// until [`Self::finish_update`].
-    pub fn begin_update(&mut self, subs: &[Subdomain], version: EdgeVersion, residual: Residual) {
+    pub(crate) fn begin_update(
+        &mut self,
+        subs: &[Subdomain],
+        version: EdgeVersion,
+        residual: Residual,
+    ) {
         let sub = self.sub;
         let cells = &mut *self.cells;
         let (h, w) = (sub.geom.height, sub.geom.width);
@@ -397,7 +406,7 @@ impl Held<'_> {
 
     /// Makes the values computed by [`Self::begin_update`] current and
     /// publishes them: edges first, then the count (`Release`).
-    pub fn finish_update(&mut self) {
+    pub(crate) fn finish_update(&mut self) {
         let sub = self.sub;
         let cells = &mut *self.cells;
         let c = sub.stats.count.load(Ordering::Relaxed);
@@ -408,7 +417,7 @@ impl Held<'_> {
 }
 
 /// All subdomains of a problem, in id order.
-pub fn build(problem: &Problem) -> Vec<Subdomain> {
+pub(crate) fn build(problem: &Problem) -> Vec<Subdomain> {
     problem
         .subs
         .iter()
@@ -418,7 +427,7 @@ pub fn build(problem: &Problem) -> Vec<Subdomain> {
 
 /// All subdomains of a problem with their edges published but their cells
 /// not allocated: each owner [touches](Subdomain::touch) its own.
-pub fn build_untouched(problem: &Problem) -> Vec<Subdomain> {
+pub(crate) fn build_untouched(problem: &Problem) -> Vec<Subdomain> {
     // One subdomain's cells at a time: across ranks, a rank holds the
     // edges of the whole problem but never all its cells.
     problem
@@ -434,7 +443,8 @@ pub fn build_untouched(problem: &Problem) -> Vec<Subdomain> {
 
 /// Writes a subdomain's interior cells, row by row as
 /// [`Subdomain::interior_into`] gives them, into a padded global grid.
-pub fn place_interior(grid: &mut ndarray::Array2<f64>, g: &SubdomainGeom, cells: &[f64]) {
+#[cfg(any(test, feature = "mpi"))]
+pub(crate) fn place_interior(grid: &mut ndarray::Array2<f64>, g: &SubdomainGeom, cells: &[f64]) {
     assert_eq!(cells.len(), g.cells(), "an interior of the wrong size");
     for (i, row) in cells.chunks_exact(g.width).enumerate() {
         for (j, &v) in row.iter().enumerate() {
@@ -444,7 +454,7 @@ pub fn place_interior(grid: &mut ndarray::Array2<f64>, g: &SubdomainGeom, cells:
 }
 
 /// The padded global grid assembled from the subdomains' current cells.
-pub fn assemble(problem: &Problem, subs: &[Subdomain]) -> ndarray::Array2<f64> {
+pub(crate) fn assemble(problem: &Problem, subs: &[Subdomain]) -> ndarray::Array2<f64> {
     let mut grid = problem.initial_grid();
     for s in subs {
         s.copy_into(&mut grid);

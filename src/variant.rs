@@ -25,6 +25,7 @@ pub enum Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BalancerKind {
+    /// No balancer.
     None,
     /// Every socket balanced on its own.
     Split,
@@ -43,9 +44,15 @@ pub enum Variant {
     /// One subdomain per domain, a barrier per iteration.
     Sync,
     /// One subdomain per domain, neighbours at most `staleness` apart.
-    Ssync { staleness: u64 },
+    Ssync {
+        /// The bound, in updates.
+        staleness: u64,
+    },
+    /// `subdomains` per domain, no waiting, balanced or not.
     Async {
+        /// Subdomains per domain.
         subdomains: usize,
+        /// The balancer, if any.
         balancer: Option<LabelBalancer>,
     },
 }
@@ -54,14 +61,18 @@ pub enum Variant {
 /// builds the engines' [`Balancer`](crate::engine::Balancer) from it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LabelBalancer {
+    /// Which balancer.
     pub pick: Pick,
+    /// How often it is called.
     pub interval: Interval,
 }
 
 /// One named balancer, or `auto` (chosen while running).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pick {
+    /// This strategy over this scope.
     One(Named),
+    /// Chosen while running from `lb_candidates`, by measured effort.
     Auto,
 }
 
@@ -79,6 +90,7 @@ pub enum Pick {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Interval {
+    /// Every this many seconds.
     Seconds(f64),
     /// `lb_interval = auto`: when the imbalance accumulated since the last
     /// call is predicted to cost what a call does (`schedule::balancer`).
@@ -176,6 +188,7 @@ impl Variant {
         }
     }
 
+    /// The balancer, in a balanced async label only.
     pub fn balancer(&self) -> Option<LabelBalancer> {
         match *self {
             Variant::Async { balancer, .. } => balancer,
@@ -184,6 +197,7 @@ impl Variant {
     }
 }
 
+/// A label that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown variant `{label}`: {reason}; expected sync, ssync(n), async(n) or \
@@ -192,7 +206,9 @@ impl Variant {
      greedy, refine, anticipate, residual) alone or with -split or -hybrid"
 )]
 pub struct VariantError {
+    /// The label, as given.
     pub label: String,
+    /// What is wrong with it.
     pub reason: String,
 }
 

@@ -315,13 +315,13 @@ fn sibling_loops(sources: &[Source]) -> Vec<String> {
 
 fn reaches(
     edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
-    from: &Vec<String>,
-    to: &Vec<String>,
+    from: &[String],
+    to: &[String],
 ) -> bool {
     let mut seen = BTreeSet::new();
-    let mut stack = vec![from.clone()];
+    let mut stack = vec![from.to_vec()];
     while let Some(n) = stack.pop() {
-        if &n == to {
+        if n == to {
             return true;
         }
         if seen.insert(n.clone()) {

@@ -291,6 +291,7 @@ fn what_does_not_run_across_ranks_is_refused_with_exit_2() {
 #[test]
 fn a_suite_runs_its_samples_through_a_launcher() {
     let dir = scratch("mpi_suite");
+    // SAFETY: geteuid has no preconditions.
     let root = if unsafe { libc::geteuid() } == 0 {
         " --allow-run-as-root"
     } else {

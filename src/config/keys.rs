@@ -19,6 +19,7 @@ use crate::variant::{BalancerKind, Interval, Mode, Strategy};
 /// One key as `config.txt` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
+    /// As written on the left of `=`.
     pub name: &'static str,
     /// The default, as written in `config.txt`.
     pub default: &'static str,
@@ -53,7 +54,12 @@ macro_rules! config_keys {
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #[serde(default)]
         pub struct Config {
-            $( $(#[doc = $doc])* pub $key: $ty, )*
+            $(
+                #[doc = concat!("`", stringify!($key), "` (config.txt, `braid config`)")]
+                #[doc = ""]
+                $(#[doc = $doc])*
+                pub $key: $ty,
+            )*
         }
 
         /// Every key, in `config.txt` order.

@@ -21,10 +21,14 @@ use crate::variant::{BalancerKind, LabelBalancer, Mode, Pick, Strategy, Variant,
 /// Where a setting came from, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
+    /// A line of a configuration file.
     File {
+        /// The file.
         path: PathBuf,
+        /// Its line, from 1.
         line: usize,
     },
+    /// A `KEY=VALUE` override on the command line, as given.
     Override(String),
     /// A default in the key table.
     Default,
@@ -40,36 +44,67 @@ impl fmt::Display for Origin {
     }
 }
 
+/// A configuration that cannot be read: each names the key and where it
+/// was set.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The file cannot be read (missing, special, too large, not text).
     #[error("cannot read config file {path}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
+    /// A line that is not `key = value`.
     #[error("{origin}: expected `key = value`, got `{text}`")]
-    Syntax { origin: Origin, text: String },
+    Syntax {
+        /// Where.
+        origin: Origin,
+        /// The line or argument.
+        text: String,
+    },
+    /// A key braid does not know.
     #[error("{origin}: unknown key `{key}` (known keys: {})", key_names())]
-    UnknownKey { origin: Origin, key: String },
+    UnknownKey {
+        /// Where.
+        origin: Origin,
+        /// The key.
+        key: String,
+    },
+    /// A key set twice in one file.
     #[error("{origin}: key `{key}` is set twice (first on line {first})")]
     Duplicate {
+        /// Where the second one is.
         origin: Origin,
+        /// The key.
         key: String,
+        /// The line of the first.
         first: usize,
     },
+    /// A key overridden twice on one command line.
     #[error("override `{key}` is given twice (overrides {first} and {second})")]
     DuplicateOverride {
+        /// The key.
         key: String,
+        /// Which overrides, from 1.
         first: usize,
+        /// The second of them.
         second: usize,
     },
+    /// A value outside the key's type or bounds.
     #[error("{origin}: `{key}`: {expected}, got `{value}`")]
     BadValue {
+        /// Where.
         origin: Origin,
+        /// The key.
         key: &'static str,
+        /// The value, cut to 80 characters.
         value: String,
+        /// What the key takes.
         expected: String,
     },
+    /// A paper label that does not parse.
     #[error(transparent)]
     Variant(#[from] VariantError),
 }
@@ -116,8 +151,6 @@ impl Config {
         Ok(())
     }
 
-    /// Applies `KEY=VALUE` overrides from the command line, in order; a key
-    /// given twice is refused, as in a file.
     /// The files this configuration names (noise traces, an XML topology)
     /// read from `dir` instead of the working directory: what a process
     /// started in `dir` will open.
@@ -132,6 +165,8 @@ impl Config {
         cfg
     }
 
+    /// Applies `KEY=VALUE` overrides from the command line, in order; a key
+    /// given twice is refused, as in a file.
     pub fn apply_overrides<S: AsRef<str>>(&mut self, texts: &[S]) -> Result<(), ConfigError> {
         let mut seen: Vec<(&str, usize)> = Vec::new();
         for (i, text) in texts.iter().enumerate() {

@@ -9,7 +9,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// `auto`, or a value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AutoOr<T> {
+    /// braid chooses (each key says how).
     Auto,
+    /// This value.
     Value(T),
 }
 
@@ -73,6 +75,7 @@ impl<T: fmt::Display> fmt::Display for AutoOr<T> {
 pub struct NoiseCore {
     /// `auto`: the core of the thread whose domain touches the source.
     pub core: AutoOr<usize>,
+    /// The share of the core to take, in (0, 1).
     pub duty: Option<f64>,
     /// A trace in the selfish format (`braid-noise --record`), relative to
     /// the working directory.

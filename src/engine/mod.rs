@@ -55,7 +55,9 @@ impl EngineKind {
 /// simulator only with `numerics = true`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Numbers {
+    /// Every cell's value: the real arithmetic, a residual, a final grid.
     Held,
+    /// Update counts only (the simulator's fast mode).
     Counted,
 }
 
@@ -66,9 +68,15 @@ pub enum Scheme {
     /// Global barrier after every iteration: sequential Jacobi, bit for bit.
     Sync,
     /// A subdomain runs at most `staleness` updates ahead of a neighbour.
-    Ssync { staleness: u64 },
+    Ssync {
+        /// The bound, in updates.
+        staleness: u64,
+    },
     /// No waiting; optionally balanced.
-    Async { balancer: Option<Balancer> },
+    Async {
+        /// The balancer, if any.
+        balancer: Option<Balancer>,
+    },
 }
 
 impl Scheme {
@@ -108,7 +116,9 @@ impl Scheme {
 /// built by `plan`).
 #[derive(Debug, Clone)]
 pub struct Balancer {
+    /// Which policy each call asks.
     pub policies: Policies,
+    /// How long from one call to the next.
     pub interval: Interval,
 }
 
@@ -125,6 +135,7 @@ impl Balancer {
 /// Which policy a balancer call asks.
 #[derive(Debug, Clone)]
 pub enum Policies {
+    /// This one, at every call.
     One(Arc<dyn Policy>),
     /// `balancer = auto`: one of these at a time, chosen while running by
     /// measured effort (`schedule::choose`).
@@ -135,7 +146,9 @@ pub enum Policies {
 /// residual target need it; it costs about 15% more per cell).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Residual {
+    /// The plain sweep.
     Skip,
+    /// The sweep with the local residual fused in.
     Compute,
 }
 
@@ -143,8 +156,11 @@ pub enum Residual {
 /// number `after` (counted in subdomain updates), holding that subdomain.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Stall {
+    /// The thread, from 0.
     pub thread: usize,
+    /// Its update at which it stalls.
     pub after: u64,
+    /// For how long.
     pub seconds: f64,
 }
 
@@ -153,22 +169,28 @@ pub struct Stall {
 /// slower.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Slow {
+    /// The thread, from 0.
     pub thread: usize,
+    /// Its extra time per update, as a multiple of the update's own.
     pub factor: f64,
 }
 
 /// What an engine needs to know to run a plan.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// sync, ssync or async, with what each needs.
     pub scheme: Scheme,
     /// Subdomain updates after which a thread stops the run.
     pub update_budget: u64,
     /// Relative residual target, if any.
     pub tolerance: Option<f64>,
+    /// When the run stops regardless, if ever.
     pub time_limit: Option<Duration>,
     /// How often counts and owners are sampled; `None` = no trace.
     pub trace_interval: Option<Duration>,
+    /// The stall test hook, if set.
     pub stall: Option<Stall>,
+    /// The slow test hook, if set.
     pub slow: Option<Slow>,
     /// Set by SIGINT/SIGTERM (when the CLI installed it): stops the run.
     pub interrupt: Interrupt,
@@ -190,10 +212,12 @@ impl Settings {
         }
     }
 
+    /// The scheme's mode.
     pub fn mode(&self) -> Mode {
         self.scheme.mode()
     }
 
+    /// Whether updates compute their residual: with a target only.
     pub fn residual(&self) -> Residual {
         match self.tolerance {
             Some(_) => Residual::Compute,

@@ -63,8 +63,11 @@ impl StopReason {
 /// What the balancer did over a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LbStats {
+    /// Balancer calls.
     pub calls: u64,
+    /// Subdomains moved.
     pub moves: u64,
+    /// Of those, the moves to a thread on another socket.
     pub cross_socket_moves: u64,
     /// Time spent inside balancer calls, all threads together.
     pub time_s: f64,
@@ -129,32 +132,44 @@ impl Effort {
 /// A balancer that ran from `from_s` on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ran {
+    /// From when, seconds.
     pub from_s: f64,
+    /// Which balancer.
     pub balancer: Named,
 }
 
 /// A candidate of `balancer = auto` and its mean effort over its last trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tried {
+    /// The candidate.
     pub balancer: Named,
+    /// Its mean effort (time lost per unit of time).
     pub effort: f64,
 }
 
 /// Every subdomain's update count and owner at one moment.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceSample {
+    /// When, seconds from the start.
     pub t_s: f64,
+    /// Every subdomain's update count.
     pub counts: Vec<u64>,
+    /// Every subdomain's owning thread.
     pub owners: Vec<usize>,
 }
 
 /// Everything a finished run measured (by the runtime or the simulator).
 #[derive(Debug, Clone)]
 pub struct Outcome {
+    /// Wall or virtual.
     pub clock: Clock,
+    /// How long the run took on that clock, seconds.
     pub elapsed_s: f64,
+    /// Why it stopped.
     pub stop: StopReason,
+    /// Each subdomain's updates.
     pub subdomain_updates: Vec<u64>,
+    /// Each thread's subdomain updates.
     pub thread_updates: Vec<u64>,
     /// Final owner of each subdomain.
     pub owners: Vec<usize>,
@@ -162,7 +177,9 @@ pub struct Outcome {
     pub grid: Option<Array2<f64>>,
     /// `||r|| / ||r0||` recomputed from `grid`.
     pub residual: Option<f64>,
+    /// Whether `residual` met the target.
     pub converged: bool,
+    /// `elapsed_s`, when converged.
     pub time_to_solution_s: Option<f64>,
     /// Largest lag of a subdomain over a neighbour seen at any update.
     pub max_staleness_seen: u64,
@@ -188,7 +205,9 @@ pub struct Outcome {
 /// A run across MPI ranks (`mpirun -n R braid run`, feature `mpi`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RanksInfo {
+    /// How many ranks.
     pub ranks: usize,
+    /// Threads each rank ran.
     pub threads_per_rank: usize,
     /// The host each rank ran on.
     pub hosts: Vec<String>,

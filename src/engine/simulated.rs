@@ -14,6 +14,7 @@ use crate::noise::NoisePlan;
 /// like, what an operation costs, and what the simulation holds.
 #[derive(Debug, Clone)]
 pub struct SimSettings {
+    /// What each operation costs in virtual time.
     pub costs: SimCosts,
     /// The grid's numbers (`numerics = true`), or counts only.
     pub numbers: Numbers,

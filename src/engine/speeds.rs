@@ -28,22 +28,36 @@ pub struct MeasuredSpeeds {
     pub rates: Vec<Vec<f64>>,
 }
 
+/// A trace that cannot be replayed; each names the sample at fault (from 1).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpeedsError {
+    /// The run was not traced.
     #[error("it has no trace: record the run with trace_interval > 0 (e.g. 0.01)")]
     NoTrace,
+    /// Time or a count goes back.
     #[error("sample {sample} does not follow the one before it (time or counts go back)")]
-    Disorder { sample: usize },
+    Disorder {
+        /// The sample.
+        sample: usize,
+    },
+    /// A sample of another size than the first.
     #[error("sample {sample} has {got} subdomains or owners, the run {want}")]
     Shape {
+        /// The sample.
         sample: usize,
+        /// Its subdomains.
         got: usize,
+        /// The first sample's.
         want: usize,
     },
+    /// An owner that is not a thread of the run.
     #[error("sample {sample} names thread {owner}, but the run had {threads}")]
     Owner {
+        /// The sample.
         sample: usize,
+        /// The owner named.
         owner: usize,
+        /// The run's threads.
         threads: usize,
     },
 }
@@ -112,6 +126,7 @@ impl MeasuredSpeeds {
         })
     }
 
+    /// How many threads were measured.
     pub fn threads(&self) -> usize {
         self.rates.len()
     }

@@ -3,9 +3,9 @@
 //! appends one record per finished sample to a results file. See
 //! [`suite`] for the file format and [`results`] for resuming.
 
-pub mod provenance;
-pub mod results;
-pub mod suite;
+pub(crate) mod provenance;
+pub(crate) mod results;
+pub(crate) mod suite;
 
 use std::collections::HashSet;
 use std::io::{IsTerminal, Read};
@@ -27,7 +27,7 @@ use results::{Record, ResultsFile, Status};
 use suite::{LoadedSuite, Sample};
 
 #[derive(Debug, Error)]
-pub enum ExperimentError {
+pub(crate) enum ExperimentError {
     #[error("cannot read {path}")]
     Read {
         path: PathBuf,
@@ -79,7 +79,7 @@ pub enum ExperimentError {
 
 impl ExperimentError {
     /// True when the user's input is at fault (exit status 2).
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         !matches!(
             self,
             ExperimentError::Results { .. } | ExperimentError::Spawn { .. }
@@ -89,7 +89,7 @@ impl ExperimentError {
 
 /// What a finished invocation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub total: usize,
     /// Samples the results file already held as done.
     pub skipped: usize,
@@ -104,7 +104,7 @@ pub struct Summary {
 
 /// Runs every sample of `suite` not yet done in the results file at `out`
 /// (samples recorded as failed run again), until done or `interrupt`.
-pub fn run(
+pub(crate) fn run(
     suite: &LoadedSuite,
     out: &Path,
     interrupt: &Interrupt,

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::topology::Topology;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Provenance {
+pub(crate) struct Provenance {
     pub braid_version: String,
     /// `git describe`-style revision of the source braid was built from,
     /// `-dirty` if it had uncommitted changes; "unknown" outside a checkout.
@@ -25,7 +25,7 @@ pub struct Provenance {
 }
 
 impl Provenance {
-    pub fn new(
+    pub(crate) fn new(
         config: &Config,
         topology: &Topology,
         noise_calibration: Option<&braid_noise::Calibration>,
@@ -45,7 +45,7 @@ impl Provenance {
     }
 
     #[cfg(test)]
-    pub fn for_tests() -> Provenance {
+    pub(crate) fn for_tests() -> Provenance {
         Provenance::new(&Config::default(), &Topology::detect(), None)
     }
 }

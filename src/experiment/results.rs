@@ -18,14 +18,14 @@ use crate::report::Report;
 /// How a sample ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub(crate) enum Status {
     Ok,
     Failed,
 }
 
 /// One line of a results file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Record {
+pub(crate) struct Record {
     pub suite: String,
     pub suite_digest: String,
     pub figure: Figure,
@@ -44,7 +44,7 @@ pub struct Record {
 }
 
 /// A results file opened for appending, and what it already holds.
-pub struct Opened {
+pub(crate) struct Opened {
     pub file: ResultsFile,
     /// Keys of the samples recorded as done.
     pub done: HashSet<String>,
@@ -53,7 +53,7 @@ pub struct Opened {
 }
 
 /// An open results file, positioned at its end.
-pub struct ResultsFile {
+pub(crate) struct ResultsFile {
     file: File,
     path: PathBuf,
 }
@@ -68,7 +68,7 @@ impl ResultsFile {
     /// Only the file's own directory is created, and only when its parent
     /// exists (`results/` in a fresh clone); a path that is not a regular
     /// file (`/dev/full`, a FIFO) is refused before it is read.
-    pub fn open(path: &Path, digest: &str) -> Result<Opened, ExperimentError> {
+    pub(crate) fn open(path: &Path, digest: &str) -> Result<Opened, ExperimentError> {
         let io = |source| ExperimentError::Open {
             path: path.to_path_buf(),
             source,
@@ -100,7 +100,7 @@ impl ResultsFile {
     }
 
     /// Appends one record as one line and waits until it is on disk.
-    pub fn append(&mut self, record: &Record) -> Result<(), ExperimentError> {
+    pub(crate) fn append(&mut self, record: &Record) -> Result<(), ExperimentError> {
         let mut line = serde_json::to_string(record).expect("a record serializes");
         line.push('\n');
         self.file
@@ -221,14 +221,15 @@ fn scan(path: &Path, text: &str, digest: &str) -> Result<Scan, ExperimentError> 
     Ok(out)
 }
 
-/// Reads every record of a results file (for plotting). A torn last line is
-/// skipped, as resuming would cut it.
-pub fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
+/// Every record of a results file, without line numbers.
+#[cfg(test)]
+pub(crate) fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
     Ok(read_numbered(path)?.into_iter().map(|(_, r)| r).collect())
 }
 
-/// [`read`], with each record's line number (from 1).
-pub fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, ExperimentError> {
+/// Reads every record of a results file (for plotting), with its line
+/// number (from 1). A torn last line is skipped, as resuming would cut it.
+pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, ExperimentError> {
     let text =
         crate::files::read_text(path, crate::limits::MAX_RESULTS_BYTES).map_err(|source| {
             ExperimentError::Read {

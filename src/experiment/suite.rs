@@ -14,7 +14,7 @@ use crate::limits::{MAX_SAMPLES, MAX_SECONDS, MAX_TEXT_BYTES};
 /// Which of the paper's figures a suite feeds; `braid plot` draws by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Figure {
+pub(crate) enum Figure {
     /// Figure 3: iteration rate against spread.
     Landscape,
     /// Figures 4 and 5 and Table 2: time to solution, quiet and noisy.
@@ -31,7 +31,7 @@ pub enum Figure {
 /// A suite as written in its TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Suite {
+pub(crate) struct Suite {
     pub name: String,
     pub figure: Figure,
     pub engine: EngineKind,
@@ -66,7 +66,7 @@ pub struct Suite {
 /// Where and how hard the payoff map's noise goes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Payoff {
+pub(crate) struct Payoff {
     /// Shares of a core the noise takes, each in (0, 1).
     pub duties: Vec<f64>,
     /// Named sets of noisy cores, in panel order.
@@ -77,14 +77,14 @@ pub struct Payoff {
 /// core ids like "0,1,2,3".
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Placement {
+pub(crate) struct Placement {
     pub name: String,
     pub cores: String,
 }
 
 impl Placement {
     /// The `noise_cores` value for this placement at `duty`.
-    pub fn noise_cores(&self, duty: f64) -> String {
+    pub(crate) fn noise_cores(&self, duty: f64) -> String {
         self.cores
             .split(',')
             .map(|c| format!("{}:{duty}", c.trim()))
@@ -111,7 +111,7 @@ fn default_noise_set() -> BTreeMap<String, toml::Value> {
 
 /// One run of one variant under one noise setting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
+pub(crate) struct Sample {
     pub variant: String,
     pub noise: bool,
     pub repetition: u32,
@@ -124,7 +124,7 @@ pub struct Sample {
 
 impl Sample {
     /// Identifies the sample within its suite (what resuming skips).
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         let noise = match (&self.placement, self.duty) {
             (Some(p), Some(d)) => format!("{p} @ {d}"),
             _ if self.noise => "noise".into(),
@@ -136,13 +136,13 @@ impl Sample {
 
 /// A suite read from disk, where it lives, and its expansion.
 #[derive(Debug, Clone)]
-pub struct LoadedSuite {
+pub(crate) struct LoadedSuite {
     pub suite: Suite,
     pub path: PathBuf,
 }
 
 impl LoadedSuite {
-    pub fn load(path: &Path, repeat: Option<u32>) -> Result<LoadedSuite, ExperimentError> {
+    pub(crate) fn load(path: &Path, repeat: Option<u32>) -> Result<LoadedSuite, ExperimentError> {
         let text =
             crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|e| ExperimentError::Read {
                 path: path.to_path_buf(),
@@ -179,7 +179,7 @@ impl LoadedSuite {
     /// Samples in run order: repetitions outermost and each variant's quiet
     /// and noisy runs next to each other, so an interrupted suite still
     /// holds matched pairs and slow drift of the machine spreads evenly.
-    pub fn samples(&self) -> Vec<Sample> {
+    pub(crate) fn samples(&self) -> Vec<Sample> {
         let s = &self.suite;
         let mut out = Vec::new();
         for repetition in 0..s.repetitions {
@@ -208,7 +208,7 @@ impl LoadedSuite {
     }
 
     /// The `KEY=VALUE` overrides of a sample, suite keys first.
-    pub fn overrides(&self, sample: &Sample) -> Vec<String> {
+    pub(crate) fn overrides(&self, sample: &Sample) -> Vec<String> {
         let s = &self.suite;
         let noisy = sample.noise.then_some(&s.noise_set);
         let mut out: Vec<String> = s
@@ -233,7 +233,7 @@ impl LoadedSuite {
     /// A digest of everything that defines the samples' meaning except the
     /// repetition count, so `--repeat` can extend a results file but an
     /// edited suite cannot append to one.
-    pub fn digest(&self) -> String {
+    pub(crate) fn digest(&self) -> String {
         let mut s = self.suite.clone();
         s.repetitions = 0;
         let canonical = serde_json::to_string(&s).expect("a suite serializes");
@@ -242,7 +242,7 @@ impl LoadedSuite {
 
     /// Where the samples run: the suite's own directory, so that a
     /// `config.txt` next to the suite (if any) is the base configuration.
-    pub fn dir(&self) -> PathBuf {
+    pub(crate) fn dir(&self) -> PathBuf {
         match self.path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),

@@ -30,55 +30,101 @@ pub use simulated::sim_costs;
 /// Why a configuration cannot run here.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
+    /// A key or value that does not parse.
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// Keys that are each within bounds but do not go together.
     #[error("`{key}`: {message}")]
-    Invalid { key: &'static str, message: String },
+    Invalid {
+        /// The key to change.
+        key: &'static str,
+        /// Why, and what would do.
+        message: String,
+    },
+    /// Cores, sockets or threads this machine cannot give.
     #[error(transparent)]
     Topology(#[from] TopologyError),
+    /// A split that does not fit the domain.
     #[error("`subdomains`/`domain_size`: {0}")]
     Decomposition(#[from] DecompositionError),
+    /// A noisy core that is not there, or named twice.
     #[error(
         "`noise_cores`: core {core} is not available or named twice (available: {available}; \
          auto is the core of the thread next to the source)"
     )]
-    NoiseCore { core: usize, available: String },
+    NoiseCore {
+        /// The core.
+        core: usize,
+        /// The cores there are.
+        available: String,
+    },
+    /// A trace that cannot be replayed.
     #[error("`noise_cores`: trace {file}: {message}")]
     NoiseTrace {
+        /// Its file.
         file: std::path::PathBuf,
+        /// What is wrong with it.
         message: String,
     },
+    /// More subdomains than braid builds.
     #[error(
         "`threads` x `subdomains` = {total} subdomains, more than braid handles ({max}); \
          use fewer threads or subdomains"
     )]
-    TooManySubdomains { total: u128, max: usize },
+    TooManySubdomains {
+        /// Asked for.
+        total: u128,
+        /// The bound.
+        max: usize,
+    },
+    /// More memory than the machine (or `memory_limit`) allows.
     #[error(
         "`memory_limit`: this run needs about {needed} (grids, subdomains and trace), more than \
          the {limit} {which}; use a smaller domain_size, or set memory_limit = GIB to allow it"
     )]
     Memory {
+        /// The run's estimate.
         needed: Bytes,
+        /// The limit.
         limit: Bytes,
+        /// Where the limit comes from.
         which: &'static str,
     },
+    /// A residual target in a simulation that only counts.
     #[error("`tolerance`: a residual target needs numerics = true in the simulator")]
     ToleranceNeedsNumerics,
+    /// Two simulated threads on one core.
     #[error(
         "`threads`: the simulator gives every thread its own core; {threads} threads on {cores} cores"
     )]
-    SimOversubscribed { threads: usize, cores: usize },
+    SimOversubscribed {
+        /// Threads asked for.
+        threads: usize,
+        /// Cores of the simulated machine.
+        cores: usize,
+    },
+    /// A speed for a core the simulated machine does not have.
     #[error("`sim_speed`: core {0} is not in sim_topology")]
     UnknownSimCore(usize),
+    /// Replayed speeds of another number of threads.
     #[error(
         "`threads`: the replayed speeds are of {measured} threads, this simulation has {threads}"
     )]
-    SpeedThreads { measured: usize, threads: usize },
+    SpeedThreads {
+        /// Threads of the recorded run.
+        measured: usize,
+        /// Threads of this simulation.
+        threads: usize,
+    },
+    /// A final grid asked of a simulation that only counts.
     #[error("--grid needs numerics = true in the simulator")]
     GridNeedsNumerics,
+    /// What runs across MPI ranks does not support yet.
     #[error("{what} does not run across ranks yet; run it in one process")]
-    NotAcrossRanks { what: &'static str },
+    NotAcrossRanks {
+        /// What.
+        what: &'static str,
+    },
 }
 
 /// A run, ready for its engine.
@@ -88,9 +134,13 @@ pub struct Plan {
     pub config: Config,
     /// Which engine the plan is for.
     pub engine: EngineKind,
+    /// The grid, its decomposition and its subdomains.
     pub problem: Problem,
+    /// The machine's selected sockets and cores.
     pub topology: Topology,
+    /// Where each thread is pinned.
     pub placement: Placement,
+    /// What the engine needs.
     pub settings: Settings,
     /// Parasites to run next to the solve, if any.
     pub noise: Option<NoisePlan>,

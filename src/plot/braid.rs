@@ -13,7 +13,7 @@ use crate::experiment::results::Record;
 
 const STRANDS: usize = 4;
 
-pub fn has_trace(r: &Record) -> bool {
+pub(super) fn has_trace(r: &Record) -> bool {
     r.report
         .as_ref()
         .and_then(|rep| rep.trace.as_ref())
@@ -29,14 +29,14 @@ struct Strand {
     moves: Vec<(f64, f64)>,
 }
 
-pub struct Braid {
+pub(super) struct Braid {
     title: String,
     virtual_time: bool,
     strands: Vec<Strand>,
 }
 
 impl Braid {
-    pub fn new(r: &Record) -> Braid {
+    pub(super) fn new(r: &Record) -> Braid {
         let rep = r.report.as_ref().expect("a braid record has a report");
         let trace: &[TraceSample] = rep.trace.as_deref().unwrap_or_default();
         let subs = trace.first().map_or(0, |s| s.counts.len());

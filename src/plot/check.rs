@@ -51,7 +51,7 @@ fn needs(figure: Figure, engine: EngineKind, r: &Report) -> Vec<(&'static str, F
 }
 
 /// Checks the report of a finished record read from `path` at `line`.
-pub fn record(path: &Path, line: usize, r: &Record) -> Result<(), PlotError> {
+pub(super) fn record(path: &Path, line: usize, r: &Record) -> Result<(), PlotError> {
     let bad = |field: &str, problem: String| PlotError::BadField {
         path: path.to_path_buf(),
         line,

@@ -29,13 +29,13 @@ struct Panel {
     lines: Vec<Line>,
 }
 
-pub struct EffortOverTime {
+pub(super) struct EffortOverTime {
     variants: Vec<String>,
     panels: Vec<Panel>,
 }
 
 /// Whether a record has an effort series to draw.
-pub fn has_effort(r: &Record) -> bool {
+pub(super) fn has_effort(r: &Record) -> bool {
     r.report
         .as_ref()
         .and_then(|rep| rep.lb.as_ref())
@@ -70,7 +70,7 @@ fn binned(series: &[Effort], bins: usize) -> Vec<(f64, f64)> {
 }
 
 impl EffortOverTime {
-    pub fn new(records: &[&Record]) -> EffortOverTime {
+    pub(super) fn new(records: &[&Record]) -> EffortOverTime {
         let records: Vec<&Record> = records.iter().copied().filter(|r| has_effort(r)).collect();
         let variants = variant_order(&records);
         let panels = by_engine(&records)
@@ -102,7 +102,7 @@ impl EffortOverTime {
         EffortOverTime { variants, panels }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.panels.is_empty()
     }
 

@@ -27,13 +27,13 @@ struct Panel {
     points: Vec<Point>,
 }
 
-pub struct Landscape {
+pub(super) struct Landscape {
     variants: Vec<String>,
     panels: Vec<Panel>,
 }
 
 /// Variant labels in order of first appearance (the suite's order).
-pub fn variant_order(records: &[&Record]) -> Vec<String> {
+pub(super) fn variant_order(records: &[&Record]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in records {
         if !out.contains(&r.sample.variant) {
@@ -44,7 +44,7 @@ pub fn variant_order(records: &[&Record]) -> Vec<String> {
 }
 
 impl Landscape {
-    pub fn new(records: &[&Record]) -> Landscape {
+    pub(super) fn new(records: &[&Record]) -> Landscape {
         let variants = variant_order(records);
         let mut panels = Vec::new();
         for (engine, of) in by_engine(records) {
@@ -230,7 +230,7 @@ where
 }
 
 /// Marker family of a label: 0 sync/ssync, 1 plain async, 2 balanced.
-pub fn family(variant: &str) -> u8 {
+pub(super) fn family(variant: &str) -> u8 {
     if variant.contains('+') {
         2
     } else if variant.starts_with("async") {

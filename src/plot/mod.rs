@@ -26,7 +26,7 @@ use crate::files::write_atomic;
 use crate::report::Report;
 
 #[derive(Debug, Error)]
-pub enum PlotError {
+pub(crate) enum PlotError {
     #[error(transparent)]
     Results(#[from] ExperimentError),
     #[error("nothing to plot: no finished samples in {0}")]
@@ -50,7 +50,7 @@ pub enum PlotError {
 }
 
 impl PlotError {
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         match self {
             PlotError::Results(e) => e.is_bad_input(),
             PlotError::Empty(_)
@@ -124,7 +124,7 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
 
 /// Reads every results file and writes every figure the records allow;
 /// returns the files written.
-pub fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let mut ok: Vec<Record> = Vec::new();
     for path in inputs {
         for (line, r) in results::read_numbered(path)? {

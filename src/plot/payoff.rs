@@ -23,7 +23,7 @@ struct Panel {
     ideal: Vec<(f64, f64)>,
 }
 
-pub struct PayoffMap {
+pub(super) struct PayoffMap {
     variants: Vec<String>,
     panels: Vec<Panel>,
 }
@@ -44,7 +44,7 @@ fn model_sum(r: &Record, field: impl Fn(&Forecast) -> f64) -> Option<f64> {
 }
 
 impl PayoffMap {
-    pub fn new(records: &[&Record]) -> PayoffMap {
+    pub(super) fn new(records: &[&Record]) -> PayoffMap {
         let variants = variant_order(records);
         let mut placements: Vec<String> = Vec::new();
         let mut duties: Vec<f64> = Vec::new();
@@ -111,7 +111,7 @@ impl PayoffMap {
         PayoffMap { variants, panels }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.panels.iter().all(|p| p.lines.is_empty())
     }
 }

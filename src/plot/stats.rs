@@ -2,7 +2,7 @@
 //! numpy's default, so numbers match a quick check in Python).
 
 /// The q-quantile (0..=1) of `v`; None when empty.
-pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
+pub(super) fn quantile(v: &[f64], q: f64) -> Option<f64> {
     if v.is_empty() {
         return None;
     }
@@ -15,7 +15,7 @@ pub fn quantile(v: &[f64], q: f64) -> Option<f64> {
 
 /// Minimum, 25th, 50th, 75th percentile and maximum.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Five {
+pub(super) struct Five {
     pub min: f64,
     pub q1: f64,
     pub median: f64,
@@ -24,7 +24,7 @@ pub struct Five {
 }
 
 impl Five {
-    pub fn of(v: &[f64]) -> Option<Five> {
+    pub(super) fn of(v: &[f64]) -> Option<Five> {
         Some(Five {
             min: quantile(v, 0.0)?,
             q1: quantile(v, 0.25)?,

@@ -26,7 +26,7 @@ fn paper(variant: &str) -> (&'static str, &'static str) {
     }
 }
 
-pub struct Line {
+pub(super) struct Line {
     pub engine: EngineKind,
     pub variant: String,
     pub quiet: Option<f64>,
@@ -37,12 +37,12 @@ pub struct Line {
 }
 
 impl Line {
-    pub fn increase(&self) -> Option<f64> {
+    pub(super) fn increase(&self) -> Option<f64> {
         Some(self.noisy? / self.quiet? - 1.0)
     }
 }
 
-pub fn lines(records: &[&Record]) -> Vec<Line> {
+pub(super) fn lines(records: &[&Record]) -> Vec<Line> {
     let variants = variant_order(records);
     let mut out = Vec::new();
     for (engine, of) in by_engine(records) {
@@ -69,7 +69,7 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
 }
 
-pub fn write(records: &[&Record], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+pub(super) fn write(records: &[&Record], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let lines = lines(records);
     let mut md = String::from(
         "# Table 2: time to solution increase when 19% noise is added to one core\n\n\

@@ -15,26 +15,26 @@ use super::{
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
 
-pub struct Row {
+pub(super) struct Row {
     pub variant: String,
     pub quiet: Option<Five>,
     pub noisy: Option<Five>,
 }
 
-pub struct Panel {
+pub(super) struct Panel {
     title: String,
     noise: String,
     virtual_time: bool,
     pub rows: Vec<Row>,
 }
 
-pub struct TimeToSolution {
+pub(super) struct TimeToSolution {
     pub panels: Vec<Panel>,
 }
 
 /// Times to solution of one variant under one noise setting (converged
 /// samples only).
-pub fn times(records: &[&Record], variant: &str, noise: bool) -> Vec<f64> {
+pub(super) fn times(records: &[&Record], variant: &str, noise: bool) -> Vec<f64> {
     records
         .iter()
         .filter(|r| r.sample.variant == variant && r.sample.noise == noise)
@@ -43,7 +43,7 @@ pub fn times(records: &[&Record], variant: &str, noise: bool) -> Vec<f64> {
 }
 
 impl TimeToSolution {
-    pub fn new(records: &[&Record]) -> TimeToSolution {
+    pub(super) fn new(records: &[&Record]) -> TimeToSolution {
         let variants = variant_order(records);
         let mut panels = Vec::new();
         for (engine, of) in by_engine(records) {

@@ -32,10 +32,12 @@ use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
 
 /// How far below the group's mean per-subdomain rate a thread must be for
 /// its deficit to count as growing (timing jitter must not).
-pub const BAND: f64 = 0.02;
+pub(super) const BAND: f64 = 0.02;
 
+/// ULBA's anticipation (the top of this file says what it does and where it departs from its source).
 #[derive(Debug, Clone)]
 pub struct Anticipate {
+    /// Scope and thresholds.
     pub bounds: Bounds,
     /// Extra unloading of an overloading thread, in [0, 1).
     pub alpha: f64,

@@ -30,8 +30,10 @@ use std::collections::BinaryHeap;
 
 use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
 
+/// Charm++ GreedyLB's idea on measured rates (the top of this file says how).
 #[derive(Debug, Clone)]
 pub struct Greedy {
+    /// Scope and thresholds.
     pub bounds: Bounds,
 }
 

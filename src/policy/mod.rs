@@ -47,6 +47,7 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// Every strategy, Algorithm 1 first.
     pub const ALL: [Strategy; 6] = [
         Strategy::Progressive,
         Strategy::Steal,
@@ -84,6 +85,7 @@ impl Strategy {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Named {
+    /// Which strategy.
     pub strategy: Strategy,
     /// A hybrid scope parsed from a name has period 0 until the caller
     /// sets it (labels carry it; `hybrid_period` for candidates).
@@ -209,10 +211,12 @@ impl<'a> Snapshot<'a> {
 }
 
 impl Snapshot<'_> {
+    /// How many threads.
     pub fn threads(&self) -> usize {
         self.thread_sockets.len()
     }
 
+    /// How many sockets (one more than the highest socket index).
     pub fn sockets(&self) -> usize {
         self.thread_sockets.iter().max().map_or(0, |&s| s + 1)
     }
@@ -343,6 +347,7 @@ pub fn improves(r_to: f64, n_to: usize, r_from: f64, n_from: usize) -> bool {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounds {
+    /// Which threads are balanced together at a call.
     pub scope: Scope,
     /// A donor keeps more than this many subdomains.
     pub low: usize,
@@ -363,8 +368,11 @@ impl Bounds {
 /// Subdomain `sub` goes from thread `from` to thread `to`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Move {
+    /// The subdomain.
     pub sub: usize,
+    /// Its owner now.
     pub from: usize,
+    /// Its owner after the move.
     pub to: usize,
 }
 

@@ -66,12 +66,19 @@ pub enum Scope {
     /// Each socket on its own; nothing crosses sockets.
     Split,
     /// Split, plus one cross-socket move every `period` calls.
-    Hybrid { period: u64 },
+    Hybrid {
+        /// Calls between cross-socket moves (`hybrid_period`).
+        period: u64,
+    },
 }
 
+/// The paper's Algorithm 1 with braid's departures, each of which can be
+/// turned off (the top of this file says which, and why).
 #[derive(Debug, Clone)]
 pub struct Progressive {
+    /// Scope and thresholds.
     pub bounds: Bounds,
+    /// Most/least updated pairs looked at per call (`pairs`).
     pub pairs: usize,
     /// The dead band: a pair whose count gap is at most this is left alone.
     pub min_gap: u64,
@@ -79,6 +86,7 @@ pub struct Progressive {
     /// update each of its subdomains faster than the donor does now (by
     /// their progress since the last call).
     pub predict: bool,
+    /// Seeds hybrid's cross-socket pick (with the call number).
     pub seed: u64,
 }
 

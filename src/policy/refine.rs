@@ -30,8 +30,10 @@ use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
 /// A donor's own subdomains, least updated on top: (count, id).
 type Donor = BinaryHeap<Reverse<(u64, usize)>>;
 
+/// Charm++ RefineLB's idea on measured rates (the top of this file says how).
 #[derive(Debug, Clone)]
 pub struct Refine {
+    /// Scope and thresholds.
     pub bounds: Bounds,
     /// How far above the ideal load a thread may stay (0.1 = 10%).
     pub tolerance: f64,

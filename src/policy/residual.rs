@@ -27,8 +27,10 @@
 
 use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group, improves};
 
+/// The largest local residuals to the fastest threads, after Bahi et al. (the top of this file says how).
 #[derive(Debug, Clone)]
 pub struct ResidualFirst {
+    /// Scope and thresholds.
     pub bounds: Bounds,
 }
 

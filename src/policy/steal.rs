@@ -27,8 +27,10 @@
 
 use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group, improves};
 
+/// Receiver-initiated stealing by measured rate (the top of this file says how).
 #[derive(Debug, Clone)]
 pub struct Steal {
+    /// Scope and thresholds.
     pub bounds: Bounds,
 }
 

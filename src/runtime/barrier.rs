@@ -49,7 +49,7 @@ use super::sync::AtomicUsize;
 use crate::engine::StopReason;
 
 #[derive(Debug)]
-pub struct StopBarrier {
+pub(crate) struct StopBarrier {
     threads: usize,
     arrived: CachePadded<AtomicUsize>,
     generation: CachePadded<AtomicUsize>,
@@ -57,13 +57,13 @@ pub struct StopBarrier {
 
 /// What a thread does after the barrier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Crossing {
+pub(crate) enum Crossing {
     Continue,
     Stop,
 }
 
 impl StopBarrier {
-    pub fn new(threads: usize) -> Self {
+    pub(crate) fn new(threads: usize) -> Self {
         StopBarrier {
             threads,
             arrived: CachePadded::new(AtomicUsize::new(0)),
@@ -71,7 +71,11 @@ impl StopBarrier {
         }
     }
 
-    pub fn wait(&self, stop: &StopFlag, leader: impl FnOnce() -> Option<StopReason>) -> Crossing {
+    pub(crate) fn wait(
+        &self,
+        stop: &StopFlag,
+        leader: impl FnOnce() -> Option<StopReason>,
+    ) -> Crossing {
         let generation = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);

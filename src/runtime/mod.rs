@@ -26,7 +26,7 @@
 
 mod balancer;
 mod barrier;
-pub mod peers;
+pub(crate) mod peers;
 mod stop;
 mod sync;
 mod worker;
@@ -37,8 +37,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-pub use barrier::{Crossing, StopBarrier};
-pub use stop::{Idler, StopFlag};
+pub(crate) use barrier::{Crossing, StopBarrier};
+pub(crate) use stop::{Idler, StopFlag};
 
 use crate::engine::{Clock, Outcome, Settings, StopReason, TraceSample};
 use crate::problem::{Problem, residual_norm};
@@ -150,7 +150,8 @@ pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Out
 /// Runs this rank's part of `problem` (the threads `peers.threads()` of the
 /// global `placement`) to the end, with its peers (see [`peers`]). The
 /// outcome is the whole run's on every rank; only rank 0's has the grid.
-pub fn run_ranks(
+#[cfg(any(test, feature = "mpi"))]
+pub(crate) fn run_ranks(
     problem: &Problem,
     placement: &Placement,
     settings: &Settings,

@@ -65,7 +65,7 @@ use crate::subdomain::Subdomain;
 /// What one rank brings to an exchange; the same type carries what all
 /// ranks agreed.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Wish {
+pub(crate) struct Wish {
     /// The stop this rank wants now (its time limit, an interrupt, a worker
     /// at its budget); over all ranks, the most urgent.
     pub stop: Option<StopReason>,
@@ -78,7 +78,7 @@ pub struct Wish {
 }
 
 /// The other ranks of a run.
-pub trait Peers: Sync {
+pub(crate) trait Peers: Sync {
     /// The global ids of the threads (and domains) this rank runs.
     fn threads(&self) -> Range<usize>;
     /// Called once by every rank before the clock starts.
@@ -98,18 +98,7 @@ pub trait Peers: Sync {
 
 /// How urgent a stop is: the most urgent of all ranks' wishes wins, in the
 /// order [`StopRule::first`] prefers (a panic aborts the job before).
-///
-/// ```
-/// use braid::engine::StopReason::*;
-/// use braid::runtime::peers::{from_urgency, urgency};
-/// assert!(urgency(Some(Interrupted)) > urgency(Some(MaxIterations)));
-/// assert!(urgency(Some(MaxIterations)) > urgency(Some(TimeLimit)));
-/// assert!(urgency(Some(TimeLimit)) > urgency(None));
-/// for r in [None, Some(Converged), Some(TimeLimit), Some(Interrupted)] {
-///     assert_eq!(from_urgency(urgency(r)), r);
-/// }
-/// ```
-pub fn urgency(stop: Option<StopReason>) -> u64 {
+pub(crate) fn urgency(stop: Option<StopReason>) -> u64 {
     match stop {
         None => 0,
         Some(StopReason::Converged) => 1,
@@ -122,7 +111,7 @@ pub fn urgency(stop: Option<StopReason>) -> u64 {
 }
 
 /// The inverse of [`urgency`] (`None` for an unknown code).
-pub fn from_urgency(code: u64) -> Option<StopReason> {
+pub(crate) fn from_urgency(code: u64) -> Option<StopReason> {
     StopReason::ALL
         .into_iter()
         .find(|&r| urgency(Some(r)) == code)
@@ -130,21 +119,7 @@ pub fn from_urgency(code: u64) -> Option<StopReason> {
 
 /// Whether, and why, the run stops after an exchange that agreed `all`: the
 /// same on every rank, since every rank has the same `all`, rule and line.
-///
-/// ```
-/// use braid::engine::StopReason::*;
-/// use braid::runtime::peers::{verdict, Wish};
-/// use braid::schedule::{EstimateLine, StopRule};
-/// let rule = StopRule { budget: 10, time_limit: None };
-/// let line = EstimateLine::new(1.0, Some(0.1)); // met at 0.01
-/// let all = |stop, estimate_sq, most_updates| Wish { stop, estimate_sq, most_updates };
-/// assert_eq!(verdict(&rule, &line, all(None, 1.0, 3)), None);
-/// assert_eq!(verdict(&rule, &line, all(None, 0.01, 3)), Some(Converged));
-/// assert_eq!(verdict(&rule, &line, all(Some(TimeLimit), 0.01, 3)), Some(TimeLimit));
-/// assert_eq!(verdict(&rule, &line, all(Some(TimeLimit), 1.0, 10)), Some(MaxIterations));
-/// assert_eq!(verdict(&rule, &line, all(Some(Interrupted), 1.0, 10)), Some(Interrupted));
-/// ```
-pub fn verdict(rule: &StopRule, line: &EstimateLine, all: Wish) -> Option<StopReason> {
+pub(crate) fn verdict(rule: &StopRule, line: &EstimateLine, all: Wish) -> Option<StopReason> {
     let look = Verdicts {
         interrupted: all.stop == Some(StopReason::Interrupted),
         most_updates: Some(all.most_updates),
@@ -157,7 +132,7 @@ pub fn verdict(rule: &StopRule, line: &EstimateLine, all: Wish) -> Option<StopRe
 
 /// The subdomain ids of the domains `threads`, for `spd` subdomains per
 /// domain.
-pub fn subs_of(threads: &Range<usize>, spd: usize) -> Range<usize> {
+pub(crate) fn subs_of(threads: &Range<usize>, spd: usize) -> Range<usize> {
     threads.start * spd..threads.end * spd
 }
 
@@ -166,3 +141,53 @@ pub fn subs_of(threads: &Range<usize>, spd: usize) -> Range<usize> {
 /// test`); `tests/mpi.rs` checks the MPI side under mpirun.
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod examples {
+    //! The documented behaviour of this module's items, as the examples
+    //! their docs would show (rustdoc runs doc examples of public items
+    //! only).
+
+    #[test]
+    fn urgency_orders_the_stops_and_round_trips() {
+        use crate::engine::StopReason::*;
+        use crate::runtime::peers::{from_urgency, urgency};
+        assert!(urgency(Some(Interrupted)) > urgency(Some(MaxIterations)));
+        assert!(urgency(Some(MaxIterations)) > urgency(Some(TimeLimit)));
+        assert!(urgency(Some(TimeLimit)) > urgency(None));
+        for r in [None, Some(Converged), Some(TimeLimit), Some(Interrupted)] {
+            assert_eq!(from_urgency(urgency(r)), r);
+        }
+    }
+
+    #[test]
+    fn every_rank_reaches_the_same_verdict_from_the_same_wishes() {
+        use crate::engine::StopReason::*;
+        use crate::runtime::peers::{Wish, verdict};
+        use crate::schedule::{EstimateLine, StopRule};
+        let rule = StopRule {
+            budget: 10,
+            time_limit: None,
+        };
+        let line = EstimateLine::new(1.0, Some(0.1)); // met at 0.01
+        let all = |stop, estimate_sq, most_updates| Wish {
+            stop,
+            estimate_sq,
+            most_updates,
+        };
+        assert_eq!(verdict(&rule, &line, all(None, 1.0, 3)), None);
+        assert_eq!(verdict(&rule, &line, all(None, 0.01, 3)), Some(Converged));
+        assert_eq!(
+            verdict(&rule, &line, all(Some(TimeLimit), 0.01, 3)),
+            Some(TimeLimit)
+        );
+        assert_eq!(
+            verdict(&rule, &line, all(Some(TimeLimit), 1.0, 10)),
+            Some(MaxIterations)
+        );
+        assert_eq!(
+            verdict(&rule, &line, all(Some(Interrupted), 1.0, 10)),
+            Some(Interrupted)
+        );
+    }
+}

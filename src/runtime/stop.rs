@@ -48,7 +48,7 @@ fn from_code(code: u8) -> Option<StopReason> {
 }
 
 #[derive(Debug)]
-pub struct StopFlag(AtomicU8);
+pub(crate) struct StopFlag(AtomicU8);
 
 impl Default for StopFlag {
     fn default() -> Self {
@@ -57,27 +57,27 @@ impl Default for StopFlag {
 }
 
 impl StopFlag {
-    pub fn request(&self, reason: StopReason) {
+    pub(crate) fn request(&self, reason: StopReason) {
         let _ = self
             .0
             .compare_exchange(RUNNING, code(reason), Ordering::AcqRel, Ordering::Acquire);
     }
 
-    pub fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.0.load(Ordering::Acquire) != RUNNING
     }
 
-    pub fn reason(&self) -> Option<StopReason> {
+    pub(crate) fn reason(&self) -> Option<StopReason> {
         from_code(self.0.load(Ordering::Acquire))
     }
 
     /// Clears the flag for the next epoch of a run.
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         self.0.store(RUNNING, Ordering::Release);
     }
 
     /// Sleeps up to `d`, returning early once the flag is set.
-    pub fn sleep(&self, d: Duration) {
+    pub(crate) fn sleep(&self, d: Duration) {
         let end = Instant::now() + d;
         while !self.is_set() {
             let now = Instant::now();
@@ -100,7 +100,7 @@ const SPIN_BEFORE_SLEEP: Duration = Duration::from_millis(2);
 /// [`SPIN_BEFORE_SLEEP`] sleep briefly. Callers re-check their condition and
 /// the stop flag between steps; `reset` when the wait is over.
 #[derive(Debug, Default)]
-pub struct Idler {
+pub(crate) struct Idler {
     backoff: Backoff,
     since: Option<Instant>,
 }
@@ -113,7 +113,7 @@ impl Idler {
     }
 
     #[cfg(not(feature = "loom"))]
-    pub fn idle(&mut self) {
+    pub(crate) fn idle(&mut self) {
         if !self.backoff.is_completed() {
             self.backoff.snooze();
             return;
@@ -126,7 +126,7 @@ impl Idler {
         }
     }
 
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.backoff.reset();
         self.since = None;
     }

@@ -10,20 +10,8 @@ use crate::engine::{Balancer, EFFORT_SAMPLES, Effort, Interval, LbStats, Policie
 use crate::policy::{HISTORY, Move, Policy, Snapshot};
 
 /// Whose turn it is to call the balancer, and from when.
-///
-/// ```
-/// use braid::schedule::Rotation;
-/// let mut r = Rotation::new(3, 10);
-/// assert!(r.is_due(0, 0) && !r.is_due(1, 0));
-/// r.advance(0, 4);
-/// assert_eq!((r.turn(), r.due()), (1, 14));
-/// assert!(!r.is_due(1, 13) && r.is_due(1, 14));
-/// r.advance(1, 20);
-/// r.advance(2, 30);
-/// assert_eq!(r.turn(), 0); // round robin
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rotation {
+pub(crate) struct Rotation {
     threads: usize,
     interval: u64,
     turn: usize,
@@ -32,7 +20,7 @@ pub struct Rotation {
 
 impl Rotation {
     /// Thread 0 may call at once; then one call per `interval` ticks.
-    pub fn new(threads: usize, interval: u64) -> Self {
+    pub(crate) fn new(threads: usize, interval: u64) -> Self {
         Rotation {
             threads: threads.max(1),
             interval,
@@ -42,47 +30,47 @@ impl Rotation {
     }
 
     /// The thread that may call next.
-    pub fn turn(&self) -> usize {
+    pub(crate) fn turn(&self) -> usize {
         self.turn
     }
 
     /// The tick from which that call is due.
-    pub fn due(&self) -> u64 {
+    pub(crate) fn due(&self) -> u64 {
         self.due
     }
 
     /// Whether thread `t` calls the balancer at tick `now`.
-    pub fn is_due(&self, t: usize, now: u64) -> bool {
+    pub(crate) fn is_due(&self, t: usize, now: u64) -> bool {
         Self::is_due_at(self.turn, self.due, t, now)
     }
 
     /// The same rule on a turn and due tick read from elsewhere (the
     /// runtime's lock-free fast path reads them from atomics).
-    pub fn is_due_at(turn: usize, due: u64, t: usize, now: u64) -> bool {
+    pub(crate) fn is_due_at(turn: usize, due: u64, t: usize, now: u64) -> bool {
         turn == t && now >= due
     }
 
     /// From the next call on, `interval` ticks between calls
     /// (`lb_interval = auto`).
-    pub fn set_interval(&mut self, interval: u64) {
+    pub(crate) fn set_interval(&mut self, interval: u64) {
         self.interval = interval;
     }
 
     /// Thread `t` called at tick `now`: the next thread's turn, one interval
     /// on (counted from the call's start, so a call's cost does not delay
     /// the next).
-    pub fn advance(&mut self, t: usize, now: u64) {
+    pub(crate) fn advance(&mut self, t: usize, now: u64) {
         self.turn = (t + 1) % self.threads;
         self.due = now.saturating_add(self.interval);
     }
 }
 
 /// `lb_interval = auto`'s bounds, seconds: never more often than this...
-pub const AUTO_MIN_S: f64 = 1e-4;
+pub(crate) const AUTO_MIN_S: f64 = 1e-4;
 /// ...nor less often than this (so that noise that starts is noticed).
-pub const AUTO_MAX_S: f64 = 0.1;
+pub(crate) const AUTO_MAX_S: f64 = 0.1;
 /// ...and this until a rate is known (the paper's interval).
-pub const AUTO_START_S: f64 = 1e-3;
+pub(crate) const AUTO_START_S: f64 = 1e-3;
 
 /// The caller's side of a balancer call: the policy, what it needs to
 /// remember between calls, and the tally of what it did.
@@ -109,7 +97,7 @@ pub const AUTO_START_S: f64 = 1e-3;
 /// quiet interval is not proof that the run is quiet; a longer one would
 /// also see less).
 #[derive(Debug)]
-pub struct Caller {
+pub(crate) struct Caller {
     candidates: Vec<Arc<dyn Policy>>,
     chooser: Option<Chooser>,
     auto_interval: bool,
@@ -137,7 +125,7 @@ pub struct Caller {
 }
 
 impl Caller {
-    pub fn new(balancer: &Balancer) -> Self {
+    pub(crate) fn new(balancer: &Balancer) -> Self {
         let (candidates, chooser) = match &balancer.policies {
             Policies::One(p) => (vec![p.clone()], None),
             Policies::Auto(ps) => (ps.clone(), Some(Chooser::new(ps.len()))),
@@ -164,7 +152,8 @@ impl Caller {
     }
 
     /// A caller of one policy at a fixed interval.
-    pub fn of(policy: Arc<dyn Policy>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn of(policy: Arc<dyn Policy>) -> Self {
         Caller::new(&Balancer {
             policies: Policies::One(policy),
             interval: Interval::Seconds(0.0),
@@ -175,7 +164,12 @@ impl Caller {
     /// measures each thread's progress and rate since the previous call and
     /// the effort of that interval, picks the policy, and returns its moves
     /// (to be applied with [`Caller::apply`] once the view is released).
-    pub fn decide(&mut self, view: &impl View, thread_sockets: &[usize], now_s: f64) -> Vec<Move> {
+    pub(crate) fn decide(
+        &mut self,
+        view: &impl View,
+        thread_sockets: &[usize],
+        now_s: f64,
+    ) -> Vec<Move> {
         self.stats.calls += 1;
         let n = view.subdomains();
         self.counts.clear();
@@ -270,7 +264,7 @@ impl Caller {
     }
 
     /// Applies `moves` in order and counts them.
-    pub fn apply(&mut self, moves: &[Move], thread_sockets: &[usize], sets: &mut impl Sets) {
+    pub(crate) fn apply(&mut self, moves: &[Move], thread_sockets: &[usize], sets: &mut impl Sets) {
         for &m in moves {
             apply(m, sets);
             self.stats.moves += 1;
@@ -283,21 +277,14 @@ impl Caller {
 
     /// Adds the time a call took (measured by the runtime, charged by the
     /// simulator), in seconds.
-    pub fn spent(&mut self, seconds: f64) {
+    pub(crate) fn spent(&mut self, seconds: f64) {
         self.stats.time_s += seconds;
         self.last_cost_s = seconds;
     }
 
     /// `lb_interval = auto`: seconds until the next call, `sqrt(2 C / m)`
     /// within [`AUTO_MIN_S`], [`AUTO_MAX_S`]; `None` at a fixed interval.
-    ///
-    /// ```
-    /// use braid::schedule::balancer::{AUTO_MAX_S, auto_interval_s};
-    /// // A 20 us call against a gap growing at 10% per second: 20 ms.
-    /// assert!((auto_interval_s(20e-6, Some(0.1)) - 0.02).abs() < 1e-12);
-    /// assert_eq!(auto_interval_s(20e-6, Some(0.0)), AUTO_MAX_S);
-    /// ```
-    pub fn next_interval_s(&self) -> Option<f64> {
+    pub(crate) fn next_interval_s(&self) -> Option<f64> {
         let calls = self.stats.calls.max(1) as f64;
         let last = self.last_interval_s.max(AUTO_MIN_S);
         self.auto_interval
@@ -306,7 +293,7 @@ impl Caller {
 
     /// The tally, with each `balancer = auto` candidate's last measured
     /// effort.
-    pub fn stats(&self) -> LbStats {
+    pub(crate) fn stats(&self) -> LbStats {
         let mut stats = self.stats.clone();
         if let Some(c) = &self.chooser {
             stats.tried = c
@@ -326,7 +313,7 @@ impl Caller {
 }
 
 /// The interval before the first call has measured anything.
-pub fn start_interval(interval: Interval) -> std::time::Duration {
+pub(crate) fn start_interval(interval: Interval) -> std::time::Duration {
     interval
         .duration()
         .unwrap_or_else(|| std::time::Duration::from_secs_f64(AUTO_START_S))
@@ -334,7 +321,7 @@ pub fn start_interval(interval: Interval) -> std::time::Duration {
 
 /// `sqrt(2 cost / growth)` within the auto bounds ([`AUTO_START_S`] while
 /// the growth is unknown).
-pub fn auto_interval_s(cost_s: f64, growth: Option<f64>) -> f64 {
+pub(crate) fn auto_interval_s(cost_s: f64, growth: Option<f64>) -> f64 {
     match growth {
         None => AUTO_START_S,
         Some(m) if m <= 0.0 => AUTO_MAX_S,
@@ -345,14 +332,7 @@ pub fn auto_interval_s(cost_s: f64, growth: Option<f64>) -> f64 {
 /// How fast the slowest thread's progress gap grows, in seconds of mean
 /// progress per second: `1 - min(rho_t) / rho` over the threads holding
 /// subdomains, `rho_t = rate_t / held_t`, `rho = sum(rate) / sum(held)`.
-///
-/// ```
-/// use braid::schedule::balancer::progress_gap_growth;
-/// // Rates 50 and 100 at 4 subdomains each: rho 12.5 against 18.75.
-/// assert!((progress_gap_growth(&[50.0, 100.0], &[4, 4]) - 1.0 / 3.0).abs() < 1e-12);
-/// assert_eq!(progress_gap_growth(&[100.0, 100.0], &[4, 4]), 0.0);
-/// ```
-pub fn progress_gap_growth(rates: &[f64], held: &[usize]) -> f64 {
+pub(crate) fn progress_gap_growth(rates: &[f64], held: &[usize]) -> f64 {
     let (rate, subs): (f64, usize) = (rates.iter().sum(), held.iter().sum());
     if rate <= 0.0 || subs == 0 {
         return 0.0;
@@ -368,7 +348,7 @@ pub fn progress_gap_growth(rates: &[f64], held: &[usize]) -> f64 {
 }
 
 /// One move, in the order the handoff protocol needs.
-pub fn apply(m: Move, sets: &mut impl Sets) {
+pub(crate) fn apply(m: Move, sets: &mut impl Sets) {
     sets.set_owner(m.sub, m.to);
     sets.remove(m.from, m.sub);
     sets.add(m.to, m.sub);
@@ -378,3 +358,39 @@ pub fn apply(m: Move, sets: &mut impl Sets) {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod examples {
+    //! The documented behaviour of this module's items, as the examples
+    //! their docs would show (rustdoc runs doc examples of public items
+    //! only).
+
+    #[test]
+    fn threads_take_turns_one_interval_apart() {
+        use crate::schedule::Rotation;
+        let mut r = Rotation::new(3, 10);
+        assert!(r.is_due(0, 0) && !r.is_due(1, 0));
+        r.advance(0, 4);
+        assert_eq!((r.turn(), r.due()), (1, 14));
+        assert!(!r.is_due(1, 13) && r.is_due(1, 14));
+        r.advance(1, 20);
+        r.advance(2, 30);
+        assert_eq!(r.turn(), 0); // round robin
+    }
+
+    #[test]
+    fn the_auto_interval_balances_cost_against_growth() {
+        use crate::schedule::balancer::{AUTO_MAX_S, auto_interval_s};
+        // A 20 us call against a gap growing at 10% per second: 20 ms.
+        assert!((auto_interval_s(20e-6, Some(0.1)) - 0.02).abs() < 1e-12);
+        assert_eq!(auto_interval_s(20e-6, Some(0.0)), AUTO_MAX_S);
+    }
+
+    #[test]
+    fn the_gap_grows_with_the_slowest_threads_deficit() {
+        use crate::schedule::balancer::progress_gap_growth;
+        // Rates 50 and 100 at 4 subdomains each: rho 12.5 against 18.75.
+        assert!((progress_gap_growth(&[50.0, 100.0], &[4, 4]) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(progress_gap_growth(&[100.0, 100.0], &[4, 4]), 0.0);
+    }
+}

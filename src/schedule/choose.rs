@@ -13,12 +13,12 @@
 //! then explore again, since noise changes.
 
 /// Calls each candidate makes when explored.
-pub const TRIAL: u64 = 8;
+pub(crate) const TRIAL: u64 = 8;
 /// Calls the best candidate makes before the candidates are tried again.
-pub const EXPLOIT: u64 = 96;
+pub(crate) const EXPLOIT: u64 = 96;
 
 #[derive(Debug, Clone)]
-pub struct Chooser {
+pub(crate) struct Chooser {
     /// Mean effort of each candidate's last trial, once it has had one.
     means: Vec<Option<f64>>,
     current: usize,
@@ -31,18 +31,7 @@ pub struct Chooser {
 }
 
 impl Chooser {
-    /// ```
-    /// use braid::schedule::choose::{Chooser, TRIAL};
-    /// let mut c = Chooser::new(2);
-    /// // Candidate 0 loses 30% of the time, candidate 1 only 10%.
-    /// for _ in 0..2 * TRIAL {
-    ///     let now = c.pick();
-    ///     c.record(if now == 0 { 0.3 } else { 0.1 }, 1.0);
-    /// }
-    /// assert_eq!(c.pick(), 1);
-    /// assert!(c.means()[0].unwrap() > c.means()[1].unwrap());
-    /// ```
-    pub fn new(candidates: usize) -> Self {
+    pub(crate) fn new(candidates: usize) -> Self {
         Chooser {
             means: vec![None; candidates.max(1)],
             current: 0,
@@ -55,7 +44,7 @@ impl Chooser {
 
     /// The interval after the current candidate's last call cost `lost`
     /// seconds (imbalance and call) over `time` seconds.
-    pub fn record(&mut self, lost: f64, time: f64) {
+    pub(crate) fn record(&mut self, lost: f64, time: f64) {
         // The first interval of a trial follows the previous one's call.
         if self.exploring && self.made > 1 {
             self.lost += lost;
@@ -64,7 +53,7 @@ impl Chooser {
     }
 
     /// The candidate that makes the coming call.
-    pub fn pick(&mut self) -> usize {
+    pub(crate) fn pick(&mut self) -> usize {
         let n = self.means.len();
         let phase = if self.exploring { TRIAL } else { EXPLOIT };
         if self.made >= phase {
@@ -102,7 +91,7 @@ impl Chooser {
             .unwrap_or(0)
     }
 
-    pub fn means(&self) -> &[Option<f64>] {
+    pub(crate) fn means(&self) -> &[Option<f64>] {
         &self.means
     }
 }
@@ -166,5 +155,25 @@ mod tests {
         });
         assert_eq!(ran[(phase - 1) as usize], 0);
         assert_eq!(ran[(2 * phase - 1) as usize], 1);
+    }
+}
+
+#[cfg(test)]
+mod examples {
+    //! The documented behaviour of this module's items, as the examples
+    //! their docs would show (rustdoc runs doc examples of public items
+    //! only).
+
+    #[test]
+    fn the_chooser_settles_on_the_candidate_with_the_least_effort() {
+        use crate::schedule::choose::{Chooser, TRIAL};
+        let mut c = Chooser::new(2);
+        // Candidate 0 loses 30% of the time, candidate 1 only 10%.
+        for _ in 0..2 * TRIAL {
+            let now = c.pick();
+            c.record(if now == 0 { 0.3 } else { 0.1 }, 1.0);
+        }
+        assert_eq!(c.pick(), 1);
+        assert!(c.means()[0].unwrap() > c.means()[1].unwrap());
     }
 }

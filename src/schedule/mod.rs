@@ -14,20 +14,20 @@
 //! differ, the difference is a named parameter here
 //! ([`stop::Refutation`]), not a second copy.
 
-pub mod balancer;
-pub mod choose;
-pub mod gate;
-pub mod sampler;
-pub mod stop;
+pub(crate) mod balancer;
+pub(crate) mod choose;
+pub(crate) mod gate;
+pub(crate) mod sampler;
+pub(crate) mod stop;
 
-pub use balancer::{Caller, Rotation};
-pub use gate::{Gate, lag};
-pub use sampler::Sampler;
-pub use stop::{EstimateLine, Refutation, StopRule, Verdicts, epoch_end};
+pub(crate) use balancer::{Caller, Rotation};
+pub(crate) use gate::{Gate, lag};
+pub(crate) use sampler::Sampler;
+pub(crate) use stop::{EstimateLine, Refutation, StopRule, Verdicts, epoch_end};
 
 /// What the balancer reads of a run (each value may be read at a slightly
 /// different moment in the runtime: the policy is built for that).
-pub trait View {
+pub(crate) trait View {
     fn subdomains(&self) -> usize;
     fn count(&self, sub: usize) -> u64;
     fn owner(&self, sub: usize) -> usize;
@@ -44,7 +44,7 @@ pub trait View {
 /// What a move writes. [`balancer::apply`] calls these in the one order the
 /// runtime's handoff protocol is argued for (runtime/balancer.rs): the
 /// owner first, then the two sets, then both threads told.
-pub trait Sets {
+pub(crate) trait Sets {
     fn set_owner(&mut self, sub: usize, to: usize);
     fn remove(&mut self, t: usize, sub: usize);
     fn add(&mut self, t: usize, sub: usize);

@@ -6,14 +6,14 @@ use crate::engine::StopReason;
 /// The limits a run stops at: each thread's update budget, and the time
 /// limit in ticks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StopRule {
+pub(crate) struct StopRule {
     pub budget: u64,
     pub time_limit: Option<u64>,
 }
 
 /// What an engine sees at one look, for [`StopRule::first`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Verdicts {
+pub(crate) struct Verdicts {
     pub interrupted: bool,
     /// The most updates any thread has made, if this look counts them.
     pub most_updates: Option<u64>,
@@ -23,11 +23,11 @@ pub struct Verdicts {
 
 impl StopRule {
     /// Whether a thread with `updates` subdomain updates has spent its budget.
-    pub fn budget_spent(&self, updates: u64) -> bool {
+    pub(crate) fn budget_spent(&self, updates: u64) -> bool {
         updates >= self.budget
     }
 
-    pub fn time_up(&self, now: u64) -> bool {
+    pub(crate) fn time_up(&self, now: u64) -> bool {
         self.time_limit.is_some_and(|limit| now >= limit)
     }
 
@@ -35,18 +35,11 @@ impl StopRule {
     /// an interrupt, the budget, the time limit, then convergence, whose
     /// test (`converged`, possibly costly) runs only when nothing else
     /// stops the run.
-    ///
-    /// ```
-    /// use braid::engine::StopReason::*;
-    /// use braid::schedule::{StopRule, Verdicts};
-    /// let rule = StopRule { budget: 10, time_limit: Some(100) };
-    /// let look = |most, now| Verdicts { interrupted: false, most_updates: Some(most), now: Some(now) };
-    /// assert_eq!(rule.first(look(10, 100), || true), Some(MaxIterations));
-    /// assert_eq!(rule.first(look(9, 100), || true), Some(TimeLimit));
-    /// assert_eq!(rule.first(look(9, 99), || true), Some(Converged));
-    /// assert_eq!(rule.first(look(9, 99), || false), None);
-    /// ```
-    pub fn first(&self, v: Verdicts, converged: impl FnOnce() -> bool) -> Option<StopReason> {
+    pub(crate) fn first(
+        &self,
+        v: Verdicts,
+        converged: impl FnOnce() -> bool,
+    ) -> Option<StopReason> {
         if v.interrupted {
             Some(StopReason::Interrupted)
         } else if v.most_updates.is_some_and(|u| self.budget_spent(u)) {
@@ -63,7 +56,7 @@ impl StopRule {
 
 /// How an engine tightens the estimate's stop line after a refutation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refutation {
+pub(crate) enum Refutation {
     /// The runtime: a refutation restarts the workers, so the line is cut
     /// at least 4x, to make a second one unlikely.
     Restart,
@@ -76,39 +69,30 @@ pub enum Refutation {
 }
 
 /// See [`Refutation::Free`].
-pub const REFUTED_MARGIN: f64 = 0.95;
+pub(crate) const REFUTED_MARGIN: f64 = 0.95;
 
 /// The line the residual estimate (sum of the subdomains' last squared
 /// local residuals) must reach before the grid is checked.
-///
-/// ```
-/// use braid::schedule::{EstimateLine, Refutation};
-/// let mut line = EstimateLine::new(10.0, Some(0.1)); // ||r0|| = 10
-/// assert!(line.met(1.0) && !line.met(1.1));
-/// line.tighten(0.1, 0.2, Refutation::Restart); // the grid said 0.2
-/// assert!(!line.met(0.26) && line.met(0.25));
-/// assert!(!EstimateLine::new(10.0, None).met(0.0));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EstimateLine {
+pub(crate) struct EstimateLine {
     line_sq: f64,
 }
 
 impl EstimateLine {
     /// `(||r0|| x tolerance)^2`; without a tolerance, a line never met.
-    pub fn new(r0: f64, tolerance: Option<f64>) -> Self {
+    pub(crate) fn new(r0: f64, tolerance: Option<f64>) -> Self {
         EstimateLine {
             line_sq: tolerance.map_or(f64::NEG_INFINITY, |tol| (r0 * tol).powi(2)),
         }
     }
 
-    pub fn met(&self, estimate_sq: f64) -> bool {
+    pub(crate) fn met(&self, estimate_sq: f64) -> bool {
         estimate_sq <= self.line_sq
     }
 
     /// The estimate said converged but the grid's relative residual is
     /// `residual`, above `tolerance`.
-    pub fn tighten(&mut self, tolerance: f64, residual: f64, how: Refutation) {
+    pub(crate) fn tighten(&mut self, tolerance: f64, residual: f64, how: Refutation) {
         let ratio_sq = (tolerance / residual).powi(2);
         match how {
             Refutation::Restart => self.line_sq *= ratio_sq.min(0.25),
@@ -117,11 +101,11 @@ impl EstimateLine {
     }
 
     /// For an engine that keeps the line in an atomic.
-    pub fn to_bits(self) -> u64 {
+    pub(crate) fn to_bits(self) -> u64 {
         self.line_sq.to_bits()
     }
 
-    pub fn from_bits(bits: u64) -> Self {
+    pub(crate) fn from_bits(bits: u64) -> Self {
         EstimateLine {
             line_sq: f64::from_bits(bits),
         }
@@ -133,7 +117,7 @@ impl EstimateLine {
 /// refuted and budget remains (run another epoch), else the reason to
 /// report. A refuted estimate with the budget spent is reported as the
 /// budget, never as convergence.
-pub fn epoch_end(
+pub(crate) fn epoch_end(
     stop: StopReason,
     residual: f64,
     tolerance: f64,
@@ -200,5 +184,41 @@ mod tests {
         let mut free = EstimateLine::new(1.0, Some(1.0));
         free.tighten(1.0, 2.0, Refutation::Free);
         assert_eq!(free.line_sq, 0.25 * REFUTED_MARGIN);
+    }
+}
+
+#[cfg(test)]
+mod examples {
+    //! The documented behaviour of this module's items, as the examples
+    //! their docs would show (rustdoc runs doc examples of public items
+    //! only).
+
+    #[test]
+    fn the_most_urgent_stop_wins() {
+        use crate::engine::StopReason::*;
+        use crate::schedule::{StopRule, Verdicts};
+        let rule = StopRule {
+            budget: 10,
+            time_limit: Some(100),
+        };
+        let look = |most, now| Verdicts {
+            interrupted: false,
+            most_updates: Some(most),
+            now: Some(now),
+        };
+        assert_eq!(rule.first(look(10, 100), || true), Some(MaxIterations));
+        assert_eq!(rule.first(look(9, 100), || true), Some(TimeLimit));
+        assert_eq!(rule.first(look(9, 99), || true), Some(Converged));
+        assert_eq!(rule.first(look(9, 99), || false), None);
+    }
+
+    #[test]
+    fn a_refuted_line_is_cut_below_what_the_grid_said() {
+        use crate::schedule::{EstimateLine, Refutation};
+        let mut line = EstimateLine::new(10.0, Some(0.1)); // ||r0|| = 10
+        assert!(line.met(1.0) && !line.met(1.1));
+        line.tighten(0.1, 0.2, Refutation::Restart); // the grid said 0.2
+        assert!(!line.met(0.26) && line.met(0.25));
+        assert!(!EstimateLine::new(10.0, None).met(0.0));
     }
 }

@@ -30,12 +30,12 @@
 //!   order. Time is integer picoseconds: same inputs, same bytes out.
 
 mod board;
-pub mod clock;
+pub(crate) mod clock;
 mod cores;
 mod outcome;
 mod simulation;
-pub mod steps;
-pub mod timeline;
+pub(crate) mod steps;
+pub(crate) mod timeline;
 
 use crate::engine::{Outcome, Settings, SimSettings};
 use crate::noise::NoiseReport;

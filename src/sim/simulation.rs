@@ -403,7 +403,7 @@ impl<'a> Simulation<'a> {
     /// the estimate's threshold ([`Refutation::Free`]: a check costs no
     /// virtual time here).
     fn verify(&mut self) -> bool {
-        let grid = subdomain::assemble(&self.problem, &self.subs);
+        let grid = subdomain::assemble(self.problem, &self.subs);
         let residual = residual_norm(&grid) / self.r0;
         let tol = self.settings.tolerance.unwrap_or(f64::INFINITY);
         if residual <= tol {

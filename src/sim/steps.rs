@@ -9,7 +9,7 @@ use super::clock::PS_PER_S;
 /// One core's speed over virtual time: a factor on its nominal speed in
 /// each interval, the last holding on.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Steps {
+pub(crate) struct Steps {
     /// End of each interval, ps.
     pub until_ps: Vec<u64>,
     pub factor: Vec<f64>,
@@ -17,12 +17,12 @@ pub struct Steps {
 
 /// Slowest factor a replayed core gets: an interval with no updates at all
 /// (a thread stalled whole) makes its core this slow, not stopped.
-pub const MIN_FACTOR: f64 = 1e-3;
+pub(crate) const MIN_FACTOR: f64 = 1e-3;
 
 impl Steps {
     /// The factors that make an update of `unit_ps` nominal picoseconds
     /// take `1 / rate` seconds in each interval.
-    pub fn new(ends_s: &[f64], rates: &[f64], unit_ps: f64) -> Steps {
+    pub(crate) fn new(ends_s: &[f64], rates: &[f64], unit_ps: f64) -> Steps {
         Steps {
             until_ps: ends_s
                 .iter()
@@ -36,7 +36,8 @@ impl Steps {
     }
 
     /// The factor at time `t` (ps).
-    pub fn at(&self, t: u64) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn at(&self, t: u64) -> f64 {
         let i = self.until_ps.partition_point(|&u| u <= t);
         self.factor[i.min(self.factor.len() - 1)]
     }
@@ -47,16 +48,7 @@ impl Steps {
     /// began in an interval where the thread was off its core (factor
     /// [`MIN_FACTOR`]) last a thousand times too long: replays of runs on a
     /// busy machine came out up to 4x too slow.
-    ///
-    /// ```
-    /// use braid::sim::steps::Steps;
-    /// // Stalled until 1000 ps, then full speed.
-    /// let s = Steps { until_ps: vec![1000, 10_000], factor: vec![1e-3, 1.0] };
-    /// assert_eq!(s.finish(0, 100.0), 1099); // 1 ps of work while stalled
-    /// assert_eq!(s.finish(2000, 100.0), 2100);
-    /// assert_eq!(s.finish(20_000, 100.0), 20_100); // the last factor holds
-    /// ```
-    pub fn finish(&self, start: u64, work_ps: f64) -> u64 {
+    pub(crate) fn finish(&self, start: u64, work_ps: f64) -> u64 {
         let mut i = self.until_ps.partition_point(|&u| u <= start);
         let (mut t, mut left) = (start as f64, work_ps);
         while i < self.until_ps.len() {
@@ -87,5 +79,25 @@ mod tests {
         assert_eq!(s.at(1_000_000_000_000), 0.5);
         assert_eq!(s.at(9_000_000_000_000), 0.5);
         assert_eq!(Steps::new(&[1.0], &[0.0], 1e6).at(0), MIN_FACTOR);
+    }
+}
+
+#[cfg(test)]
+mod examples {
+    //! The documented behaviour of this module's items, as the examples
+    //! their docs would show (rustdoc runs doc examples of public items
+    //! only).
+
+    #[test]
+    fn work_is_integrated_interval_by_interval() {
+        use crate::sim::steps::Steps;
+        // Stalled until 1000 ps, then full speed.
+        let s = Steps {
+            until_ps: vec![1000, 10_000],
+            factor: vec![1e-3, 1.0],
+        };
+        assert_eq!(s.finish(0, 100.0), 1099); // 1 ps of work while stalled
+        assert_eq!(s.finish(2000, 100.0), 2100);
+        assert_eq!(s.finish(20_000, 100.0), 20_100); // the last factor holds
     }
 }

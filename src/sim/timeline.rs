@@ -21,7 +21,7 @@ use super::steps::Steps;
 /// What takes a simulated core away from its worker: the simulator's model
 /// of a parasite (the noise of `noise_cores`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Interference {
+pub(crate) enum Interference {
     None,
     /// Parasite phases in picoseconds.
     Rhythm {
@@ -35,7 +35,7 @@ pub enum Interference {
 /// free": starts and ends ascending (detours do not overlap), the lost time
 /// before each detour, the span it loops over and where it starts.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Detours {
+pub(crate) struct Detours {
     starts: Vec<u64>,
     ends: Vec<u64>,
     /// `lost_before[i]`: the lost time of detours `0..i`.
@@ -48,7 +48,7 @@ impl Detours {
     /// `trace` (in ns) started `offset_ns` into it. The trace must leave
     /// some of its span free ([`Trace::parse`] checks) and span at most
     /// about 200 days (the plan checks).
-    pub fn new(trace: &Trace, offset_ns: u64) -> Detours {
+    pub(crate) fn new(trace: &Trace, offset_ns: u64) -> Detours {
         let ps = |ns: u64| ns.saturating_mul(1000);
         let span = ps(trace.span_ns).max(1);
         let starts: Vec<u64> = trace.detours.iter().map(|d| ps(d.start_ns)).collect();
@@ -137,7 +137,7 @@ fn periodic_finish(sleep: u64, stolen: u64, start: u64, work_ps: u64) -> u64 {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     /// Relative speed: work takes `1 / speed` of its nominal time.
     pub speed: f64,
     pub interference: Interference,
@@ -147,7 +147,7 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    pub const QUIET: Timeline = Timeline {
+    pub(crate) const QUIET: Timeline = Timeline {
         speed: 1.0,
         interference: Interference::None,
         steps: None,
@@ -155,8 +155,9 @@ impl Timeline {
 
     /// Nominal work in picoseconds that starts at `at`, scaled by this
     /// core's speed then (an update is short next to a measured interval).
-    #[inline]
-    pub fn scaled(&self, nominal_ps: f64, at: u64) -> u64 {
+    /// Tests compare it with [`Self::run`], which integrates instead.
+    #[cfg(test)]
+    pub(crate) fn scaled(&self, nominal_ps: f64, at: u64) -> u64 {
         let speed = match &self.steps {
             None => self.speed,
             Some(s) => self.speed * s.at(at),
@@ -168,7 +169,7 @@ impl Timeline {
     /// core's speed, through its replayed speeds if it has them (interval by
     /// interval), stretched by its noise.
     #[inline]
-    pub fn run(&self, start: u64, nominal_ps: f64) -> u64 {
+    pub(crate) fn run(&self, start: u64, nominal_ps: f64) -> u64 {
         let work = match &self.steps {
             None => (nominal_ps / self.speed).round().max(1.0) as u64,
             Some(s) => (s.finish(start, nominal_ps / self.speed) - start).max(1),
@@ -178,7 +179,7 @@ impl Timeline {
 
     /// When work of `work_ps` (already scaled) that starts at `start` ends.
     #[inline]
-    pub fn finish(&self, start: u64, work_ps: u64) -> u64 {
+    pub(crate) fn finish(&self, start: u64, work_ps: u64) -> u64 {
         match &self.interference {
             &Interference::Rhythm { sleep, work } if work > 0 => {
                 periodic_finish(sleep, work, start, work_ps)
@@ -189,7 +190,7 @@ impl Timeline {
     }
 
     /// Share of the core the noise takes, in the long run.
-    pub fn stolen_share(&self) -> f64 {
+    pub(crate) fn stolen_share(&self) -> f64 {
         match &self.interference {
             &Interference::Rhythm { sleep, work } if sleep + work > 0 => {
                 work as f64 / (sleep + work) as f64
@@ -201,7 +202,7 @@ impl Timeline {
 
     /// Share of the core the noise took in `[0, t)`: for a trace, what this
     /// run's stretch of it held; for a rhythm, its long-run share.
-    pub fn stolen_share_by(&self, t: u64) -> f64 {
+    pub(crate) fn stolen_share_by(&self, t: u64) -> f64 {
         match &self.interference {
             Interference::Trace(d) if t > 0 => {
                 (d.lost_before(d.offset + t) - d.lost_before(d.offset)) as f64 / t as f64
@@ -211,7 +212,7 @@ impl Timeline {
     }
 
     /// Work phases (or detours) the noise has begun by time `t`.
-    pub fn bursts_by(&self, t: u64) -> u64 {
+    pub(crate) fn bursts_by(&self, t: u64) -> u64 {
         match &self.interference {
             &Interference::Rhythm { sleep, work } if sleep + work > 0 => {
                 let period = sleep + work;

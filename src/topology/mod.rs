@@ -33,7 +33,9 @@ pub use synthetic::{SimTopology, SyntheticTopology};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
+    /// hwloc's Package and Core objects (feature `hwloc`).
     Hwloc,
+    /// Linux sysfs (or a captured tree under `BRAID_SYSFS_ROOT`).
     Sysfs,
     /// Nothing could be read: every core on one socket.
     Fallback,
@@ -45,6 +47,7 @@ pub enum Source {
     Xml,
 }
 
+/// One socket (package).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Socket {
     /// Physical cores, each as the OS ids of its logical CPUs (PUs),
@@ -61,25 +64,53 @@ impl Socket {
     }
 }
 
+/// A machine: its sockets, their cores and each core's logical CPUs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Topology {
+    /// How it was learned.
     pub source: Source,
+    /// Its sockets, in order.
     pub sockets: Vec<Socket>,
 }
 
+/// Cores, sockets or threads a machine cannot give.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TopologyError {
+    /// A CPU named in `cores` that this process may not use.
     #[error("`cores`: CPU {core} is not available to this process (available: {available})")]
-    UnknownCore { core: usize, available: String },
+    UnknownCore {
+        /// The CPU.
+        core: usize,
+        /// The CPUs it may use.
+        available: String,
+    },
+    /// More virtual sockets than cores.
     #[error("`sockets`: cannot split {cores} core(s) into {sockets} virtual sockets")]
-    TooManySockets { sockets: usize, cores: usize },
+    TooManySockets {
+        /// Asked for.
+        sockets: usize,
+        /// Cores selected.
+        cores: usize,
+    },
+    /// An hwloc XML export that cannot be read.
     #[error("`sim_topology`: {file}: {message}")]
-    Xml { file: PathBuf, message: String },
+    Xml {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// More threads than CPUs, without `oversubscribe`.
     #[error(
         "`threads`: {threads} threads but only {cores} logical CPU(s) selected; \
          set oversubscribe = true to pin several threads per CPU"
     )]
-    Oversubscribed { threads: usize, cores: usize },
+    Oversubscribed {
+        /// Asked for.
+        threads: usize,
+        /// CPUs selected.
+        cores: usize,
+    },
 }
 
 impl Topology {

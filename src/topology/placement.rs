@@ -15,6 +15,7 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// How many threads.
     pub fn threads(&self) -> usize {
         self.cores.len()
     }

@@ -17,7 +17,9 @@ pub struct SyntheticTopology {
     /// across nodes); `sockets` counts those of all nodes.
     #[serde(default = "one")]
     pub nodes: usize,
+    /// Sockets, all nodes together.
     pub sockets: usize,
+    /// Physical cores per socket.
     pub cores_per_socket: usize,
     /// Hardware threads (PUs) per core.
     #[serde(default = "one")]
@@ -49,8 +51,13 @@ impl std::fmt::Display for SyntheticTopology {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SimTopology {
+    /// hwloc's synthetic syntax (with braid's `node:N`).
     Synthetic(SyntheticTopology),
-    Xml { xml: PathBuf },
+    /// An `lstopo --of xml` export.
+    Xml {
+        /// The file.
+        xml: PathBuf,
+    },
 }
 
 impl std::fmt::Display for SimTopology {

@@ -8,24 +8,24 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// Generous: it only catches hangs, it times nothing.
-pub const HANG: Duration = Duration::from_secs(120);
+pub(crate) const HANG: Duration = Duration::from_secs(120);
 
-pub struct Run {
-    pub status: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Run {
+    pub(crate) status: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Runs `braid ARGS` in `dir`, killing it if it hangs. The output is read
 /// while the child runs, so a large report cannot fill the pipe and block it.
-pub fn braid(dir: &Path, args: &[&str]) -> Run {
+pub(crate) fn braid(dir: &Path, args: &[&str]) -> Run {
     braid_within(dir, args, HANG, None)
 }
 
 /// [`braid`], failing once `limit` has passed, and with its address space
 /// capped at `memory` bytes when given (so a runaway allocation aborts
 /// instead of succeeding on a big machine).
-pub fn braid_within(dir: &Path, args: &[&str], limit: Duration, memory: Option<u64>) -> Run {
+pub(crate) fn braid_within(dir: &Path, args: &[&str], limit: Duration, memory: Option<u64>) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_braid"));
     if let Some(bytes) = memory {
         use std::os::unix::process::CommandExt;
@@ -51,7 +51,7 @@ pub fn braid_within(dir: &Path, args: &[&str], limit: Duration, memory: Option<u
 /// Runs `cmd` to its end, reading its output while it runs; after `limit`
 /// it is killed (TERM, then KILL: a launcher such as mpirun takes its
 /// processes down on TERM) and the test fails.
-pub fn wait_for(mut cmd: Command, limit: Duration) -> Run {
+pub(crate) fn wait_for(mut cmd: Command, limit: Duration) -> Run {
     let what = format!("{cmd:?}");
     let child = cmd
         .stdout(Stdio::piped())
@@ -82,7 +82,7 @@ pub fn wait_for(mut cmd: Command, limit: Duration) -> Run {
 }
 
 /// Runs braid and parses the JSON report it prints on stdout.
-pub fn report(dir: &Path, args: &[&str]) -> serde_json::Value {
+pub(crate) fn report(dir: &Path, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["run", "--json", "-"];
     all.extend_from_slice(args);
     let run = braid(dir, &all);
@@ -92,7 +92,7 @@ pub fn report(dir: &Path, args: &[&str]) -> serde_json::Value {
 }
 
 /// A fresh scratch directory under the target dir.
-pub fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     // Numbered per call: tests run in parallel and may share a name.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -104,7 +104,7 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// How many cells of two grids differ in their bits (so -0.0 and 0.0
 /// differ, as they would in a file).
-pub fn bits_differing(a: &ndarray::Array2<f64>, b: &ndarray::Array2<f64>) -> usize {
+pub(crate) fn bits_differing(a: &ndarray::Array2<f64>, b: &ndarray::Array2<f64>) -> usize {
     assert_eq!(a.dim(), b.dim());
     a.iter()
         .zip(b.iter())
@@ -121,12 +121,12 @@ fn stat_fields(pid: u32) -> Option<Vec<String>> {
 }
 
 /// Whether `pid` is a live process (a zombie waiting for its reaper is not).
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z" && s != "X"))
 }
 
 /// The live (not zombie) children of `pid`, from /proc.
-pub fn live_children(pid: u32) -> Vec<u32> {
+pub(crate) fn live_children(pid: u32) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()

@@ -67,7 +67,6 @@ fn the_thresholds_bound_what_a_thread_keeps_and_receives() {
             low: 3,
             ..greedy(Scope::Joint).bounds
         },
-        ..greedy(Scope::Joint)
     };
     assert_eq!(decide(&keeps_three, &counts, &owners, &rates).len(), 1);
     let full = Greedy {
@@ -75,7 +74,6 @@ fn the_thresholds_bound_what_a_thread_keeps_and_receives() {
             high: 5,
             ..greedy(Scope::Joint).bounds
         },
-        ..greedy(Scope::Joint)
     };
     assert_eq!(decide(&full, &counts, &owners, &rates).len(), 1);
 }
