@@ -2,7 +2,7 @@
 //! computed. A block is `(h + 2) x (w + 2)` values, row-major, with a one-cell
 //! halo that the caller fills in before the sweep.
 //!
-//! The formula and its order of additions are fixed (see DESIGN.md §1):
+//! The formula and its order of additions are fixed (see docs/architecture.md, "What braid must do"):
 //! `0.25 * (((N + S) + W) + E)`. Rust never contracts `a * b + c` into an FMA
 //! on its own, so the result is the same on every target.
 

@@ -1,5 +1,5 @@
 //! What a noisy core should cost, before running: the slowest-mode model
-//! behind the README's "When does balancing pay off?".
+//! behind "When does balancing pay off?" in docs/balancing.md.
 //!
 //! Jacobi on Laplace's equation converges as its slowest error mode,
 //! `sin(pi i / (H + 1)) sin(pi j / (W + 1))` over the interior. A domain

@@ -1,4 +1,5 @@
-//! The run report: the metrics of DESIGN.md §6 as one serialisable value,
+//! The run report: every metric of a run (docs/architecture.md) as one
+//! serialisable value,
 //! and the human summary printed after a run.
 
 use std::fmt;

@@ -5,7 +5,7 @@
 //! ranks yet is refused with exit 2.
 //!
 //! The ranks share this machine's cores (`--oversubscribe --bind-to none`),
-//! so these runs are small; speed is measured in the README, not here.
+//! so these runs are small; speed is measured in docs/across-nodes.md, not here.
 
 #![cfg(feature = "mpi")]
 

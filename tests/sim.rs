@@ -360,7 +360,7 @@ fn tts_increase(v: &str) -> (f64, f64) {
 /// A.5 (4) and (5), the part this problem reproduces: with noise, balanced
 /// async variants beat sync and ssync to the solution, and noise costs them
 /// far less than it costs sync and ssync (Table 2). Not reproduced: plain
-/// async loses as little as the balanced variants here (README, "braid sim").
+/// async loses as little as the balanced variants here (docs/simulator.md).
 #[test]
 fn trend_noise_costs_balanced_async_far_less_time_to_solution_than_sync() {
     let barrier: Vec<_> = ["sync", "ssync(1)", "ssync(30)"]
@@ -455,7 +455,7 @@ fn payoff_balancing_wins_where_the_noisy_domain_weighs_most() {
 /// holding about 1% of the slowest mode) plain async barely slows down:
 /// 19% noise on 1 core of 36 costs it well under 1%, less than it costs a
 /// balancer that spreads the lost capacity over everyone. This is physics,
-/// not a bug (README, "When does balancing pay off?"): the paper's Table 2
+/// not a bug (docs/balancing.md, "When does balancing pay off?"): the paper's Table 2
 /// shows balanced variants ahead, braid at this scale does not.
 #[test]
 fn payoff_at_the_papers_placement_plain_async_barely_slows() {
