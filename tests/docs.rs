@@ -109,9 +109,13 @@ fn broken(page: &Path, target: &str) -> Option<String> {
     }
     let anchor = anchor?;
     if file.extension().is_none_or(|e| e != "md") {
-        return Some(format!("an anchor into {}, which is no Markdown page", file.display()));
+        return Some(format!(
+            "an anchor into {}, which is no Markdown page",
+            file.display()
+        ));
     }
-    (!anchors(&file).contains(anchor)).then(|| format!("no heading #{anchor} in {}", file.display()))
+    (!anchors(&file).contains(anchor))
+        .then(|| format!("no heading #{anchor} in {}", file.display()))
 }
 
 #[test]
@@ -133,8 +137,16 @@ fn every_link_and_image_in_the_readme_and_the_manual_resolves() {
 #[test]
 fn every_repository_path_the_manual_names_exists() {
     const TOP: &[&str] = &[
-        "src/", "docs/", "tests/", "benches/", "experiments/", "plots/", "noise/", "examples/",
-        "assets/", ".ci/",
+        "src/",
+        "docs/",
+        "tests/",
+        "benches/",
+        "experiments/",
+        "plots/",
+        "noise/",
+        "examples/",
+        "assets/",
+        ".ci/",
     ];
     let mut bad = Vec::new();
     for page in pages() {
@@ -153,7 +165,11 @@ fn every_repository_path_the_manual_names_exists() {
             }
         }
     }
-    assert!(bad.is_empty(), "paths that do not exist:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "paths that do not exist:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -163,7 +179,10 @@ fn the_summary_lists_every_page_of_the_manual() {
     for page in pages().iter().skip(1) {
         let name = page.file_name().unwrap().to_string_lossy().to_string();
         if name != "SUMMARY.md" {
-            assert!(listed.contains(&name), "docs/SUMMARY.md does not list {name}");
+            assert!(
+                listed.contains(&name),
+                "docs/SUMMARY.md does not list {name}"
+            );
         }
     }
 }
@@ -175,7 +194,11 @@ fn the_summary_lists_every_page_of_the_manual() {
 fn the_quick_start_is_the_run_and_the_test_command() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let commands = quick_start(&readme);
-    assert_eq!(commands, ["cargo run --release", "cargo test"], "{commands:?}");
+    assert_eq!(
+        commands,
+        ["cargo run --release", "cargo test"],
+        "{commands:?}"
+    );
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
     assert!(
         ci.contains("Quick start"),
