@@ -6,7 +6,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Draw, DrawResult, FONT, colour, legend, panel_title};
+use super::{Draw, DrawResult, Frame, chart, colour, legend, mesh, panel_title, seconds};
 use crate::engine::EngineKind;
 use crate::engine::TraceSample;
 use crate::experiment::results::Record;
@@ -115,23 +115,17 @@ impl Draw for Braid {
             (t.max(x), lo.min(y), hi.max(y))
         });
         let pad = ((y1 - y0) * 0.08).max(1.0);
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, (FONT, 22))
-            .margin(18)
-            .x_label_area_size(60)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..t1.max(1e-9), (y0 - pad)..(y1 + pad))?;
-        let unit = if self.virtual_time {
-            "virtual seconds"
-        } else {
-            "seconds"
+        let frame = Frame {
+            caption: 22,
+            margin: 18,
+            x_labels: 60,
+            y_labels: 80,
         };
-        chart
-            .configure_mesh()
-            .x_desc(format!("time ({unit})"))
+        let x = 0.0..t1.max(1e-9);
+        let mut chart = chart(root, &self.title, frame, x, (y0 - pad)..(y1 + pad))?;
+        mesh(&mut chart, 17, 14)
+            .x_desc(format!("time ({})", seconds(self.virtual_time)))
             .y_desc("update count minus the mean over all subdomains")
-            .axis_desc_style((FONT, 17))
-            .label_style((FONT, 14))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         for (i, s) in self.strands.iter().enumerate() {

@@ -9,7 +9,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::landscape::variant_order;
-use super::{Draw, DrawResult, FONT, by_engine, colour, legend, panel_title, side_by_side};
+use super::{
+    Draw, DrawResult, Frame, by_engine, chart, colour, legend, mesh, panel_title, seconds,
+    side_by_side,
+};
 use crate::engine::Effort;
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
@@ -112,23 +115,17 @@ impl EffortOverTime {
     {
         let pts = p.lines.iter().flat_map(|l| l.points.iter());
         let (t1, y1) = pts.fold((0.0f64, 0.0f64), |(t, y), &(a, b)| (t.max(a), y.max(b)));
-        let mut chart = ChartBuilder::on(area)
-            .caption(&p.title, (FONT, 20))
-            .margin(16)
-            .x_label_area_size(56)
-            .y_label_area_size(76)
-            .build_cartesian_2d(0.0..t1.max(1e-9) * 1.02, 0.0..(y1 * 1.1).max(1e-6))?;
-        let unit = if p.virtual_time {
-            "virtual seconds"
-        } else {
-            "seconds"
+        let frame = Frame {
+            caption: 20,
+            margin: 16,
+            x_labels: 56,
+            y_labels: 76,
         };
-        chart
-            .configure_mesh()
-            .x_desc(format!("time ({unit})"))
+        let (x, y) = (0.0..t1.max(1e-9) * 1.02, 0.0..(y1 * 1.1).max(1e-6));
+        let mut chart = chart(area, &p.title, frame, x, y)?;
+        mesh(&mut chart, 16, 13)
+            .x_desc(format!("time ({})", seconds(p.virtual_time)))
             .y_desc("effort: % of time lost to the gap and calls")
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 13))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         for line in &p.lines {

@@ -3,12 +3,12 @@
 //! one panel per engine.
 
 use plotters::coord::Shift;
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::stats::Five;
 use super::{
-    Draw, DrawResult, FONT, by_engine, colour, legend, noise_label, num, panel_title, side_by_side,
+    Chart, Draw, DrawResult, Frame, by_engine, chart, colour, legend, mesh, noise_label, num,
+    panel_title, seconds, side_by_side,
 };
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
@@ -129,8 +129,6 @@ impl Landscape {
     }
 }
 
-type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
-
 /// The panel's axes, sized to its whiskers.
 fn axes<'a, DB: DrawingBackend>(
     p: &Panel,
@@ -145,25 +143,20 @@ where
     let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.01).max(1e-9);
     // At least 10 updates tall, so that whole-number ticks never repeat.
     let y1 = p.points.iter().map(|q| q.spread.q3).fold(10.0, f64::max);
-    let mut chart = ChartBuilder::on(area)
-        .caption(&p.title, (FONT, 22))
-        .margin(18)
-        .x_label_area_size(60)
-        .y_label_area_size(80)
-        .build_cartesian_2d((x0 - pad)..(x1 + pad), (-0.04 * y1)..(y1 * 1.1))?;
-    let per = if p.virtual_time {
-        "virtual second"
-    } else {
-        "second"
+    let frame = Frame {
+        caption: 22,
+        margin: 18,
+        x_labels: 60,
+        y_labels: 80,
     };
-    chart
-        .configure_mesh()
+    let (x, y) = ((x0 - pad)..(x1 + pad), (-0.04 * y1)..(y1 * 1.1));
+    let mut chart = chart(area, &p.title, frame, x, y)?;
+    let per = seconds(p.virtual_time).trim_end_matches('s');
+    mesh(&mut chart, 17, 14)
         .x_desc(format!(
             "iteration rate (iterations per {per}, higher is better)"
         ))
         .y_desc("update spread (subdomain updates, lower is better)")
-        .axis_desc_style((FONT, 17))
-        .label_style((FONT, 14))
         .x_label_formatter(&|v| format!("{v:.0}"))
         .y_label_formatter(&|v| format!("{v:.0}"))
         .light_line_style(WHITE.mix(0.0))

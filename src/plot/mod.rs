@@ -14,7 +14,9 @@ mod tts;
 
 use std::path::{Path, PathBuf};
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use thiserror::Error;
 
@@ -229,6 +231,60 @@ where
         draw(panel, area)?;
     }
     Ok(())
+}
+
+/// A chart on two `f64` axes, as every figure draws one.
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// How big a panel's frame is: its caption's font size, its margin, and
+/// the room for the x and y axes' labels.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    caption: u32,
+    margin: u32,
+    x_labels: u32,
+    y_labels: u32,
+}
+
+/// A panel's chart in `area`: `title` as its caption, framed as `frame`
+/// says, over `x` and `y`.
+fn chart<'a, DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    title: &str,
+    frame: Frame,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+) -> Result<Chart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
+where
+    DB::ErrorType: 'static,
+{
+    Ok(ChartBuilder::on(area)
+        .caption(title, (FONT, frame.caption))
+        .margin(frame.margin)
+        .x_label_area_size(frame.x_labels)
+        .y_label_area_size(frame.y_labels)
+        .build_cartesian_2d(x, y)?)
+}
+
+/// A chart's mesh with the figures' fonts: the axis descriptions at
+/// `desc`, the tick labels at `labels` points. The caller adds the rest.
+fn mesh<'a, 'b, DB: DrawingBackend>(
+    chart: &'b mut Chart<'a, DB>,
+    desc: u32,
+    labels: u32,
+) -> MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, DB> {
+    let mut m = chart.configure_mesh();
+    m.axis_desc_style((FONT, desc)).label_style((FONT, labels));
+    m
+}
+
+/// The unit of time on an engine's axis.
+fn seconds(virtual_time: bool) -> &'static str {
+    if virtual_time {
+        "virtual seconds"
+    } else {
+        "seconds"
+    }
 }
 
 /// The legend box every figure uses.

@@ -6,12 +6,11 @@
 //! squares for sync/ssync, circles for plain async, triangles for balanced.
 
 use plotters::coord::Shift;
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::landscape::{family, variant_order};
 use super::stats::quantile;
-use super::{Draw, DrawResult, FONT, colour, legend};
+use super::{Chart, Draw, DrawResult, FONT, Frame, chart, colour, legend, mesh};
 use crate::experiment::results::Record;
 use crate::model::Forecast;
 
@@ -155,18 +154,17 @@ impl PayoffMap {
                 (worst > y1).then(|| format!("{} up to +{worst:.0}%", self.variants[*vi]))
             })
             .collect();
-        let mut chart = ChartBuilder::on(area)
-            .caption(&p.title, (FONT, 20))
-            .margin(16)
-            .x_label_area_size(50)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..(x1 * 1.08), (y0 - 0.05 * (y1 - y0))..y1)?;
-        chart
-            .configure_mesh()
+        let frame = Frame {
+            caption: 20,
+            margin: 16,
+            x_labels: 50,
+            y_labels: 60,
+        };
+        let (x, y) = (0.0..(x1 * 1.08), (y0 - 0.05 * (y1 - y0))..y1);
+        let mut chart = chart(area, &p.title, frame, x, y)?;
+        mesh(&mut chart, 15, 13)
             .x_desc("noise duty on the noisy core(s) (%)")
             .y_desc("time-to-solution increase over quiet (%)")
-            .axis_desc_style((FONT, 15))
-            .label_style((FONT, 13))
             .x_label_formatter(&|v| format!("{v:.0}"))
             .y_label_formatter(&|v| format!("{v:.1}"))
             .light_line_style(WHITE.mix(0.0))
@@ -195,8 +193,6 @@ impl PayoffMap {
         Ok(())
     }
 }
-
-type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 impl PayoffMap {
     /// The axes' ends: x to the largest duty; y to the asynchronous

@@ -10,7 +10,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::landscape::variant_order;
 use super::stats::Five;
 use super::{
-    Draw, DrawResult, FONT, by_engine, colour, legend, noise_label, panel_title, side_by_side,
+    Draw, DrawResult, FONT, Frame, by_engine, chart, colour, legend, mesh, noise_label,
+    panel_title, seconds, side_by_side,
 };
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
@@ -98,24 +99,18 @@ where
     let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.02).max(1e-9);
     let left = (x0 - pad).max(0.0);
     let n = p.rows.len() as f64;
-    let mut chart = ChartBuilder::on(area)
-        .caption(&p.title, (FONT, 22))
-        .margin(18)
-        .x_label_area_size(60)
-        .y_label_area_size(240)
-        .build_cartesian_2d(left..(x1 + pad), -0.6..(n - 0.4))?;
-    let unit = if p.virtual_time {
-        "virtual seconds"
-    } else {
-        "seconds"
+    let frame = Frame {
+        caption: 22,
+        margin: 18,
+        x_labels: 60,
+        y_labels: 240,
     };
-    chart
-        .configure_mesh()
+    let mut chart = chart(area, &p.title, frame, left..(x1 + pad), -0.6..(n - 0.4))?;
+    let unit = seconds(p.virtual_time);
+    mesh(&mut chart, 17, 14)
         .x_desc(format!(
             "time to solution, relative residual 1e-4 ({unit}, lower is better)"
         ))
-        .axis_desc_style((FONT, 17))
-        .label_style((FONT, 14))
         .y_labels(0)
         .disable_y_mesh()
         .x_label_formatter(&|v| format!("{v:.3}"))
