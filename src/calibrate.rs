@@ -91,8 +91,14 @@ fn update_ns(cell_ns: f64) -> f64 {
             .map(|_| {
                 let t = Instant::now();
                 for _ in 0..200 {
-                    s.lock()
-                        .update(&subs, EdgeVersion::Latest, Residual::Skip, || {});
+                    s.lock().update(
+                        &subs,
+                        EdgeVersion::Latest,
+                        Residual::Skip,
+                        1.0,
+                        || false,
+                        || {},
+                    );
                 }
                 t.elapsed().as_nanos() as f64 / 200.0 - cells * cell_ns
             })

@@ -11,19 +11,38 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Reads a regular text file of at most `limit` bytes.
-pub(crate) fn read_text(path: &Path, limit: u64) -> io::Result<String> {
+/// Opens `path` for reading if it is a regular file of at most `limit`
+/// bytes. The check comes before the open, so that a FIFO cannot block it.
+fn open_bounded(path: &Path, limit: u64) -> io::Result<File> {
+    let not_regular = || io::Error::new(io::ErrorKind::InvalidInput, "not a regular file");
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
+    }
     let file = File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
+        return Err(not_regular());
     }
     if meta.len() > limit {
         return Err(too_big(limit));
     }
+    Ok(file)
+}
+
+/// Reads a regular file of at most `limit` bytes.
+pub(crate) fn read_bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+    let file = open_bounded(path, limit)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(limit));
+    }
+    Ok(bytes)
+}
+
+/// Reads a regular text file of at most `limit` bytes.
+pub(crate) fn read_text(path: &Path, limit: u64) -> io::Result<String> {
+    let file = open_bounded(path, limit)?;
     let mut text = String::new();
     // `take` also bounds a file that grows while it is read.
     file.take(limit + 1).read_to_string(&mut text)?;

@@ -77,6 +77,7 @@ pub mod sim;
 pub(crate) mod subdomain;
 pub mod topology;
 pub mod variant;
+pub mod workload;
 
 pub use config::Config;
 pub use parasites::StartError;

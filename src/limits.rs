@@ -16,6 +16,9 @@ pub(crate) const MAX_NOISE_SLEEP_US: u64 = 1_000_000_000_000;
 pub(crate) const MAX_NOISE_WORK_ITERS: u64 = 1_000_000_000_000;
 /// Slow-hook and simulated speed factors.
 pub(crate) const MAX_FACTOR: f64 = 1e6;
+/// A workload's cost factor: `braid run` sweeps a subdomain this many
+/// times per update at most.
+pub(crate) const MAX_WORK_FACTOR: f64 = 100.0;
 pub(crate) const MAX_COST_NS: f64 = 1e9;
 
 /// Samples in one suite (variants x noise settings x repetitions).

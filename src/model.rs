@@ -12,10 +12,19 @@
 //! above `1 / T`, or where the noise is heavy. Measured in the simulator at
 //! 2 x 18 (tests/sim.rs): the model says +2.2% for the centre core at 19%
 //! (measured +2.0%), +9.2% at 50% (+9.9%), +0.21% next to the source (+0.26%).
+//!
+//! The same reading covers the application's own imbalance (a `workload`,
+//! [`workload_forecast`]). Plain async's time per unit of progress is the
+//! mode-weighted mean of the threads' sweep times `sum_t share_t S_t` (the
+//! noise forecast above is its special case, `S = 1 / (1 - d)` on one
+//! thread). A perfect balancer gives every thread the even sweep, total
+//! work over threads `W / T`, except that a subdomain cannot be split: no
+//! sweep is shorter than the heaviest subdomain, `max(W / T, w_max)`.
 
 use serde::{Deserialize, Serialize};
 
 use crate::problem::Problem;
+use crate::workload::Workload;
 
 /// The model's forecast for one noisy thread.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -70,6 +79,85 @@ pub fn forecast(p: &Problem, thread: usize, duty: f64) -> Forecast {
         mode_share: share,
         plain_async_loss: share * duty / (1.0 - duty),
         ideal_balanced_loss: duty / p.threads as f64,
+    }
+}
+
+/// The model's forecast for a run's workload (the top of this file).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadForecast {
+    /// Total work over a uniform grid's: the time every strategy pays
+    /// whatever the balance.
+    pub work: f64,
+    /// The heaviest thread's sweep over the even sweep `W / T`, as plain
+    /// async deals the domains.
+    pub heaviest_thread: f64,
+    /// Predicted time-to-solution increase of plain async over a perfect
+    /// spreading of the same work (`W / T` per sweep).
+    pub plain_async_loss: f64,
+    /// The increase a perfect balancer cannot avoid: the heaviest
+    /// subdomain's excess over the even sweep (0 when every subdomain fits).
+    pub ideal_balanced_loss: f64,
+}
+
+impl WorkloadForecast {
+    /// Plain async's predicted time to solution over a uniform run's.
+    pub fn plain_async_time(&self) -> f64 {
+        self.work * (1.0 + self.plain_async_loss)
+    }
+
+    /// A perfect balancer's predicted time to solution over a uniform
+    /// (plain) run's.
+    pub fn ideal_balanced_time(&self) -> f64 {
+        self.work * (1.0 + self.ideal_balanced_loss)
+    }
+}
+
+/// The forecast for `workload` on `p` at equal core speeds, each quantity
+/// averaged over progress `0..progress` (a workload that moves or grows
+/// changes along the run; a fixed one is the same throughout).
+///
+/// ```
+/// use braid::{model, problem::Problem, workload::{Workload, WorkloadSpec}};
+/// let p = Problem::new(24, 36, 4).unwrap();
+/// let spec: WorkloadSpec = "hotspot(4, 0.5, 0.5, 0.1)".parse().unwrap();
+/// let w = Workload::build(&spec, &p, 1).unwrap();
+/// let f = model::workload_forecast(&p, &w, 1000.0);
+/// assert!(f.plain_async_loss > f.ideal_balanced_loss);
+/// ```
+pub fn workload_forecast(p: &Problem, workload: &Workload, progress: f64) -> WorkloadForecast {
+    // Midpoints of equal steps of progress (one for a fixed workload).
+    let steps = if workload.moves() { 32 } else { 1 };
+    let shares: Vec<f64> = (0..p.threads).map(|d| mode_share(p, d)).collect();
+    let uniform: f64 = p.subs.iter().map(|g| g.cells() as f64).sum();
+    let mut sum = WorkloadForecast {
+        work: 0.0,
+        heaviest_thread: 0.0,
+        plain_async_loss: 0.0,
+        ideal_balanced_loss: 0.0,
+    };
+    for k in 0..steps {
+        let at = progress.max(0.0) * (k as f64 + 0.5) / steps as f64;
+        let mut sweep = vec![0.0; p.threads];
+        let mut heaviest: f64 = 0.0;
+        for (s, g) in p.subs.iter().enumerate() {
+            let w = workload.factor(s, at) * g.cells() as f64;
+            sweep[g.domain] += w;
+            heaviest = heaviest.max(w);
+        }
+        let total: f64 = sweep.iter().sum();
+        let even = total / p.threads as f64;
+        let weighted: f64 = shares.iter().zip(&sweep).map(|(a, s)| a * s).sum();
+        sum.work += total / uniform;
+        sum.heaviest_thread += sweep.iter().copied().fold(0.0, f64::max) / even;
+        sum.plain_async_loss += weighted / even - 1.0;
+        sum.ideal_balanced_loss += heaviest.max(even) / even - 1.0;
+    }
+    let n = steps as f64;
+    WorkloadForecast {
+        work: sum.work / n,
+        heaviest_thread: sum.heaviest_thread / n,
+        plain_async_loss: sum.plain_async_loss / n,
+        ideal_balanced_loss: sum.ideal_balanced_loss / n,
     }
 }
 

@@ -252,6 +252,20 @@ impl Problem {
         })
     }
 
+    /// The grid of all subdomains: `(rows, columns)`, north to south and
+    /// west to east.
+    pub fn sub_grid(&self) -> (usize, usize) {
+        (self.rows * self.sub_rows, self.cols * self.sub_cols)
+    }
+
+    /// The id of the subdomain at row `i` and column `j` of [`Self::sub_grid`].
+    pub fn sub_at(&self, i: usize, j: usize) -> usize {
+        let domain = (i / self.sub_rows) * self.cols + j / self.sub_cols;
+        domain * self.subdomains_per_domain()
+            + (i % self.sub_rows) * self.sub_cols
+            + j % self.sub_cols
+    }
+
     /// Subdomains per domain.
     pub fn subdomains_per_domain(&self) -> usize {
         self.sub_rows * self.sub_cols

@@ -427,6 +427,17 @@ impl Peers for Ranks {
             v
         };
         out.subdomain_updates = max_of(own(&out.subdomain_updates, &subs));
+        if let Some(busy) = out.subdomain_busy_s.as_mut() {
+            // Seconds are never negative: zero elsewhere, then the maximum.
+            for (i, x) in busy.iter_mut().enumerate() {
+                if !subs.contains(&i) {
+                    *x = 0.0;
+                }
+            }
+            let mut all = vec![0.0f64; busy.len()];
+            world.all_reduce_into(&busy[..], &mut all[..], SystemOperation::max());
+            *busy = all;
+        }
         out.thread_updates = max_of(own(&out.thread_updates, &threads));
         let owners = max_of(own(&to_u64(&out.owners), &subs));
         out.owners = owners.into_iter().map(|o| o as usize).collect();

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::engine::{Clock, LbStats, Outcome, RanksInfo, StopReason, TraceSample};
-use crate::model::Forecast;
+use crate::model::{Forecast, WorkloadForecast};
 use crate::noise::NoiseReport;
 use crate::plan::Plan;
 use crate::topology::Topology;
@@ -67,6 +67,11 @@ pub struct Report {
     pub stop_reason: StopReason,
     /// Each subdomain's updates.
     pub subdomain_updates: Vec<u64>,
+    /// Seconds spent updating each subdomain over the run (virtual in the
+    /// simulator): its object load. Null unless the run measured loads (a
+    /// workload that is not uniform, or a balancer that reads loads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdomain_busy_s: Option<Vec<f64>>,
     /// Each thread's subdomain updates.
     pub thread_updates: Vec<u64>,
     /// Each subdomain's final owner.
@@ -115,6 +120,10 @@ pub struct Report {
     /// ([`crate::model`]); empty without noise on a worker's core.
     #[serde(default)]
     pub model: Vec<Forecast>,
+    /// What the model predicts the workload costs, over the run's progress
+    /// ([`crate::model::workload_forecast`]); null for a uniform workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_model: Option<WorkloadForecast>,
     /// The report whose measured speeds a simulation replayed
     /// (`--replay-speeds`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,6 +203,7 @@ impl Report {
             elapsed_s: out.elapsed_s,
             stop_reason: out.stop,
             subdomain_updates: out.subdomain_updates.clone(),
+            subdomain_busy_s: out.subdomain_busy_s.clone(),
             thread_updates: out.thread_updates.clone(),
             owners: out.owners.clone(),
             spread: max - min,
@@ -221,6 +231,10 @@ impl Report {
             trace: plan.settings.trace_interval.map(|_| out.trace.clone()),
             slowest_progress_unbalanced: unbalanced_progress(&model, p.threads),
             model,
+            workload_model: (!plan.settings.workload.is_uniform()).then(|| {
+                let progress = total as f64 / out.subdomain_updates.len().max(1) as f64;
+                crate::model::workload_forecast(p, &plan.settings.workload, progress)
+            }),
             noise,
             speeds_from: plan
                 .sim
@@ -351,6 +365,21 @@ impl Report {
                 m.thread,
                 100.0 * m.mode_share,
                 100.0 * m.duty,
+                100.0 * m.plain_async_loss,
+                100.0 * m.ideal_balanced_loss
+            )?;
+        }
+        if let Some(m) = &self.workload_model {
+            writeln!(
+                f,
+                "  workload       {}: {:.2}x a uniform grid's work; the heaviest thread sweeps \
+                 {:.2}x the even share",
+                self.config.workload, m.work, m.heaviest_thread
+            )?;
+            writeln!(
+                f,
+                "  model          plain async should lose ~{:.1}% to the heaviest threads, a \
+                 perfect balancer {:.1}% (the heaviest subdomain)",
                 100.0 * m.plain_async_loss,
                 100.0 * m.ideal_balanced_loss
             )?;

@@ -16,6 +16,11 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// A draw in `[0, 1)`, from the top 53 bits.
+    pub(crate) fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// A draw in `0..n` (`n > 0`).
     pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize

@@ -84,6 +84,9 @@ struct Stats {
     owner: AtomicUsize,
     /// The thread whose writes first touched the current cells.
     toucher: AtomicUsize,
+    /// Nanoseconds spent updating it, when the run measures object loads
+    /// (written under the cells' lock, read by anyone).
+    busy_ns: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -164,6 +167,7 @@ impl Subdomain {
                 residual_sq: AtomicU64::new(f64::INFINITY.to_bits()),
                 owner: AtomicUsize::new(0),
                 toucher: AtomicUsize::new(0),
+                busy_ns: AtomicU64::new(0),
             }),
         };
         {
@@ -204,6 +208,11 @@ impl Subdomain {
     /// it); infinite before the first update that computes one.
     pub(crate) fn residual_sq(&self) -> f64 {
         f64::from_bits(self.stats.residual_sq.load(Ordering::Relaxed))
+    }
+
+    /// Seconds spent updating it so far (when measured).
+    pub(crate) fn busy_s(&self) -> f64 {
+        self.stats.busy_ns.load(Ordering::Relaxed) as f64 / 1e9
     }
 
     pub(crate) fn owner(&self) -> usize {
@@ -367,19 +376,73 @@ impl Held<'_> {
         self.sub.stats.toucher.store(thread, Ordering::Relaxed);
     }
 
-    /// One Jacobi update: [`Self::begin_update`] then [`Self::finish_update`].
-    /// `pause` runs between the two (a test hook to stall a thread inside
-    /// an update).
+    /// One Jacobi update: [`Self::begin_update`] then [`Self::finish_update`],
+    /// at cost factor `work` (the workload's, 1 for a plain update; the
+    /// extra sweeps end early once `stopped` says so). `pause` runs between
+    /// the two (a test hook to stall a thread inside an update).
     pub(crate) fn update(
         &mut self,
         subs: &[Subdomain],
         version: EdgeVersion,
         residual: Residual,
+        work: f64,
+        stopped: impl Fn() -> bool,
         pause: impl FnOnce(),
     ) {
         self.begin_update(subs, version, residual);
+        self.extra_work(residual, work, stopped);
         pause();
         self.finish_update();
+    }
+
+    /// Adds the time an update took to this subdomain's busy time (the
+    /// caller holds the lock, so nobody else writes it meanwhile).
+    pub(crate) fn add_busy(&mut self, ns: u64) {
+        let busy = &self.sub.stats.busy_ns;
+        busy.store(busy.load(Ordering::Relaxed) + ns, Ordering::Relaxed);
+    }
+
+    /// A workload's extra arithmetic: an update of cost factor `work` (at
+    /// least 1) does `work` times the sweep it needs, the rest of it as
+    /// further whole sweeps and, for a fraction, a sweep of the first rows.
+    /// Each rewrites the spare buffer with the very values the update
+    /// computed (same inputs, same formula), so the result cannot change:
+    /// real loads, stores and flops on the subdomain's own data, which cost
+    /// on a real core what a heavier stencil would (its cache footprint is
+    /// the same, its arithmetic `work` times). `black_box` keeps the
+    /// compiler from seeing that the sweeps repeat.
+    fn extra_work(&mut self, residual: Residual, work: f64, stopped: impl Fn() -> bool) {
+        let extra = work - 1.0;
+        if extra <= 0.0 {
+            return;
+        }
+        let cells = &mut *self.cells;
+        let (h, w) = (self.sub.geom.height, self.sub.geom.width);
+        let sweep = |cur: &[f64], next: &mut [f64], rows: usize| {
+            let n = (rows + 2) * (w + 2);
+            match residual {
+                Residual::Compute => {
+                    std::hint::black_box(kernel::sweep_with_residual(
+                        &cur[..n],
+                        &mut next[..n],
+                        rows,
+                        w,
+                    ));
+                }
+                Residual::Skip => kernel::sweep(&cur[..n], &mut next[..n], rows, w),
+            }
+            std::hint::black_box(&mut *next);
+        };
+        for _ in 0..extra.floor() as usize {
+            if stopped() {
+                return;
+            }
+            sweep(&cells.cur, &mut cells.next, h);
+        }
+        let rows = (extra.fract() * h as f64).round() as usize;
+        if rows > 0 && !stopped() {
+            sweep(&cells.cur, &mut cells.next, rows.min(h));
+        }
     }
 
     /// Computes the next values into the spare buffer, reading the
@@ -476,8 +539,14 @@ mod tests {
             // Update in reverse order so that some neighbours are already one
             // version ahead when read: the parity copies must hide that.
             for s in subs.iter().rev() {
-                s.lock()
-                    .update(&subs, EdgeVersion::Own, Residual::Compute, || {});
+                s.lock().update(
+                    &subs,
+                    EdgeVersion::Own,
+                    Residual::Compute,
+                    1.0,
+                    || false,
+                    || {},
+                );
             }
         }
         assert_eq!(assemble(&p, &subs), sequential_jacobi(&p, 5));
@@ -488,9 +557,14 @@ mod tests {
         let p = Problem::new(4, 2, 1).unwrap();
         let subs = build(&p);
         for _ in 0..3 {
-            subs[0]
-                .lock()
-                .update(&subs, EdgeVersion::Latest, Residual::Skip, || {});
+            subs[0].lock().update(
+                &subs,
+                EdgeVersion::Latest,
+                Residual::Skip,
+                1.0,
+                || false,
+                || {},
+            );
         }
         assert_eq!(subs[0].lag(&subs), 3);
         assert_eq!(subs[1].lag(&subs), 0);

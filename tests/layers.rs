@@ -24,6 +24,8 @@ const LEVELS: &[&[&str]] = &[
         "kernel",
         "problem",
     ],
+    // What each subdomain costs (the application's own imbalance).
+    &["workload"],
     // The machine, the noise, the model, and the pure balancing decisions.
     &["topology", "noise", "model", "policy"],
     // Paper labels, then what every engine takes and gives.

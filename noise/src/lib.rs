@@ -217,5 +217,22 @@ impl Calibration {
     }
 }
 
+/// The calling thread's CPU time, ns (0 if the clock cannot be read): what
+/// a replayed detour must take from the core whatever else runs there, and
+/// how braid measures a worker's share of its core.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID
+    // is supported on every Linux braid runs on (it returns 0 on success).
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
 #[cfg(test)]
 mod tests;

@@ -280,7 +280,7 @@ fn wait_until(clock: &impl Fn() -> u64, at: u64, stop: &AtomicBool) -> bool {
 /// accumulate.) A starved replay gives up after 4x the length (plus 1 ms)
 /// of wall time, or at `limit`, and any detour ends on `stop`.
 fn take_detour(clock: &impl Fn() -> u64, length: u64, limit: u64, stop: &AtomicBool) -> u64 {
-    let (wall0, cpu0) = (clock(), thread_cpu_ns());
+    let (wall0, cpu0) = (clock(), crate::thread_cpu_ns());
     let give_up = wall0
         .saturating_add(length.saturating_mul(4))
         .saturating_add(1_000_000)
@@ -290,30 +290,14 @@ fn take_detour(clock: &impl Fn() -> u64, length: u64, limit: u64, stop: &AtomicB
         for _ in 0..64 {
             x = black_box(x.wrapping_add(1));
         }
-        if thread_cpu_ns().saturating_sub(cpu0) >= length
+        if crate::thread_cpu_ns().saturating_sub(cpu0) >= length
             || clock() >= give_up
             || stop.load(Ordering::Relaxed)
         {
             break;
         }
     }
-    thread_cpu_ns().saturating_sub(cpu0)
-}
-
-/// This thread's CPU time, ns: what a replayed detour must take from the
-/// core, whatever else runs there.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID
-    // is supported on every Linux braid runs on (it returns 0 on success).
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+    crate::thread_cpu_ns().saturating_sub(cpu0)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use crate::noise::{NoiseForm, NoiseOffsets};
 use crate::policy::Named;
 use crate::topology::SimTopology;
 use crate::variant::{BalancerKind, Interval, Mode, Strategy};
+use crate::workload::WorkloadSpec;
 
 /// One key as `config.txt` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,7 @@ macro_rules! config_keys {
         $(
             $([$section:literal])?
             $(#[doc = $doc:literal])*
+            $(#[serde($($serde:tt)*)])?
             $key:ident: $ty:ty = $default:literal, $parse:expr;
         )*
     ) => {
@@ -58,6 +60,7 @@ macro_rules! config_keys {
                 #[doc = concat!("`", stringify!($key), "` (config.txt, `braid config`)")]
                 #[doc = ""]
                 $(#[doc = $doc])*
+                $(#[serde($($serde)*)])?
                 pub $key: $ty,
             )*
         }
@@ -117,6 +120,18 @@ config_keys! {
     /// Pieces each domain is split into, as square as possible (paper: 4). A
     /// subdomain is the unit of work and of migration.
     subdomains: usize = "4", |p| p.count(MAX_SUBDOMAINS);
+    /// What each subdomain costs, as a factor f on a plain update (both engines):
+    /// uniform (every f = 1); random(lo, hi), each f drawn in [lo, hi] from seed;
+    /// hotspot(f, x, y, r), f within r of (x, y); moving(f, x, y, r, vx, vy), whose
+    /// centre moves by (vx, vy) per iteration of progress; growing(f, x, y, r0, dr),
+    /// whose radius grows by dr per iteration of progress; or map:FILE, a grid of
+    /// factors, one per subdomain (text rows, or .npy). x, y: fractions of the grid
+    /// from its west and north (source) sides; radii: fractions of its longer side;
+    /// progress: the mean updates per subdomain so far. braid run sweeps a subdomain
+    /// f times per update (so f >= 1 there); braid sim charges f times the cells'
+    /// cost. Details: src/workload.rs.
+    #[serde(skip_serializing_if = "WorkloadSpec::is_uniform")]
+    workload: WorkloadSpec = "uniform", |p| p.workload();
 
     ["Scheme"]
     /// sync | ssync | async. Paper labels via --variant: sync, ssync(n), async(n),
@@ -210,12 +225,14 @@ config_keys! {
     /// slow thread does now (both measured over the last interval). false =
     /// Algorithm 1 as printed, which also moves when that makes things worse.
     lb_predict: bool = "true", |p| p.boolean();
-    /// refine: how far above the ideal load (its share by measured rate) a
-    /// thread may stay (0.05 = 5%).
+    /// refine: how far above the even sweep (total measured load over total
+    /// speed) a thread's sweep may stay (0.05 = 5%).
     lb_tolerance: f64 = "0.05", |p| p.number("a fraction", 10.0);
-    /// anticipate: a thread whose progress deficit grew over the last lb_history
-    /// calls is unloaded by this fraction beyond what evens the rates (ULBA's
-    /// alpha, from 0 to 0.9; 0 = greedy).
+    /// anticipate: a thread whose measured load grew faster than the others' over
+    /// the last lb_history calls (ULBA's workload increase rate) is unloaded by
+    /// this fraction below its even share (ULBA's alpha, from 0 to 0.9; 0 =
+    /// greedy). Before loads are measured: a thread slower than the mean in each
+    /// of the last lb_history calls.
     lb_alpha: f64 = "0.3", |p| p.number("a fraction", 0.9);
     lb_history: usize = "3", |p| p.within(1, crate::policy::HISTORY as u64).map(|n| n as usize);
     /// Seconds between samples of every subdomain's count and owner in the

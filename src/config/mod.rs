@@ -162,6 +162,7 @@ impl Config {
         if let crate::topology::SimTopology::Xml { xml } = &mut cfg.sim_topology {
             *xml = dir.join(&*xml);
         }
+        cfg.workload = cfg.workload.with_file_from(dir);
         cfg
     }
 

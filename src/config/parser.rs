@@ -9,6 +9,7 @@ use crate::limits::*;
 use crate::policy::{Named, Strategy};
 use crate::topology::{SimTopology, SyntheticTopology};
 use crate::variant::Interval;
+use crate::workload::WorkloadSpec;
 
 /// Parses one key's value, producing errors that name the key.
 pub(super) struct Parser<'a> {
@@ -261,6 +262,16 @@ impl Parser<'_> {
             cores.push(NoiseCore { core, duty, trace });
         }
         Ok(cores)
+    }
+
+    /// `uniform`, `NAME(numbers)` or `map:FILE` (see [`WorkloadSpec`]).
+    pub(super) fn workload(&self) -> Result<WorkloadSpec, ConfigError> {
+        WorkloadSpec::parse(self.value).map_err(|e| {
+            self.bad(format!(
+                "uniform, random(lo,hi), hotspot(f,x,y,r), moving(f,x,y,r,vx,vy), \
+                 growing(f,x,y,r0,dr) or map:FILE ({e})"
+            ))
+        })
     }
 
     /// `none` or `THREAD:FACTOR`

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::interrupt::Interrupt;
 use crate::policy::Policy;
 use crate::variant::Mode;
+use crate::workload::Workload;
 
 /// Which engine runs a plan: `braid run` or `braid sim` (and the `engine`
 /// of a suite, as its TOML spells it).
@@ -192,6 +193,8 @@ pub struct Settings {
     pub stall: Option<Stall>,
     /// The slow test hook, if set.
     pub slow: Option<Slow>,
+    /// What each subdomain's update costs (`workload`).
+    pub workload: Workload,
     /// Set by SIGINT/SIGTERM (when the CLI installed it): stops the run.
     pub interrupt: Interrupt,
 }
@@ -208,8 +211,21 @@ impl Settings {
             trace_interval: None,
             stall: None,
             slow: None,
+            workload: Workload::uniform(),
             interrupt: Interrupt::none(),
         }
+    }
+
+    /// Whether the engine measures object loads (each subdomain's time
+    /// updating, and each thread's speed): only when something reads them,
+    /// a workload that is not uniform or a balancer whose policy does, so
+    /// that a plain run reads no clock it does not need.
+    pub fn measures_loads(&self) -> bool {
+        let reads = |b: &Balancer| match &b.policies {
+            Policies::One(p) => p.reads_loads(),
+            Policies::Auto(ps) => ps.iter().any(|p| p.reads_loads()),
+        };
+        !self.workload.is_uniform() || self.scheme.balancer().is_some_and(reads)
     }
 
     /// The scheme's mode.

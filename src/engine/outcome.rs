@@ -200,6 +200,10 @@ pub struct Outcome {
     pub trace: Vec<TraceSample>,
     /// A run across MPI ranks: who ran where, and what crossed between them.
     pub ranks: Option<RanksInfo>,
+    /// Seconds spent updating each subdomain (virtual in the simulator),
+    /// when the run measured object loads (a workload that is not uniform,
+    /// or a balancer that reads loads).
+    pub subdomain_busy_s: Option<Vec<f64>>,
 }
 
 /// A run across MPI ranks (`mpirun -n R braid run`, feature `mpi`).

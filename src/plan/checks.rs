@@ -181,6 +181,24 @@ pub(super) fn simulated(plan: &Plan, sim: &SimSettings) -> Result<(), PlanError>
     Ok(())
 }
 
+/// The real engine makes a subdomain cost more by sweeping it more: an
+/// update cannot cost less than the one sweep that computes it.
+pub(super) fn real_workload(plan: &Plan) -> Result<(), PlanError> {
+    let least = plan.settings.workload.least_factor();
+    if least < 1.0 {
+        return invalid(
+            "workload",
+            format!(
+                "braid run sweeps a subdomain f times per update, so f cannot be below 1, and \
+                 `{}` has factors down to {least}; scale them up (random(1, 3) spreads loads \
+                 as random(0.5, 1.5) does), or simulate it with braid sim",
+                plan.config.workload
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// A final grid exists to write.
 pub(super) fn grid(plan: &Plan) -> Result<(), PlanError> {
     match plan.numbers() {

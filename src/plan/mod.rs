@@ -13,6 +13,7 @@ mod noise;
 mod policies;
 mod simulated;
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ use crate::noise::NoisePlan;
 use crate::problem::{DecompositionError, Problem};
 use crate::topology::{Placement, Topology, TopologyError};
 use crate::variant::Mode;
+use crate::workload::Workload;
 
 pub use memory::Bytes;
 pub use simulated::sim_costs;
@@ -119,6 +121,14 @@ pub enum PlanError {
     /// A final grid asked of a simulation that only counts.
     #[error("--grid needs numerics = true in the simulator")]
     GridNeedsNumerics,
+    /// A workload's map that cannot be read or does not fit.
+    #[error("`workload`: {file}: {message}")]
+    WorkloadMap {
+        /// The map's file.
+        file: std::path::PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
     /// What runs across MPI ranks does not support yet.
     #[error("{what} does not run across ranks yet; run it in one process")]
     NotAcrossRanks {
@@ -154,6 +164,7 @@ impl Plan {
     pub fn new(config: &Config, machine: &Topology) -> Result<Plan, PlanError> {
         let plan = Plan::placed(config, machine, EngineKind::Run)?;
         plan.check_memory(Numbers::Held)?;
+        checks::real_workload(&plan)?;
         Ok(plan)
     }
 
@@ -193,7 +204,17 @@ impl Plan {
         checks::cross_keys(&config)?;
         checks::subdomain_count(threads, config.subdomains)?;
         let problem = Problem::new(config.domain_size, threads, config.subdomains)?;
-        let settings = settings(&config, &problem);
+        let workload = Workload::build(&config.workload, &problem, config.seed).map_err(|e| {
+            PlanError::WorkloadMap {
+                file: config
+                    .workload
+                    .file()
+                    .unwrap_or(Path::new(""))
+                    .to_path_buf(),
+                message: e.to_string(),
+            }
+        })?;
+        let settings = settings(&config, &problem, workload);
         let noise = noise::plan(&config, &problem, &placement, machine)?;
         Ok(Plan {
             config,
@@ -230,7 +251,7 @@ impl Plan {
 pub const MAX_TOTAL_SUBDOMAINS: usize = 1 << 22;
 
 /// What an engine needs, taken from the configuration.
-fn settings(cfg: &Config, problem: &Problem) -> Settings {
+fn settings(cfg: &Config, problem: &Problem, workload: Workload) -> Settings {
     let seconds = |s: f64| (s > 0.0).then(|| Duration::from_secs_f64(s));
     Settings {
         scheme: match cfg.mode {
@@ -251,6 +272,7 @@ fn settings(cfg: &Config, problem: &Problem) -> Settings {
         trace_interval: seconds(cfg.trace_interval),
         stall: cfg.stall,
         slow: cfg.slow,
+        workload,
         interrupt: Interrupt::none(),
     }
 }

@@ -1,76 +1,116 @@
-//! ULBA, the Unloading Load Balancer Approach (Boulmier et al.,
-//! anticipating-load-imbalance-ulba.txt), on progress.
+//! ULBA, the Underloading Load Balancer Approach (Boulmier et al.,
+//! anticipating-load-imbalance-ulba.txt), on measured object loads.
 //!
-//! ULBA notices the processing elements whose workload keeps growing faster
-//! than the others' (a property of their data, not of the last balancing)
-//! and, at a balancing step, gives them a fraction `alpha` *less* than the
-//! average, so that they take longer to become the bottleneck again. In an
-//! asynchronous iteration the analogue is a thread that is persistently
-//! slow: whatever it holds, its subdomains keep falling behind unless it
-//! holds fewer than its share. In each group (as for [`super::Greedy`]):
+//! ULBA watches each processing element's *workload increase rate* (WIR)
+//! and, at a balancing step, gives the elements whose workload keeps
+//! growing faster than the others' a fraction `alpha` *less* than their
+//! even share (its Eq. 6), so that they take longer to become the
+//! bottleneck again; the others share what they gave. In each group (as
+//! for [`super::Greedy`]):
 //!
-//! 1. a thread is **overloading** when, in each of the last `history`
-//!    intervals (`Snapshot::history`: each thread's rate), its rate was more
-//!    than [`BAND`] below the mean of the group's threads: its progress
-//!    deficit grew at every one of those calls, or would have without the
-//!    balancer;
-//! 2. the subdomains are apportioned as [`super::Greedy`] does, by rate,
-//!    except that an overloading thread's rate counts `1 - alpha` times: it
-//!    is unloaded by a fraction `alpha` beyond what evens the rates now;
-//! 3. only what changes moves, least updated subdomains first.
+//! 1. a thread's **WIR** is the growth per interval of the summed load of
+//!    the subdomains it holds now, over the last `history` intervals
+//!    (`Snapshot::load_history`): the growth of its objects, not of its set,
+//!    so moves made by the balancer do not count as growth, and a mean over
+//!    the window, since a region grows by whole subdomains, in steps;
+//! 2. a thread is **overloading** when its WIR is more than [`BAND`] of the
+//!    group's mean thread load above the group's mean WIR (ULBA marks
+//!    outliers by a z-score above 3, which a handful of threads cannot
+//!    reach);
+//! 3. the subdomains are dealt as [`super::Greedy`] deals them, with an
+//!    overloading thread's speed counted `1 - alpha` times: its sweep ends
+//!    `alpha` shorter than even, the others' a little longer.
 //!
-//! With `alpha = 0` this is Greedy. Departures from ULBA: the workload is a
-//! count of equal subdomains, so the unloading is rounded to whole
-//! subdomains (and a fraction too small to change the rounding does
-//! nothing); the growth is detected from measured rates rather than a
-//! workload model (a thread's rate is its capacity, so the mark does not
-//! flip back once it is unloaded, which would make it churn); and until
-//! `history` intervals are known it acts as Greedy.
+//! With `alpha = 0`, or while no thread's load grows, this is Greedy; under
+//! noise alone object loads do not grow, so it is Greedy there too. Before
+//! loads are measured (a snapshot with rates only) a thread counts as
+//! overloading when its rate was more than [`BAND`] below its group's mean
+//! in each of the last `history` intervals (`Snapshot::history`).
+//! Departures from ULBA: the unloading is rounded to whole subdomains, and
+//! the balancer is called at its interval (`lb_interval = auto` gives
+//! Menon's, ULBA's `sigma+` at `alpha = 0`).
 
-use super::greedy::{apportion, realise};
+use super::objects::{Weights, greedy};
 use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
 
-/// How far below the group's mean per-subdomain rate a thread must be for
-/// its deficit to count as growing (timing jitter must not).
+/// How far above the group's mean growth (as a share of its mean thread
+/// load), or below its mean rate, a thread must be to count as
+/// overloading: measurement jitter must not.
 pub(super) const BAND: f64 = 0.02;
 
-/// ULBA's anticipation (the top of this file says what it does and where it departs from its source).
+/// ULBA on measured object loads (the top of this file says how).
 #[derive(Debug, Clone)]
 pub struct Anticipate {
     /// Scope and thresholds.
     pub bounds: Bounds,
-    /// Extra unloading of an overloading thread, in [0, 1).
+    /// The fraction of its even share an overloading thread gives up, in
+    /// [0, 1).
     pub alpha: f64,
-    /// Intervals of growing deficit before a thread counts as overloading.
+    /// Intervals of growth before a thread counts as overloading.
     pub history: usize,
 }
 
 impl Policy for Anticipate {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
+        let Some(w) = Weights::of(snap) else {
+            return Vec::new();
+        };
         by_group(snap, self.bounds.scope, |group, held| {
-            let slow = self.overloading(snap, group);
-            let weights: Vec<f64> = group
+            let capacity: Vec<f64> = self
+                .overloading(snap, group)
                 .iter()
-                .zip(&slow)
-                .map(|(&t, &slow)| {
-                    let r = snap.rates[t];
-                    if slow { r * (1.0 - self.alpha) } else { r }
-                })
+                .map(|&over| if over { 1.0 - self.alpha } else { 1.0 })
                 .collect();
-            let target = apportion(group, held, &weights, &self.bounds);
-            realise(snap, group, held, &target, &weights)
+            greedy(snap, &w, group, held, &self.bounds, &capacity)
         })
     }
 
     fn name(&self) -> Named {
         self.bounds.named(Strategy::Anticipate)
     }
+
+    fn reads_loads(&self) -> bool {
+        true
+    }
 }
 
 impl Anticipate {
-    /// Which members of `group` were slower than the group's mean by more
-    /// than [`BAND`] in each of the last `history` intervals.
+    /// Which members of `group` are overloading (see the top of this file).
     pub fn overloading(&self, snap: &Snapshot<'_>, group: &[usize]) -> Vec<bool> {
+        if snap.load_history.is_empty() {
+            return self.slow_by_rates(snap, group);
+        }
+        let (k, h) = (self.history, snap.load_history);
+        let mut over = vec![k > 0 && h.len() > k; group.len()];
+        if !over.iter().any(|&o| o) {
+            return over;
+        }
+        // Each member's objects now (growth is of these, wherever they were).
+        let mut sets: Vec<Vec<usize>> = vec![Vec::new(); group.len()];
+        for (s, &o) in snap.owners.iter().enumerate() {
+            if let Some(i) = group.iter().position(|&t| t == o) {
+                sets[i].push(s);
+            }
+        }
+        let sum = |loads: &[f64], i: usize| sets[i].iter().map(|&s| loads[s]).sum::<f64>();
+        let (latest, first) = (&h[h.len() - 1], &h[h.len() - 1 - k]);
+        let mean_load = (0..group.len()).map(|i| sum(latest, i)).sum::<f64>() / group.len() as f64;
+        // WIR: the mean growth per interval over the window (a region
+        // grows by whole subdomains, so growth comes in steps).
+        let wir: Vec<f64> = (0..group.len())
+            .map(|i| (sum(latest, i) - sum(first, i)) / k as f64)
+            .collect();
+        let mean = wir.iter().sum::<f64>() / group.len() as f64;
+        for (o, g) in over.iter_mut().zip(&wir) {
+            *o = *g - mean > BAND * mean_load;
+        }
+        over
+    }
+
+    /// Before loads are measured: which members were slower than the
+    /// group's mean rate by more than [`BAND`] in each of the last
+    /// `history` intervals.
+    fn slow_by_rates(&self, snap: &Snapshot<'_>, group: &[usize]) -> Vec<bool> {
         let k = self.history;
         let h = snap.history;
         let mut slow = vec![k > 0 && h.len() >= k; group.len()];
@@ -123,7 +163,7 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_whose_deficit_keeps_growing_is_unloaded_beyond_even() {
+    fn before_loads_are_measured_a_thread_slow_for_history_intervals_is_unloaded() {
         let low = |p: Greedy| Greedy {
             bounds: Bounds {
                 low: 1,
@@ -134,20 +174,77 @@ mod tests {
         // 90 : 100 -> 8 dealt as 3.8 : 4.2, so 4 : 4: Greedy keeps.
         assert!(decide(&low(greedy(Scope::Joint)), 3).is_empty());
         // Overloading for the last 3 intervals, alpha 0.3: 63 : 100 ->
-        // 3.1 : 4.9, so its least updated subdomain goes.
+        // 3.1 : 4.9, so one of its subdomains goes.
         let moves = decide(&anticipate(0.3, 3), 3);
-        assert_eq!(
-            moves,
-            [Move {
-                sub: 1,
-                from: 0,
-                to: 1
-            }]
-        );
+        assert_eq!(moves.len(), 1, "{moves:?}");
+        assert!(moves[0].from == 0 && moves[0].to == 1, "{moves:?}");
         // Slow for only 2 of the 3 intervals asked for: not yet.
         assert!(decide(&anticipate(0.3, 3), 2).is_empty());
         // alpha 0 is Greedy.
         assert!(decide(&anticipate(0.0, 3), 3).is_empty());
+    }
+
+    /// 2 threads x 4 subdomains of load 1 at equal speeds; thread 0's
+    /// subdomain 0 has grown by `growth` in each of the last 3 intervals
+    /// and is now `1 + 3 growth` (so thread 0 is already that much heavier).
+    fn grown(p: &dyn Policy, growth: f64) -> Vec<Move> {
+        let counts = [0; 8];
+        let owners: Vec<usize> = (0..8).map(|s| s / 4).collect();
+        let history: Vec<Vec<f64>> = (0..4)
+            .map(|k| {
+                let mut loads = vec![1.0; 8];
+                loads[0] += growth * k as f64;
+                loads
+            })
+            .collect();
+        let loads = history[3].clone();
+        p.decide(&Snapshot {
+            rates: &[1.0, 1.0],
+            loads: &loads,
+            speeds: &[1.0, 1.0],
+            load_history: &history,
+            ..Snapshot::of(&counts, &owners, &[0, 0])
+        })
+    }
+
+    /// As [`grown`] but with the same loads in every interval: thread 0 is
+    /// as heavy now, but its load does not grow.
+    fn steady(p: &dyn Policy, extra: f64) -> Vec<Move> {
+        let counts = [0; 8];
+        let owners: Vec<usize> = (0..8).map(|s| s / 4).collect();
+        let mut loads = vec![1.0; 8];
+        loads[0] += extra;
+        let history = vec![loads.clone(); 4];
+        p.decide(&Snapshot {
+            rates: &[1.0, 1.0],
+            loads: &loads,
+            speeds: &[1.0, 1.0],
+            load_history: &history,
+            ..Snapshot::of(&counts, &owners, &[0, 0])
+        })
+    }
+
+    #[test]
+    fn a_thread_whose_load_grows_is_unloaded_and_a_steady_one_left_alone() {
+        // Thread 0 at 4.9 against 4: Greedy can do no better than move
+        // nothing (any unit subdomain would make thread 1 the 5.0 one).
+        let g = Greedy {
+            bounds: anticipate(0.0, 3).bounds,
+        };
+        assert!(grown(&g, 0.3).is_empty());
+        // Growing by 0.3 an interval (7% of the mean load) over 3:
+        // unloaded, one unit subdomain goes from 0 to 1, ahead of the growth.
+        let moves = grown(&anticipate(0.3, 3), 0.3);
+        assert_eq!(moves.len(), 1, "{moves:?}");
+        assert!(moves[0].from == 0 && moves[0].to == 1, "{moves:?}");
+        // Just as heavy, but steady: left alone.
+        assert!(steady(&anticipate(0.3, 3), 0.9).is_empty());
+        // Growth within the band of the mean load is jitter.
+        assert!(grown(&anticipate(0.3, 3), 0.01).is_empty());
+        // alpha 0 is Greedy.
+        assert!(grown(&anticipate(0.0, 3), 0.3).is_empty());
+        // Fewer intervals measured than the history asks: not yet.
+        assert!(grown(&anticipate(0.3, 4), 0.3).is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 mod anticipate;
 mod greedy;
+mod objects;
 mod progressive;
 mod refine;
 mod residual;
@@ -178,6 +179,20 @@ pub struct Snapshot<'a> {
     /// intervals, oldest first, this interval (`rates`) last; at most
     /// [`HISTORY`] of them. Empty when unknown.
     pub history: &'a [Vec<f64>],
+    /// Each subdomain's *object load*: seconds per update on a core at full
+    /// speed, measured over the last interval (its time updating there,
+    /// times its owner's speed, over its updates; a subdomain not updated
+    /// in the interval keeps its last load). Empty unless measured
+    /// ([`Policy::reads_loads`], or a workload that is not uniform).
+    pub loads: &'a [f64],
+    /// Each thread's speed over the last interval: the share of a full-speed
+    /// core it got (its CPU time over wall time in `run`; its work at the
+    /// nominal cost over the time it took in `sim`). Empty unless measured.
+    pub speeds: &'a [f64],
+    /// Each subdomain's load (as `loads`) over each of the last intervals,
+    /// oldest first, `loads` last; at most [`HISTORY`] of them. Empty unless
+    /// measured.
+    pub load_history: &'a [Vec<f64>],
     /// Seconds since the previous call (since the start, at the first).
     pub since_last_s: f64,
     /// 1-based number of this balancer call.
@@ -204,6 +219,9 @@ impl<'a> Snapshot<'a> {
             rates: &[],
             residuals: &[],
             history: &[],
+            loads: &[],
+            speeds: &[],
+            load_history: &[],
             since_last_s: 0.0,
             call: 1,
         }
@@ -301,20 +319,6 @@ impl Owned {
     pub(crate) fn of_thread(&self, t: usize) -> &[usize] {
         &self.subs[self.start[t]..self.start[t + 1]]
     }
-
-    /// Thread `t`'s `k` least updated subdomains, least first (ties: lower
-    /// id), in time linear in what it holds plus `k log k`.
-    pub(crate) fn least_updated(&self, snap: &Snapshot<'_>, t: usize, k: usize) -> Vec<usize> {
-        let mut own = self.of_thread(t).to_vec();
-        let key = |&s: &usize| (snap.counts[s], s);
-        let k = k.min(own.len());
-        if k > 0 && k < own.len() {
-            own.select_nth_unstable_by_key(k - 1, key);
-        }
-        own.truncate(k);
-        own.sort_unstable_by_key(key);
-        own
-    }
 }
 
 /// Intervals of rates a snapshot carries at most.
@@ -383,6 +387,13 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
 
     /// Its name in labels (`steal-split`), for reports.
     fn name(&self) -> Named;
+
+    /// Whether it reads [`Snapshot::loads`] and [`Snapshot::speeds`]: the
+    /// engines measure them only then (or for a workload that is not
+    /// uniform).
+    fn reads_loads(&self) -> bool {
+        false
+    }
 }
 
 /// What one call saw: progress, rates, residuals, seconds since the last.
@@ -395,6 +406,8 @@ pub(crate) type Seen = (Vec<u64>, Vec<f64>, Vec<f64>, f64);
 #[derive(Debug, Default)]
 pub(crate) struct Recorder {
     pub(crate) seen: std::sync::Mutex<Vec<Seen>>,
+    /// The loads and speeds of each call.
+    pub(crate) loads: std::sync::Mutex<Vec<(Vec<f64>, Vec<f64>)>>,
 }
 
 #[cfg(test)]
@@ -407,7 +420,13 @@ impl Policy for Recorder {
             s.since_last_s,
         );
         self.seen.lock().unwrap().push(seen);
+        let loads = (s.loads.to_vec(), s.speeds.to_vec());
+        self.loads.lock().unwrap().push(loads);
         Vec::new()
+    }
+
+    fn reads_loads(&self) -> bool {
+        true
     }
 
     fn name(&self) -> Named {

@@ -1,123 +1,63 @@
-//! Charm++'s RefineLB (charm-runtime-adaptive-lb.txt) on measured rates.
+//! Charm++'s RefineLB (charm-runtime-adaptive-lb.txt) on measured object
+//! loads and thread speeds.
 //!
 //! RefineLB leaves a good assignment alone and only moves objects off the
-//! overloaded processors, heaviest processor first, onto the least loaded,
-//! until no processor is more than a tolerance above the average. Here a
-//! thread's load is the time it takes to update each of its subdomains once,
-//! `held / rate`, and the average is the group's ideal, `sum(held) /
-//! sum(rate)` (what every thread's would be if subdomains went in proportion
-//! to rates). In each group (as for [`super::Greedy`]), repeatedly:
+//! overloaded processors, the heaviest first, onto underloaded ones, until
+//! no processor is more than a tolerance above the average. Here a thread's
+//! load is the time it takes to sweep its set once (its subdomains' loads
+//! over its speed, [`super::objects`]) and the average is the group's even
+//! sweep, its total load over its total speed. In each group (as for
+//! [`super::Greedy`]), repeatedly:
 //!
-//! 1. the **donor** is the most loaded thread holding more than
-//!    `low_threshold`; stop when its load is within `tolerance` of the ideal
-//!    (`load <= (1 + tolerance) * ideal`);
-//! 2. the **receiver** is the thread that would be least loaded with one
-//!    more subdomain, among those with a rate and fewer than
-//!    `high_threshold`; stop unless that is below the donor's load now (the
-//!    move would not lower the maximum);
-//! 3. the donor's least updated subdomain moves to the receiver.
+//! 1. the **donor** is the thread with the longest sweep that holds more
+//!    than `low_threshold`; stop when it is within `tolerance` of even
+//!    (`sweep <= (1 + tolerance) * even`), as every thread then is;
+//! 2. the **receiver** is the thread with the shortest sweep among those
+//!    holding fewer than `high_threshold`;
+//! 3. the donor's heaviest subdomain that keeps the receiver within the
+//!    tolerance moves to it, or if none fits, its lightest, provided the
+//!    move shortens the longest sweep; otherwise stop.
 //!
 //! Each move takes from the current maximum, so few moves settle the group.
-//! Departures: subdomains weigh the same (RefineLB weighs objects by their
-//! measured time), and a subdomain moves at most once per call, so a donor
-//! gives only what it held when the call began.
+//! Departure: a subdomain moves at most once per call. Before loads are
+//! measured every subdomain weighs 1 and a thread's speed is its rate.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use super::objects::{Weights, refine};
+use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
 
-use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
-
-/// A donor's own subdomains, least updated on top: (count, id).
-type Donor = BinaryHeap<Reverse<(u64, usize)>>;
-
-/// Charm++ RefineLB's idea on measured rates (the top of this file says how).
+/// Charm++ RefineLB on measured object loads (the top of this file says how).
 #[derive(Debug, Clone)]
 pub struct Refine {
     /// Scope and thresholds.
     pub bounds: Bounds,
-    /// How far above the ideal load a thread may stay (0.1 = 10%).
+    /// How far above the even sweep a thread may stay (0.1 = 10%).
     pub tolerance: f64,
 }
 
 impl Policy for Refine {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
+        let Some(w) = Weights::of(snap) else {
+            return Vec::new();
+        };
         by_group(snap, self.bounds.scope, |group, held| {
-            self.refine(snap, group, held.to_vec())
+            refine(snap, &w, group, held, &self.bounds, self.tolerance)
         })
     }
 
     fn name(&self) -> Named {
         self.bounds.named(Strategy::Refine)
     }
-}
 
-impl Refine {
-    /// The moves in `group`; `held` is every thread's count, updated as
-    /// the moves are decided.
-    fn refine(&self, snap: &Snapshot<'_>, group: &[usize], mut held: Vec<usize>) -> Vec<Move> {
-        let mut moves = Vec::new();
-        let rate = |t: usize| snap.rates[t];
-        let load = |t: usize, n: usize| match (n, rate(t) > 0.0) {
-            (0, _) => 0.0,
-            (_, true) => n as f64 / rate(t),
-            (_, false) => f64::INFINITY,
-        };
-        let total_rate: f64 = group.iter().map(|&t| rate(t)).sum();
-        if total_rate <= 0.0 {
-            return moves;
-        }
-        let ideal = group.iter().map(|&t| held[t]).sum::<usize>() as f64 / total_rate;
-        // Each donor's own subdomains as a min-heap by (count, id), built
-        // when it first gives (in time linear in what it holds).
-        let mut owned: Option<Owned> = None;
-        let mut own: Vec<Option<Donor>> = vec![None; held.len()];
-        loop {
-            let donor = group
-                .iter()
-                .copied()
-                .filter(|&t| {
-                    held[t] > self.bounds.low && own[t].as_ref().is_none_or(|h| !h.is_empty())
-                })
-                .max_by(|&a, &b| {
-                    load(a, held[a])
-                        .total_cmp(&load(b, held[b]))
-                        .then(b.cmp(&a))
-                });
-            let Some(from) = donor else { return moves };
-            let worst = load(from, held[from]);
-            if worst <= (1.0 + self.tolerance) * ideal {
-                return moves;
-            }
-            let receiver = group
-                .iter()
-                .copied()
-                .filter(|&t| t != from && rate(t) > 0.0 && held[t] < self.bounds.high)
-                .min_by(|&a, &b| {
-                    load(a, held[a] + 1)
-                        .total_cmp(&load(b, held[b] + 1))
-                        .then(a.cmp(&b))
-                });
-            let Some(to) = receiver.filter(|&t| load(t, held[t] + 1) < worst) else {
-                return moves;
-            };
-            let owned = owned.get_or_insert_with(|| Owned::of(snap));
-            let heap = own[from].get_or_insert_with(|| {
-                let subs = owned.of_thread(from).iter();
-                subs.map(|&s| Reverse((snap.counts[s], s))).collect()
-            });
-            let Some(Reverse((_, sub))) = heap.pop() else {
-                return moves;
-            };
-            moves.push(Move { sub, from, to });
-            held[from] -= 1;
-            held[to] += 1;
-        }
+    fn reads_loads(&self) -> bool {
+        true
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::greedy::tests::{comes_to_rest, keeps_the_rules, two};
+    use super::super::greedy::tests::{
+        comes_to_rest, keeps_the_rules, rests_on_measured_loads, two,
+    };
     use super::*;
     use crate::policy::Scope;
 
@@ -188,6 +128,58 @@ mod tests {
             ..refine(0.1)
         };
         assert_eq!(decide(&full, &[0.0, 100.0]).len(), 1);
+    }
+
+    #[test]
+    fn refine_stops_once_every_thread_is_within_tolerance_of_the_mean() {
+        use super::super::greedy::tests::{loaded, sweeps};
+        // 3 threads: thread 0 holds 6 units of load, the others 2 each.
+        let counts = vec![0; 10];
+        let mut owners = vec![0, 0, 0, 0, 0, 0, 1, 1, 2, 2];
+        let loads = [1.0; 10];
+        let speeds = [1.0; 3];
+        let p = Refine {
+            bounds: Bounds {
+                low: 0,
+                high: 10,
+                ..refine(0.25).bounds
+            },
+            ..refine(0.25)
+        };
+        let snap = loaded(&counts, &owners, &[0, 0, 0], &loads, &speeds);
+        let moves = p.decide(&snap);
+        assert_eq!(moves.len(), 2, "{moves:?}");
+        // Within 25% of the mean (10 / 3) now: 4, 3, 3.
+        let t = sweeps(&snap, &moves);
+        assert!(t.iter().all(|&x| x <= 1.25 * 10.0 / 3.0), "{t:?}");
+        for m in moves {
+            owners[m.sub] = m.to;
+        }
+        let snap = loaded(&counts, &owners, &[0, 0, 0], &loads, &speeds);
+        assert!(
+            p.decide(&snap).is_empty(),
+            "it moved again within tolerance"
+        );
+        // A heavy subdomain goes whole: 3 on thread 0 beside 1 + 1 + 1.
+        let loads = [3.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5];
+        let owners = vec![0, 0, 0, 0, 1, 1, 1, 2, 2, 2];
+        let snap = loaded(&counts, &owners, &[0, 0, 0], &loads, &speeds);
+        let moves = p.decide(&snap);
+        assert!(moves.iter().all(|m| m.sub != 0 && m.from == 0), "{moves:?}");
+        let t = sweeps(&snap, &moves);
+        assert!(t.iter().all(|&x| x <= 1.25 * 9.0 / 3.0), "{t:?}");
+    }
+
+    #[test]
+    fn refine_moves_only_what_overfills_and_rests_on_measured_loads() {
+        let p = Refine {
+            bounds: Bounds {
+                low: 1,
+                ..refine(0.05).bounds
+            },
+            ..refine(0.05)
+        };
+        rests_on_measured_loads(12, &p);
     }
 
     #[test]

@@ -137,6 +137,27 @@ pub(super) struct RunView<'a> {
     pub(super) thread_updates: &'a [CachePadded<AtomicU64>],
     /// Whether updates compute their local residuals.
     pub(super) residual: Residual,
+    /// Each thread's last CPU-time sample, when the run measures loads.
+    pub(super) clocks: Option<&'a [CachePadded<CoreClock>]>,
+}
+
+/// A thread's CPU time and the wall time when it took it (ns since the
+/// run's start), as the thread last sampled them: its speed over an
+/// interval is the ratio of their differences. Each worker writes its own,
+/// once per balancer interval; the balancer's caller reads them all.
+#[derive(Debug, Default)]
+pub(super) struct CoreClock {
+    cpu_ns: AtomicU64,
+    wall_ns: AtomicU64,
+}
+
+impl CoreClock {
+    /// The calling thread's CPU time now, at `wall_ns` into the run.
+    pub(super) fn sample(&self, wall_ns: u64) {
+        self.cpu_ns
+            .store(braid_noise::thread_cpu_ns(), Ordering::Relaxed);
+        self.wall_ns.store(wall_ns, Ordering::Relaxed);
+    }
 }
 
 impl schedule::View for RunView<'_> {
@@ -157,6 +178,17 @@ impl schedule::View for RunView<'_> {
     }
     fn residual_sq(&self, sub: usize) -> Option<f64> {
         (self.residual == Residual::Compute).then(|| self.subs[sub].residual_sq())
+    }
+    fn busy_s(&self, sub: usize) -> Option<f64> {
+        self.clocks.map(|_| self.subs[sub].busy_s())
+    }
+    fn core_time(&self, t: usize) -> Option<(f64, f64)> {
+        let c = &self.clocks?[t];
+        let (cpu, wall) = (
+            c.cpu_ns.load(Ordering::Relaxed),
+            c.wall_ns.load(Ordering::Relaxed),
+        );
+        Some((cpu as f64 / 1e9, wall as f64 / 1e9))
     }
 }
 
@@ -201,16 +233,23 @@ pub(super) struct SharedBalancer {
 }
 
 impl SharedBalancer {
-    pub(super) fn new(balancer: &Balancer, threads: usize) -> Self {
+    /// `loads`: whether calls measure object loads.
+    pub(super) fn new(balancer: &Balancer, threads: usize, loads: bool) -> Self {
         let interval = start_interval(balancer.interval);
         SharedBalancer {
             turn: CachePadded::new(AtomicUsize::new(0)),
             next_due_ns: CachePadded::new(AtomicU64::new(0)),
             state: Mutex::new(CallState {
                 rotation: Rotation::new(threads, interval.as_nanos() as u64),
-                caller: Caller::new(balancer),
+                caller: Caller::new(balancer, loads),
             }),
         }
+    }
+
+    /// When the next call is due (ns since the run's start): it changes at
+    /// every call, so a worker that sees it change knows an interval ended.
+    pub(super) fn due_ns(&self) -> u64 {
+        self.next_due_ns.load(Ordering::Relaxed)
     }
 
     /// Runs the balancer if it is thread `t`'s turn and a call is due at

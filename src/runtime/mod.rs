@@ -46,7 +46,7 @@ use crate::schedule::{EstimateLine, Refutation, Sampler, StopRule, Verdicts, epo
 use crate::subdomain::{self, Subdomain};
 use crate::topology::Placement;
 use crate::variant::Mode;
-use balancer::{Assignment, RunView, SharedBalancer};
+use balancer::{Assignment, CoreClock, RunView, SharedBalancer};
 use peers::{Peers, Wish, from_urgency, urgency, verdict};
 
 /// How often the monitor looks at the run (and, across ranks in ssync and
@@ -85,6 +85,12 @@ struct Shared<'a> {
     /// (sync), and the stop all ranks agreed (as [`urgency`] codes).
     wish: AtomicU64,
     agreed: AtomicU64,
+    /// Each thread's CPU-time samples, when the run measures object loads
+    /// (`Settings::measures_loads`): then every update is also timed.
+    clocks: Option<Vec<CachePadded<CoreClock>>>,
+    /// Progress (mean updates per subdomain of this process), as `f64`
+    /// bits, published by the monitor for a workload that moves with it.
+    progress: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -138,7 +144,26 @@ impl Shared<'_> {
             subs: self.subs,
             thread_updates: &self.thread_updates,
             residual: self.settings.residual(),
+            clocks: self.clocks.as_deref(),
         }
+    }
+
+    /// Publishes this process's progress, for a workload that moves with it.
+    fn publish_progress(&self) {
+        if !self.settings.workload.moves() {
+            return;
+        }
+        let done: u64 = self.thread_updates[self.local.clone()]
+            .iter()
+            .map(|u| u.load(Ordering::Relaxed))
+            .sum();
+        let p = done as f64 / self.local_subs.len().max(1) as f64;
+        self.progress.store(p.to_bits(), Ordering::Relaxed);
+    }
+
+    /// Progress as last published.
+    fn progress(&self) -> f64 {
+        f64::from_bits(self.progress.load(Ordering::Relaxed))
     }
 }
 
@@ -297,6 +322,10 @@ impl Shared<'_> {
             lb: self.balancer.as_ref().map(SharedBalancer::stats),
             trace,
             ranks: None,
+            subdomain_busy_s: self
+                .clocks
+                .as_ref()
+                .map(|_| self.subs.iter().map(Subdomain::busy_s).collect()),
         }
     }
 }
@@ -327,7 +356,7 @@ impl<'a> Shared<'a> {
             balancer: settings
                 .scheme
                 .balancer()
-                .map(|b| SharedBalancer::new(b, threads)),
+                .map(|b| SharedBalancer::new(b, threads, settings.measures_loads())),
             rule: StopRule {
                 budget: settings.update_budget,
                 time_limit: settings.time_limit.map(|d| d.as_nanos() as u64),
@@ -342,6 +371,10 @@ impl<'a> Shared<'a> {
             local,
             wish: AtomicU64::new(0),
             agreed: AtomicU64::new(0),
+            clocks: settings
+                .measures_loads()
+                .then(|| (0..threads).map(|_| Default::default()).collect()),
+            progress: AtomicU64::new(0f64.to_bits()),
         }
     }
 }
@@ -375,6 +408,7 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
         }
         while shared.finished.load(Ordering::Acquire) < threads {
             std::thread::sleep(MONITOR_PERIOD);
+            shared.publish_progress();
             let now = start.elapsed();
             // The workers watch their budgets, and in sync the barrier's
             // leader the estimate (whose local residuals are then exact).
@@ -437,6 +471,7 @@ fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
     if shared.settings.mode() == Mode::Sync {
         while running() {
             std::thread::sleep(MONITOR_PERIOD);
+            shared.publish_progress();
             abort_on_panic();
             if let Some(reason) = own_verdict() {
                 shared
@@ -448,6 +483,7 @@ fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
     }
     loop {
         abort_on_panic();
+        shared.publish_progress();
         // A worker at its budget has set this rank's flag: that is its wish.
         let wish = shared.stop.reason().or_else(own_verdict);
         if let Some(reason) = shared.exchange(peers, wish) {

@@ -61,8 +61,10 @@ fn work(sh: &Shared<'_>, t: usize) {
         sh.subs[s].touch(sh.problem, t);
     }
     let mut idler = Idler::default();
+    w.sample_core();
     while !sh.stop.is_set() {
         sh.assignment.refresh(t, &mut set);
+        w.sample_core_if_called();
         if let Some(b) = &sh.balancer {
             let now = || sh.start.elapsed().as_nanos() as u64;
             b.maybe_call(t, now, &sh.view(), &sh.assignment, &sh.placement.sockets);
@@ -108,6 +110,10 @@ struct Worker<'s, 'a> {
     /// of a single update includes time preempted by an oversubscribed
     /// neighbour, and spinning for that would feed on itself.
     fastest_update: Duration,
+    /// Whether updates are timed (object loads), and when the balancer's
+    /// next call was due at this thread's last CPU-time sample.
+    timed: bool,
+    due_seen: u64,
 }
 
 impl<'s, 'a> Worker<'s, 'a> {
@@ -132,6 +138,29 @@ impl<'s, 'a> Worker<'s, 'a> {
             done: sh.thread_updates[t].load(Ordering::Relaxed),
             max_lag: sh.max_lag[t].load(Ordering::Relaxed),
             fastest_update: Duration::MAX,
+            timed: sh.clocks.is_some(),
+            due_seen: u64::MAX,
+        }
+    }
+
+    /// Samples this thread's CPU time, when the run measures loads.
+    fn sample_core(&mut self) {
+        if let Some(clocks) = &self.sh.clocks {
+            clocks[self.t].sample(self.sh.start.elapsed().as_nanos() as u64);
+        }
+    }
+
+    /// Samples this thread's CPU time once per balancer interval: when the
+    /// next call's due time has changed since the last sample (one load of
+    /// a shared atomic per sweep; the sample itself is a system call).
+    fn sample_core_if_called(&mut self) {
+        let (Some(b), true) = (&self.sh.balancer, self.timed) else {
+            return;
+        };
+        let due = b.due_ns();
+        if due != self.due_seen {
+            self.due_seen = due;
+            self.sample_core();
         }
     }
 
@@ -188,10 +217,19 @@ impl<'s, 'a> Worker<'s, 'a> {
                 sh.stop.sleep(Duration::from_secs_f64(st.seconds));
             }
         };
-        // The clock is read only for the slow hook: a vDSO call per update
-        // is measurable at small subdomains.
-        let began = self.slow.map(|_| Instant::now());
-        cells.update(sh.subs, self.version, self.residual, pause);
+        // The clock is read only for the slow hook and for object loads: a
+        // vDSO call per update is measurable at small subdomains.
+        let began = (self.slow.is_some() || self.timed).then(Instant::now);
+        let workload = &sh.settings.workload;
+        let work = match workload.moves() {
+            true => workload.factor(s, sh.progress()),
+            false => workload.factor(s, 0.0),
+        };
+        let stopped = || sh.stop.is_set();
+        cells.update(sh.subs, self.version, self.residual, work, stopped, pause);
+        if let (Some(began), true) = (began, self.timed) {
+            cells.add_busy(began.elapsed().as_nanos() as u64);
+        }
         drop(cells);
         if let Some(began) = began {
             self.slow_down(began);

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::choose::Chooser;
+use super::loads::LoadMeter;
 use super::{Sets, View};
 use crate::engine::{Balancer, EFFORT_SAMPLES, Effort, Interval, LbStats, Policies, Ran, Tried};
 use crate::policy::{HISTORY, Move, Policy, Snapshot};
@@ -122,10 +123,14 @@ pub(crate) struct Caller {
     /// The last interval's progress-gap growth, once measured, and length.
     growth: Option<f64>,
     last_interval_s: f64,
+    /// Object loads and thread speeds, when something reads them.
+    meter: Option<LoadMeter>,
 }
 
 impl Caller {
-    pub(crate) fn new(balancer: &Balancer) -> Self {
+    /// A caller of `balancer`'s policies; `loads`: whether it measures
+    /// object loads for them ([`crate::engine::Settings::measures_loads`]).
+    pub(crate) fn new(balancer: &Balancer, loads: bool) -> Self {
         let (candidates, chooser) = match &balancer.policies {
             Policies::One(p) => (vec![p.clone()], None),
             Policies::Auto(ps) => (ps.clone(), Some(Chooser::new(ps.len()))),
@@ -148,16 +153,20 @@ impl Caller {
             last_cost_s: 0.0,
             growth: None,
             last_interval_s: AUTO_START_S,
+            meter: loads.then(LoadMeter::default),
         }
     }
 
     /// A caller of one policy at a fixed interval.
     #[cfg(test)]
     pub(crate) fn of(policy: Arc<dyn Policy>) -> Self {
-        Caller::new(&Balancer {
-            policies: Policies::One(policy),
-            interval: Interval::Seconds(0.0),
-        })
+        Caller::new(
+            &Balancer {
+                policies: Policies::One(policy),
+                interval: Interval::Seconds(0.0),
+            },
+            false,
+        )
     }
 
     /// One call at `now_s` seconds of the engine's clock: snapshots `view`,
@@ -204,6 +213,9 @@ impl Caller {
             self.measure(since_last_s);
         }
         self.last_s = now_s;
+        if let Some(m) = &mut self.meter {
+            m.measure(view, &self.owners);
+        }
         self.choose(now_s);
         let snapshot = Snapshot {
             counts: &self.counts,
@@ -214,6 +226,9 @@ impl Caller {
             rates: &self.rates,
             residuals: &self.residuals,
             history: &self.history,
+            loads: self.meter.as_ref().map_or(&[], |m| &m.loads),
+            speeds: self.meter.as_ref().map_or(&[], |m| &m.speeds),
+            load_history: self.meter.as_ref().map_or(&[], |m| &m.history),
             since_last_s,
             call: self.stats.calls,
         };

@@ -17,6 +17,7 @@
 pub(crate) mod balancer;
 pub(crate) mod choose;
 pub(crate) mod gate;
+pub(crate) mod loads;
 pub(crate) mod sampler;
 pub(crate) mod stop;
 
@@ -37,6 +38,21 @@ pub(crate) trait View {
     /// The squared local residual `sub`'s last update computed, if the run
     /// computes them.
     fn residual_sq(&self, _sub: usize) -> Option<f64> {
+        None
+    }
+    /// Seconds spent updating `sub` so far (wall or virtual), if measured.
+    fn busy_s(&self, _sub: usize) -> Option<f64> {
+        None
+    }
+    /// Seconds of full-speed work `sub`'s updates cost so far, where the
+    /// engine knows it (the simulator's cost model); `None` in the runtime,
+    /// which derives it from [`Self::busy_s`] and the owner's speed.
+    fn work_s(&self, _sub: usize) -> Option<f64> {
+        None
+    }
+    /// Thread `t`'s `(full-speed seconds it got, seconds elapsed)` so far,
+    /// whose ratio over an interval is its speed, if measured.
+    fn core_time(&self, _t: usize) -> Option<(f64, f64)> {
         None
     }
 }

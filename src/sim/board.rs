@@ -23,6 +23,29 @@ pub(crate) struct Board {
     pub(crate) nodes: Vec<usize>,
     /// Subdomains whose next update pays for a move to another node.
     pub(crate) crossed_nodes: Vec<bool>,
+    /// Object loads, when measured: each subdomain's virtual time spent
+    /// updating it and the nominal (full-speed) cost of those updates, and
+    /// each thread's nominal work and the virtual time it took, all in ps.
+    pub(crate) loads: Option<Loads>,
+}
+
+/// What the simulator measures of object loads (see `schedule::loads`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Loads {
+    pub(crate) busy_ps: Vec<u64>,
+    pub(crate) work_ps: Vec<f64>,
+    pub(crate) core: Vec<(f64, u64)>,
+}
+
+impl Loads {
+    /// An update of `sub` by thread `t` that cost `nominal_ps` and took
+    /// `took_ps`.
+    pub(crate) fn add(&mut self, sub: usize, t: usize, nominal_ps: f64, took_ps: u64) {
+        self.busy_ps[sub] += took_ps;
+        self.work_ps[sub] += nominal_ps;
+        self.core[t].0 += nominal_ps;
+        self.core[t].1 += took_ps;
+    }
 }
 
 impl Board {
@@ -42,7 +65,18 @@ impl Board {
             remote: vec![false; n],
             nodes: vec![0; problem.threads],
             crossed_nodes: vec![false; n],
+            loads: None,
         }
+    }
+
+    /// Starts measuring object loads.
+    pub(crate) fn measure_loads(&mut self) {
+        let (n, threads) = (self.counts.len(), self.updates.len());
+        self.loads = Some(Loads {
+            busy_ps: vec![0; n],
+            work_ps: vec![0.0; n],
+            core: vec![(0.0, 0); threads],
+        });
     }
 }
 
@@ -61,6 +95,16 @@ impl schedule::View for Board {
     }
     fn thread_updates(&self, t: usize) -> u64 {
         self.updates[t]
+    }
+    fn busy_s(&self, sub: usize) -> Option<f64> {
+        Some(self.loads.as_ref()?.busy_ps[sub] as f64 / PS_PER_S)
+    }
+    fn work_s(&self, sub: usize) -> Option<f64> {
+        Some(self.loads.as_ref()?.work_ps[sub] / PS_PER_S)
+    }
+    fn core_time(&self, t: usize) -> Option<(f64, f64)> {
+        let (work, took) = self.loads.as_ref()?.core[t];
+        Some((work / PS_PER_S, took as f64 / PS_PER_S))
     }
 }
 
@@ -110,6 +154,15 @@ impl schedule::View for SimView<'_> {
     }
     fn residual_sq(&self, sub: usize) -> Option<f64> {
         self.subs.get(sub).map(Subdomain::residual_sq)
+    }
+    fn busy_s(&self, sub: usize) -> Option<f64> {
+        self.board.busy_s(sub)
+    }
+    fn work_s(&self, sub: usize) -> Option<f64> {
+        self.board.work_s(sub)
+    }
+    fn core_time(&self, t: usize) -> Option<(f64, f64)> {
+        self.board.core_time(t)
     }
 }
 

@@ -48,6 +48,12 @@ impl Simulation<'_> {
             lb: self.balance.as_ref().map(|b| b.caller.stats()),
             trace: std::mem::take(&mut self.trace),
             ranks: None,
+            subdomain_busy_s: self.board.loads.as_ref().map(|l| {
+                l.busy_ps
+                    .iter()
+                    .map(|&ps| ps as f64 / super::clock::PS_PER_S)
+                    .collect()
+            }),
         };
         (outcome, noise)
     }

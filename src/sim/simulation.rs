@@ -52,6 +52,9 @@ pub(super) struct Simulation<'a> {
     line: EstimateLine,
     pub(super) refuted: u32,
     pub(super) verified: Option<(f64, ndarray::Array2<f64>)>,
+    /// Subdomain updates made so far, all threads (progress, for the
+    /// workload, is this over the subdomains).
+    done: u64,
 }
 
 /// A virtual thread: its core, and where it is in its sweep.
@@ -64,6 +67,9 @@ pub(super) struct Thread {
     scanned: usize,
     pub(super) max_lag: u64,
     current: Option<usize>,
+    /// When the current update began, and its nominal cost (ps).
+    began: u64,
+    nominal: f64,
 }
 
 impl<'a> Simulation<'a> {
@@ -86,8 +92,14 @@ impl<'a> Simulation<'a> {
                 scanned: 0,
                 max_lag: 0,
                 current: None,
+                began: 0,
+                nominal: 0.0,
             })
             .collect();
+        let measures = settings.measures_loads();
+        if measures {
+            board.measure_loads();
+        }
         let numbers = sim.numbers;
         let (subs, r0) = if numbers == Numbers::Held {
             let r0 = residual_norm(&p.initial_grid()).max(f64::MIN_POSITIVE);
@@ -125,7 +137,7 @@ impl<'a> Simulation<'a> {
             heap: BinaryHeap::new(),
             balance: settings.scheme.balancer().map(|b| Balance {
                 rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
-                caller: Caller::new(b),
+                caller: Caller::new(b, measures),
             }),
             trace: Vec::new(),
             sampler: settings.trace_interval.map(|every| Sampler::new(ps(every))),
@@ -134,6 +146,7 @@ impl<'a> Simulation<'a> {
             line: EstimateLine::new(r0, settings.tolerance),
             refuted: 0,
             verified: None,
+            done: 0,
         }
     }
 
@@ -153,7 +166,13 @@ impl<'a> Simulation<'a> {
         }
     }
 
-    /// Nominal cost of updating `s`, in picoseconds.
+    /// Progress: the mean updates per subdomain so far.
+    fn progress(&self) -> f64 {
+        self.done as f64 / self.cells.len().max(1) as f64
+    }
+
+    /// Nominal cost of updating `s` now, in picoseconds: its cells' part
+    /// times its workload factor, plus the update's own.
     fn cost(&self, s: usize) -> f64 {
         let c = &self.costs;
         let cells = self.cells[s] as f64;
@@ -172,7 +191,8 @@ impl<'a> Simulation<'a> {
         } else {
             c.cell_ns
         };
-        (c.update_ns + cells * cell_ns + remote + node) * 1e3
+        let f = self.settings.workload.factor(s, self.progress());
+        (c.update_ns + cells * cell_ns * f + remote + node) * 1e3
     }
 
     /// What updating `s` costs across nodes, in nanoseconds: the bytes of
@@ -229,9 +249,14 @@ impl<'a> Simulation<'a> {
                     }
                     let cost = self.cost(s);
                     let tl = &self.threads[t].timeline;
+                    let began = clock;
                     clock = tl.run(clock, cost);
+                    if let Some(loads) = &mut self.board.loads {
+                        loads.add(s, t, cost, clock - began);
+                    }
                     self.board.counts[s] += 1;
                     self.board.updates[t] += 1;
+                    self.done += 1;
                 }
                 end = end.max(clock);
             }
@@ -306,6 +331,11 @@ impl<'a> Simulation<'a> {
         self.board.remote[s] = false;
         self.board.crossed_nodes[s] = false;
         self.board.updates[t] += 1;
+        self.done += 1;
+        if let Some(loads) = &mut self.board.loads {
+            let th = &self.threads[t];
+            loads.add(s, t, th.nominal, self.now - th.began);
+        }
     }
 
     fn check_stop(&mut self) -> bool {
@@ -355,6 +385,8 @@ impl<'a> Simulation<'a> {
             let th = &mut self.threads[t];
             th.max_lag = th.max_lag.max(lag);
             th.current = Some(s);
+            th.began = now;
+            th.nominal = cost;
             self.busy[s] = true;
             self.heap.push(Reverse((end, t)));
             return true;

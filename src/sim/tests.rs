@@ -48,6 +48,69 @@ fn the_policy_sees_virtual_rates_and_the_residuals_when_they_are_computed() {
 }
 
 #[test]
+fn measured_loads_are_the_cost_model_exactly() {
+    use crate::engine::{Balancer, Scheme};
+    use crate::policy::Recorder;
+    let dir = std::env::temp_dir().join(format!("braid-sim-loads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = dir.join("map.txt");
+    // 2 domains side by side, 4 subdomains each: a 2 x 4 map.
+    std::fs::write(&map, "1 4 2.5 1\n1 1 1 3\n").unwrap();
+    let mut cfg = Config::default();
+    cfg.apply_overrides(&[
+        format!("workload=map:{}", map.display()),
+        "max_iterations=2000".into(),
+        "domain_size=64".into(),
+        "threads=2".into(),
+        "noise=thread".into(),
+        "noise_cores=0:0.3".into(),
+    ])
+    .unwrap();
+    let mut plan = Plan::simulated(&cfg).unwrap();
+    let recorder = std::sync::Arc::new(Recorder::default());
+    plan.settings.scheme = Scheme::Async {
+        balancer: Some(Balancer::every(
+            recorder.clone(),
+            Duration::from_micros(200),
+        )),
+    };
+    let (out, _) = run_plan(&plan);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let c = &plan.sim.as_ref().unwrap().costs;
+    let want: Vec<f64> = (0..8)
+        .map(|s| {
+            let cells = plan.problem.subs[s].cells() as f64;
+            let f = plan.settings.workload.factor(s, 0.0);
+            (c.update_ns + cells * c.cell_ns * f) * 1e-9
+        })
+        .collect();
+    let seen = recorder.loads.lock().unwrap();
+    assert!(seen.len() > 3, "{} calls", seen.len());
+    // Every call after the first interval sees the cost model's loads, the
+    // quiet core at full speed, and the noisy one (core 0, at 30%) at its
+    // share on the whole (an interval may fall between two bursts).
+    for (loads, speeds) in &seen[1..] {
+        for (got, want) in loads.iter().zip(&want) {
+            assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
+        }
+        assert_eq!(speeds[1], 1.0);
+    }
+    let noisy = seen[1..].iter().map(|(_, v)| v[0]).sum::<f64>() / (seen.len() - 1) as f64;
+    assert!((noisy - 0.7).abs() < 0.05, "noisy core at {noisy}");
+    // And the report's busy time is the updates at those costs, stretched
+    // on the noisy core.
+    let busy = out.subdomain_busy_s.expect("loads measured");
+    for s in 0..8 {
+        let nominal = out.subdomain_updates[s] as f64 * want[s];
+        let quiet = plan.problem.subs[s].domain == 1;
+        match quiet {
+            true => assert!((busy[s] - nominal).abs() <= 1e-9 * nominal, "{s}"),
+            false => assert!(busy[s] > 1.1 * nominal, "{s}"),
+        }
+    }
+}
+
+#[test]
 fn across_nodes_an_update_pays_its_remote_edges_and_a_move_its_cells() {
     let mut cfg = Config::default();
     cfg.apply_overrides(&[

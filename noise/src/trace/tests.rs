@@ -1,4 +1,5 @@
 use super::*;
+use crate::thread_cpu_ns;
 
 #[test]
 fn a_trace_round_trips_through_its_text() {

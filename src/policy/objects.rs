@@ -1,0 +1,536 @@
+//! What the load-based strategies (greedy, refine, anticipate) balance:
+//! object loads and thread speeds, and the time each thread takes to
+//! sweep its set once at them. An asynchronous method keeps every
+//! subdomain progressing at one rate when every thread's sweep takes as
+//! long; that is the balance these strategies aim for.
+//!
+//! Thread `t`'s **sweep time** is `sum of its subdomains' loads / speed_t`
+//! ([`Snapshot::loads`], [`Snapshot::speeds`]). Before loads are measured
+//! (a snapshot with rates only) every subdomain weighs 1 and a thread's
+//! speed is its measured rate: the sweep time is then `held / rate`, the
+//! rate-based strategies' own measure.
+
+use std::borrow::Cow;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::{Bounds, Move, Owned, Snapshot};
+
+/// How much a decision must shorten the group's longest sweep before
+/// anything moves: measured loads jitter, and a move has a cost.
+pub(crate) const BAND: f64 = 0.02;
+
+/// Loads and speeds, measured or stood in for.
+pub(crate) struct Weights<'a> {
+    loads: Cow<'a, [f64]>,
+    speeds: Cow<'a, [f64]>,
+}
+
+impl<'a> Weights<'a> {
+    /// The snapshot's loads and speeds, or unit loads and its rates;
+    /// `None` when it has neither (nothing is measured yet).
+    pub(crate) fn of(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
+        let measured = snap.loads.len() == snap.counts.len()
+            && snap.speeds.len() == snap.threads()
+            && snap.loads.iter().any(|&l| l > 0.0);
+        if measured {
+            return Some(Weights {
+                loads: Cow::Borrowed(snap.loads),
+                speeds: Cow::Borrowed(snap.speeds),
+            });
+        }
+        (snap.rates.len() == snap.threads()).then(|| Weights {
+            loads: Cow::Owned(vec![1.0; snap.counts.len()]),
+            speeds: Cow::Borrowed(snap.rates),
+        })
+    }
+
+    /// Subdomain `s`'s load.
+    pub(crate) fn load(&self, s: usize) -> f64 {
+        self.loads[s]
+    }
+
+    /// Thread `t`'s speed.
+    pub(crate) fn speed(&self, t: usize) -> f64 {
+        self.speeds[t]
+    }
+
+    /// The sweep time of `load` worth of subdomains on thread `t` at
+    /// `capacity` of its speed (infinite on a thread that made no progress).
+    pub(crate) fn time(&self, t: usize, load: f64, capacity: f64) -> f64 {
+        let v = self.speeds[t] * capacity;
+        match (load > 0.0, v > 0.0) {
+            (false, _) => 0.0,
+            (true, true) => load / v,
+            (true, false) => f64::INFINITY,
+        }
+    }
+
+    /// Each thread's summed load, as `owners` assign the subdomains.
+    pub(crate) fn thread_loads(&self, owners: &[usize], threads: usize) -> Vec<f64> {
+        let mut sum = vec![0.0; threads];
+        for (s, &o) in owners.iter().enumerate() {
+            sum[o] += self.loads[s];
+        }
+        sum
+    }
+}
+
+/// Charm++ GreedyLB over one group: subdomains heaviest first, each to the
+/// member whose sweep would then be shortest, at `capacity[i]` of member
+/// `i`'s speed (ULBA's unloading scales it). Unlike GreedyLB, which deals
+/// every object anew, the placement is then realised with the fewest
+/// moves (subdomains of about one load are interchangeable, so each member
+/// keeps its own as far as the placement's counts allow): a move costs
+/// braid its cache and, across sockets, its memory, and dealing equal
+/// loads from scratch would shuffle the whole grid. Members stay within their bounds (a member ends with at least
+/// `min(held, low)` and at most `max(held, high)` subdomains). Nothing
+/// moves unless the group's longest sweep shortens by more than [`BAND`].
+pub(crate) fn greedy(
+    snap: &Snapshot<'_>,
+    w: &Weights<'_>,
+    group: &[usize],
+    held: &[usize],
+    bounds: &Bounds,
+    capacity: &[f64],
+) -> Vec<Move> {
+    let sums = w.thread_loads(snap.owners, snap.threads());
+    let time_now = |i: usize| w.time(group[i], sums[group[i]], capacity[i]);
+    let longest_now = (0..group.len()).map(time_now).fold(0.0, f64::max);
+    // Load on members that made no progress (their sweep never ends): a
+    // decision that leaves them less is better whatever the sweeps.
+    let stalled = |load: &[f64]| -> f64 {
+        (0..group.len())
+            .filter(|&i| w.speed(group[i]) * capacity[i] <= 0.0)
+            .map(|i| load[i])
+            .sum()
+    };
+    let now: Vec<f64> = group.iter().map(|&t| sums[t]).collect();
+    let stalled_now = stalled(&now);
+    let total: f64 = group.iter().map(|&t| sums[t]).sum();
+    let speed: f64 = (0..group.len())
+        .map(|i| w.speed(group[i]) * capacity[i])
+        .sum();
+    if speed <= 0.0 {
+        return Vec::new();
+    }
+    // Already within the band of the even sweep: nothing to gain.
+    let even = total / speed;
+    if longest_now <= (1.0 + BAND) * even {
+        return Vec::new();
+    }
+    let owned = Owned::of(snap);
+    let floor: Vec<usize> = group.iter().map(|&t| held[t].min(bounds.low)).collect();
+    let cap: Vec<usize> = group.iter().map(|&t| held[t].max(bounds.high)).collect();
+    let member = |t: usize| group.iter().position(|&g| g == t);
+    // Every subdomain of the group, heaviest first.
+    let mut objects: Vec<usize> = group
+        .iter()
+        .flat_map(|&t| owned.of_thread(t).iter().copied())
+        .collect();
+    objects.sort_unstable_by(|&a, &b| w.load(b).total_cmp(&w.load(a)).then(a.cmp(&b)));
+    // 1. GreedyLB's placement: each to the member whose sweep is then
+    //    shortest (its owner when that is within the band of the best).
+    let bin = lpt(w, group, capacity, &cap, &objects, |s| {
+        member(snap.owners[s])
+    });
+    // 2. Realised with the fewest moves: subdomains of about one load
+    //    (within the band) are interchangeable, so each member keeps as
+    //    many of its own of each load as the placement gives it, and only
+    //    the rest move, the least updated first, to the members with the
+    //    shortest sweeps (lagging subdomains catch up there, as Algorithm
+    //    1's moves make them).
+    let mut to = realise(snap, w, group, capacity, &objects, &bin, |s| {
+        member(snap.owners[s])
+    });
+    let mut load = vec![0.0; group.len()];
+    let mut count = vec![0usize; group.len()];
+    for &s in &objects {
+        load[to[s]] += w.load(s);
+        count[to[s]] += 1;
+    }
+    // 3. A member below its floor takes the lightest subdomains back from
+    //    the member with the longest sweep that can spare one.
+    for i in 0..group.len() {
+        while count[i] < floor[i] {
+            let Some(j) = (0..group.len())
+                .filter(|&j| j != i && count[j] > floor[j])
+                .max_by(|&a, &b| {
+                    let time = |m: usize| w.time(group[m], load[m], capacity[m]);
+                    time(a).total_cmp(&time(b))
+                })
+            else {
+                break;
+            };
+            // Its own back first, else the lightest.
+            let back = objects
+                .iter()
+                .rev()
+                .find(|&&s| to[s] == j && member(snap.owners[s]) == Some(i));
+            let Some(&s) = back.or_else(|| objects.iter().rev().find(|&&s| to[s] == j)) else {
+                break;
+            };
+            to[s] = i;
+            load[j] -= w.load(s);
+            load[i] += w.load(s);
+            count[j] -= 1;
+            count[i] += 1;
+        }
+    }
+    let longest = (0..group.len())
+        .map(|i| w.time(group[i], load[i], capacity[i]))
+        .fold(0.0, f64::max);
+    // 4. A move the plan does not need (its owner can take it back and stay
+    //    within the longest sweep) is not made; the most updated go back
+    //    first, so the lagging ones still move.
+    let mut moved: Vec<usize> = objects
+        .iter()
+        .copied()
+        .filter(|&s| group[to[s]] != snap.owners[s])
+        .collect();
+    moved.sort_unstable_by_key(|&s| (std::cmp::Reverse(snap.counts[s]), s));
+    for s in moved {
+        let (Some(o), r) = (member(snap.owners[s]), to[s]) else {
+            continue;
+        };
+        let back = w.time(group[o], load[o] + w.load(s), capacity[o]);
+        if back.is_finite() && back <= longest && count[r] > floor[r] && count[o] < cap[o] {
+            to[s] = o;
+            load[o] += w.load(s);
+            load[r] -= w.load(s);
+            count[o] += 1;
+            count[r] -= 1;
+        }
+    }
+    // 5. Polished by RefineLB within the band; and RefineLB from where the
+    //    group stands is the other candidate: the better of the two is made
+    //    (fewer moves on a tie). Both are RefineLB's fixed points, so the
+    //    next call at the same loads finds nothing better: no trading back.
+    let polish = |to: &mut [usize], load: Vec<f64>, count: Vec<usize>| {
+        let mut gives = vec![Vec::new(); group.len()];
+        for &s in &objects {
+            gives[to[s]].push(s);
+        }
+        let mut deal = Deal {
+            load,
+            count,
+            gives: gives
+                .into_iter()
+                .map(|g| heaviest_least_updated_first(snap, w, g))
+                .collect(),
+        };
+        for (s, _, r) in refine_deal(&mut deal, w, group, capacity, (&floor, &cap), BAND) {
+            to[s] = r;
+        }
+        deal.load
+    };
+    let load = polish(&mut to, load, count);
+    let mut stay = to.clone();
+    for &s in &objects {
+        stay[s] = member(snap.owners[s]).unwrap_or(to[s]);
+    }
+    let held_now: Vec<usize> = group.iter().map(|&t| held[t]).collect();
+    let refined = polish(&mut stay, now.clone(), held_now);
+    let longest_of = |load: &[f64]| {
+        (0..group.len())
+            .map(|i| w.time(group[i], load[i], capacity[i]))
+            .fold(0.0, f64::max)
+    };
+    let moves_of = |to: &[usize]| -> Vec<Move> {
+        objects
+            .iter()
+            .filter(|&&s| group[to[s]] != snap.owners[s])
+            .map(|&s| Move {
+                sub: s,
+                from: snap.owners[s],
+                to: group[to[s]],
+            })
+            .collect()
+    };
+    let (a, b) = (moves_of(&to), moves_of(&stay));
+    let (la, lb) = (longest_of(&load), longest_of(&refined));
+    let a_better = (stalled(&load), la, a.len()) < (stalled(&refined), lb, b.len());
+    let (moves, load, longest) = match a_better {
+        true => (a, load, la),
+        false => (b, refined, lb),
+    };
+    if !shortens(longest_now, longest, stalled_now, stalled(&load)) {
+        return Vec::new();
+    }
+    moves
+}
+
+/// LPT (longest processing time first): `objects`, heaviest first, each to
+/// the member of `group` whose sweep would then be shortest, or to
+/// `owner(s)` when that is within [`BAND`] of the best; a member takes no
+/// more than `cap[i]`. Returns each subdomain's member (`usize::MAX` for
+/// one not in `objects`).
+fn lpt(
+    w: &Weights<'_>,
+    group: &[usize],
+    capacity: &[f64],
+    cap: &[usize],
+    objects: &[usize],
+    owner: impl Fn(usize) -> Option<usize>,
+) -> Vec<usize> {
+    let n = objects.iter().max().map_or(0, |&s| s + 1);
+    let mut bin = vec![usize::MAX; n];
+    let mut load = vec![0.0; group.len()];
+    let mut count = vec![0usize; group.len()];
+    // The shortest member, as a heap with lazy deletion: an entry counts
+    // while its member's version is the one it was pushed with.
+    let mut version = vec![0u64; group.len()];
+    let entry =
+        |load: f64, i: usize, v: u64| Reverse((Time(w.time(group[i], load, capacity[i])), i, v));
+    let mut heap: BinaryHeap<_> = (0..group.len())
+        .filter(|&i| cap[i] > 0)
+        .map(|i| entry(0.0, i, 0))
+        .collect();
+    for &s in objects {
+        let best = loop {
+            let Some(Reverse((_, i, v))) = heap.pop() else {
+                break None;
+            };
+            if v == version[i] && count[i] < cap[i] {
+                break Some(i);
+            }
+        };
+        let Some(best) = best else { break };
+        let with = |i: usize| w.time(group[i], load[i] + w.load(s), capacity[i]);
+        let i = owner(s)
+            .filter(|&o| o != best && count[o] < cap[o] && with(o) <= (1.0 + BAND) * with(best))
+            .unwrap_or(best);
+        if i != best {
+            heap.push(entry(load[best], best, version[best]));
+        }
+        load[i] += w.load(s);
+        count[i] += 1;
+        version[i] += 1;
+        bin[s] = i;
+        if count[i] < cap[i] {
+            heap.push(entry(load[i], i, version[i]));
+        }
+    }
+    bin
+}
+
+/// A placement `bin` (each subdomain's member) realised with the fewest
+/// moves: `objects` (heaviest first) fall into classes of about one load
+/// (within [`BAND`] of the class's heaviest); in each class a member keeps
+/// as many of its own as `bin` gives it, and the rest go, the least updated
+/// first, to the members `bin` gives more, shortest sweep (by `bin`) first.
+/// Each member ends with `bin`'s count of each class.
+fn realise(
+    snap: &Snapshot<'_>,
+    w: &Weights<'_>,
+    group: &[usize],
+    capacity: &[f64],
+    objects: &[usize],
+    bin: &[usize],
+    owner: impl Fn(usize) -> Option<usize>,
+) -> Vec<usize> {
+    let mut to = bin.to_vec();
+    let mut sweep = vec![0.0; group.len()];
+    for &s in objects {
+        sweep[bin[s]] += w.load(s);
+    }
+    let sweep: Vec<f64> = (0..group.len())
+        .map(|i| w.time(group[i], sweep[i], capacity[i]))
+        .collect();
+    let mut start = 0;
+    while start < objects.len() {
+        let top = w.load(objects[start]);
+        let end = objects[start..]
+            .iter()
+            .position(|&s| w.load(s) < (1.0 - BAND) * top)
+            .map_or(objects.len(), |k| start + k);
+        let class = &objects[start..end];
+        let mut wanted = vec![0usize; group.len()];
+        for &s in class {
+            wanted[bin[s]] += 1;
+        }
+        let mut surplus = Vec::new();
+        for &s in class {
+            match owner(s) {
+                Some(o) if wanted[o] > 0 => {
+                    wanted[o] -= 1;
+                    to[s] = o;
+                }
+                _ => surplus.push(s),
+            }
+        }
+        surplus.sort_unstable_by_key(|&s| (snap.counts[s], s));
+        let mut takers: Vec<usize> = (0..group.len()).filter(|&i| wanted[i] > 0).collect();
+        takers.sort_unstable_by(|&a, &b| sweep[a].total_cmp(&sweep[b]).then(a.cmp(&b)));
+        let mut slots = takers
+            .iter()
+            .flat_map(|&i| std::iter::repeat_n(i, wanted[i]));
+        for s in surplus {
+            if let Some(i) = slots.next() {
+                to[s] = i;
+            }
+        }
+        start = end;
+    }
+    to
+}
+
+/// Whether a decision is worth making: it leaves less load on stalled
+/// members, or as much and a longest sweep shorter by more than [`BAND`]
+/// (infinite sweeps compare by the stalled load alone).
+fn shortens(longest_now: f64, longest: f64, stalled_now: f64, stalled: f64) -> bool {
+    // Sums of the same loads in another order differ in the last bits.
+    if (stalled - stalled_now).abs() > 1e-9 * stalled_now.max(stalled) {
+        return stalled < stalled_now;
+    }
+    longest.is_finite() && longest < (1.0 - BAND) * longest_now
+}
+
+/// A sweep time, ordered (times are never NaN: loads and speeds are
+/// finite and non-negative).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Time(f64);
+
+impl Eq for Time {}
+
+impl PartialOrd for Time {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Time {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// Charm++ RefineLB over one group: while the member with the longest
+/// sweep is more than `tolerance` above the group's even sweep (its total
+/// load over its total speed), one of that member's subdomains moves to the
+/// member whose sweep would then be shortest: the heaviest that keeps the receiver
+/// within the tolerance, or else the lightest, if the move shortens the
+/// longest sweep by more than [`BAND`]. A subdomain moves at most once per call; a donor keeps
+/// more than `low` subdomains and a receiver holds fewer than `high`.
+pub(crate) fn refine(
+    snap: &Snapshot<'_>,
+    w: &Weights<'_>,
+    group: &[usize],
+    held: &[usize],
+    bounds: &Bounds,
+    tolerance: f64,
+) -> Vec<Move> {
+    let sums = w.thread_loads(snap.owners, snap.threads());
+    let capacity = vec![1.0; group.len()];
+    let owned = Owned::of(snap);
+    let mut deal = Deal {
+        load: group.iter().map(|&t| sums[t]).collect(),
+        count: group.iter().map(|&t| held[t]).collect(),
+        gives: group
+            .iter()
+            .map(|&t| heaviest_least_updated_first(snap, w, owned.of_thread(t).to_vec()))
+            .collect(),
+    };
+    let low = vec![bounds.low; group.len()];
+    let high = vec![bounds.high; group.len()];
+    refine_deal(&mut deal, w, group, &capacity, (&low, &high), tolerance)
+        .into_iter()
+        .map(|(sub, from, to)| Move {
+            sub,
+            from: group[from],
+            to: group[to],
+        })
+        .collect()
+}
+
+/// `subs` heaviest first, among equals the least updated first.
+fn heaviest_least_updated_first(
+    snap: &Snapshot<'_>,
+    w: &Weights<'_>,
+    mut subs: Vec<usize>,
+) -> Vec<usize> {
+    subs.sort_unstable_by(|&a, &b| {
+        w.load(b)
+            .total_cmp(&w.load(a))
+            .then(snap.counts[a].cmp(&snap.counts[b]))
+            .then(a.cmp(&b))
+    });
+    subs
+}
+
+/// A group's subdomains as dealt so far: each member's load and count, and
+/// the subdomains each may still give, in the order it gives them.
+struct Deal {
+    load: Vec<f64>,
+    count: Vec<usize>,
+    gives: Vec<Vec<usize>>,
+}
+
+/// RefineLB's loop on `deal` (see [`refine`]), members at `capacity` of
+/// their speed; a donor keeps more than `low[i]` subdomains and a receiver
+/// holds fewer than `high[i]`. Returns the moves as `(subdomain, from
+/// member, to member)`.
+fn refine_deal(
+    deal: &mut Deal,
+    w: &Weights<'_>,
+    group: &[usize],
+    capacity: &[f64],
+    (low, high): (&[usize], &[usize]),
+    tolerance: f64,
+) -> Vec<(usize, usize, usize)> {
+    let speed: f64 = (0..group.len())
+        .map(|i| w.speed(group[i]) * capacity[i])
+        .sum();
+    let mut moves = Vec::new();
+    if speed <= 0.0 {
+        return moves;
+    }
+    let even = deal.load.iter().sum::<f64>() / speed;
+    let time = |i: usize, load: f64| w.time(group[i], load, capacity[i]);
+    let Deal { load, count, gives } = deal;
+    loop {
+        let donor = (0..group.len())
+            .filter(|&i| count[i] > low[i] && !gives[i].is_empty())
+            .max_by(|&a, &b| {
+                time(a, load[a])
+                    .total_cmp(&time(b, load[b]))
+                    .then(b.cmp(&a))
+            });
+        let Some(d) = donor else { return moves };
+        let worst = time(d, load[d]);
+        if worst <= (1.0 + tolerance) * even {
+            return moves;
+        }
+        // The receiver whose sweep would be shortest with the donor's
+        // lightest subdomain (the shortest now may be a slow member).
+        let lightest = gives[d].last().map_or(0.0, |&s| w.load(s));
+        let receiver = (0..group.len())
+            .filter(|&i| i != d && count[i] < high[i] && w.speed(group[i]) * capacity[i] > 0.0)
+            .min_by(|&a, &b| {
+                time(a, load[a] + lightest)
+                    .total_cmp(&time(b, load[b] + lightest))
+                    .then(a.cmp(&b))
+            });
+        let Some(r) = receiver else { return moves };
+        // A move must shorten the longest sweep by more than the band, or
+        // equal sweeps (summed in another order, or jittering) trade
+        // subdomains back and forth.
+        let after = |s: usize| time(r, load[r] + w.load(s));
+        let better = |s: usize| after(s) < (1.0 - BAND) * worst;
+        let subs = &mut gives[d];
+        let fits = subs
+            .iter()
+            .position(|&s| after(s) <= (1.0 + tolerance) * even && better(s));
+        let pick = fits.or_else(|| {
+            let last = subs.len().checked_sub(1)?;
+            better(subs[last]).then_some(last)
+        });
+        let Some(k) = pick else { return moves };
+        let s = subs.remove(k);
+        moves.push((s, d, r));
+        load[d] -= w.load(s);
+        load[r] += w.load(s);
+        count[d] -= 1;
+        count[r] += 1;
+    }
+}

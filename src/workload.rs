@@ -1,0 +1,596 @@
+//! Work that differs per subdomain: the application's own imbalance, next
+//! to the machine's (noise). A [`WorkloadSpec`] is the `workload` key as
+//! written; `plan` builds a [`Workload`] from it on the run's problem, and
+//! both engines ask it for each update's cost factor.
+//!
+//! # Definitions
+//!
+//! A subdomain's **cost factor** `f` multiplies the arithmetic of its
+//! updates: the real engine sweeps it `f` times per update (the result is
+//! the same, so sync stays sequential Jacobi bit for bit), and the
+//! simulator charges `f` times the cells' part of an update's cost.
+//!
+//! **Positions** are fractions of the global grid: `x` from the west side
+//! (0) to the east (1), `y` from the north side (the source, 0) to the
+//! south (1). A subdomain is at its centre. **Distances and radii** are in
+//! cells, as fractions of the grid's longer side, so that a region is a
+//! circle of cells whatever the grid's shape.
+//!
+//! **Progress** `p` is the mean number of updates per subdomain so far
+//! (sync: the iteration), the same quantity in both engines. Velocities and
+//! growth rates are per unit of progress: `moving(4, 0.2, 0.5, 0.1, 1e-4,
+//! 0)` crosses a tenth of the grid every 1000 iterations.
+//!
+//! | workload | cost factor of a subdomain |
+//! |---|---|
+//! | `uniform` | 1 |
+//! | `random(lo, hi)` | drawn uniformly in `[lo, hi]` from `seed`, once |
+//! | `hotspot(f, x, y, r)` | `f` within `r` of `(x, y)`, else 1 |
+//! | `moving(f, x, y, r, vx, vy)` | `f` within `r` of `(x + vx p, y + vy p)`, wrapped around the grid, else 1 |
+//! | `growing(f, x, y, r0, dr)` | `f` within `r0 + dr p` of `(x, y)`, else 1 |
+//! | `map:FILE` | the file's value for that subdomain |
+//!
+//! A map is the grid of subdomains, north row first: as text, one row of
+//! numbers per line (separated by spaces or commas, `#` comments), or a
+//! 2-D `.npy` array of `f64`, `rows x columns` of subdomains.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::limits::{MAX_TEXT_BYTES, MAX_WORK_FACTOR};
+use crate::problem::Problem;
+use crate::rng::SplitMix64;
+
+/// The `workload` key, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkloadSpec {
+    /// Every subdomain costs the same.
+    Uniform,
+    /// Factors drawn uniformly in `[lo, hi]` (LBTest's task durations).
+    Random {
+        /// The least factor.
+        lo: f64,
+        /// The greatest.
+        hi: f64,
+    },
+    /// A region of heavier (or lighter) subdomains.
+    Hotspot {
+        /// The factor inside.
+        factor: f64,
+        /// Centre, west to east.
+        x: f64,
+        /// Centre, north to south.
+        y: f64,
+        /// Radius.
+        r: f64,
+    },
+    /// A hotspot whose centre moves with progress (the load migrates).
+    Moving {
+        /// The factor inside.
+        factor: f64,
+        /// Centre at progress 0, west to east.
+        x: f64,
+        /// Centre at progress 0, north to south.
+        y: f64,
+        /// Radius.
+        r: f64,
+        /// Velocity west to east, per unit of progress.
+        vx: f64,
+        /// Velocity north to south, per unit of progress.
+        vy: f64,
+    },
+    /// A hotspot whose radius grows with progress (ULBA's erosion: the
+    /// overloaded part keeps growing).
+    Growing {
+        /// The factor inside.
+        factor: f64,
+        /// Centre, west to east.
+        x: f64,
+        /// Centre, north to south.
+        y: f64,
+        /// Radius at progress 0.
+        r0: f64,
+        /// Growth of the radius per unit of progress.
+        dr: f64,
+    },
+    /// Factors from a file (relative to the working directory).
+    Map(PathBuf),
+}
+
+/// A `workload` value that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct WorkloadError(String);
+
+/// `v` as a reader would write it (1e300, not three hundred digits).
+fn show(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e6).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The bound on a velocity or a growth rate, per unit of progress.
+const MAX_RATE: f64 = 1.0;
+
+impl WorkloadSpec {
+    /// Reads `uniform`, `NAME(args)` or `map:FILE`.
+    ///
+    /// ```
+    /// use braid::workload::WorkloadSpec;
+    /// let w: WorkloadSpec = "hotspot(4, 0.5, 0.5, 0.1)".parse().unwrap();
+    /// assert_eq!(w.to_string(), "hotspot(4,0.5,0.5,0.1)");
+    /// assert!("hotspot(0, 0.5, 0.5, 0.1)".parse::<WorkloadSpec>().is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<WorkloadSpec, WorkloadError> {
+        let text = text.trim();
+        if text == "uniform" {
+            return Ok(WorkloadSpec::Uniform);
+        }
+        if let Some(file) = text.strip_prefix("map:") {
+            let file = file.trim();
+            if file.is_empty() {
+                return Err(WorkloadError("map:FILE names no file".into()));
+            }
+            return Ok(WorkloadSpec::Map(PathBuf::from(file)));
+        }
+        let (name, args) = text
+            .split_once('(')
+            .and_then(|(n, a)| Some((n.trim(), a.trim().strip_suffix(')')?)))
+            .ok_or_else(|| WorkloadError(format!("`{text}` is not NAME(numbers) or map:FILE")))?;
+        let args: Vec<f64> = args
+            .split(',')
+            .map(|a| {
+                a.trim()
+                    .parse::<f64>()
+                    .map_err(|_| WorkloadError(format!("`{}` is not a number", a.trim())))
+            })
+            .collect::<Result<_, _>>()?;
+        let want = |n: usize| {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(WorkloadError(format!(
+                    "{name} takes {n} numbers, got {}",
+                    args.len()
+                )))
+            }
+        };
+        let spec = match name {
+            "random" => {
+                want(2)?;
+                WorkloadSpec::Random {
+                    lo: args[0],
+                    hi: args[1],
+                }
+            }
+            "hotspot" => {
+                want(4)?;
+                WorkloadSpec::Hotspot {
+                    factor: args[0],
+                    x: args[1],
+                    y: args[2],
+                    r: args[3],
+                }
+            }
+            "moving" => {
+                want(6)?;
+                WorkloadSpec::Moving {
+                    factor: args[0],
+                    x: args[1],
+                    y: args[2],
+                    r: args[3],
+                    vx: args[4],
+                    vy: args[5],
+                }
+            }
+            "growing" => {
+                want(5)?;
+                WorkloadSpec::Growing {
+                    factor: args[0],
+                    x: args[1],
+                    y: args[2],
+                    r0: args[3],
+                    dr: args[4],
+                }
+            }
+            _ => return Err(WorkloadError(format!("no workload named `{name}`"))),
+        };
+        spec.check()?;
+        Ok(spec)
+    }
+
+    /// Every number within its bounds.
+    fn check(&self) -> Result<(), WorkloadError> {
+        let factor = |name: &str, f: f64| {
+            if f > 0.0 && f <= MAX_WORK_FACTOR {
+                Ok(())
+            } else {
+                Err(WorkloadError(format!(
+                    "{name} {} is not a cost factor above 0 and at most {MAX_WORK_FACTOR}",
+                    show(f)
+                )))
+            }
+        };
+        let fraction = |name: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(WorkloadError(format!(
+                    "{name} {} is outside [0, 1] (a fraction of the grid)",
+                    show(v)
+                )))
+            }
+        };
+        let rate = |name: &str, v: f64| {
+            if v.abs() <= MAX_RATE {
+                Ok(())
+            } else {
+                Err(WorkloadError(format!(
+                    "{name} {} is not a rate per iteration within [-{MAX_RATE}, {MAX_RATE}]",
+                    show(v)
+                )))
+            }
+        };
+        match *self {
+            WorkloadSpec::Uniform | WorkloadSpec::Map(_) => Ok(()),
+            WorkloadSpec::Random { lo, hi } => {
+                factor("lo", lo)?;
+                factor("hi", hi)?;
+                if lo > hi {
+                    return Err(WorkloadError(format!(
+                        "lo {} is above hi {}",
+                        show(lo),
+                        show(hi)
+                    )));
+                }
+                Ok(())
+            }
+            WorkloadSpec::Hotspot { factor: f, x, y, r } => {
+                factor("the factor", f)?;
+                fraction("x", x)?;
+                fraction("y", y)?;
+                fraction("the radius", r)
+            }
+            WorkloadSpec::Moving {
+                factor: f,
+                x,
+                y,
+                r,
+                vx,
+                vy,
+            } => {
+                factor("the factor", f)?;
+                fraction("x", x)?;
+                fraction("y", y)?;
+                fraction("the radius", r)?;
+                rate("vx", vx)?;
+                rate("vy", vy)
+            }
+            WorkloadSpec::Growing {
+                factor: f,
+                x,
+                y,
+                r0,
+                dr,
+            } => {
+                factor("the factor", f)?;
+                fraction("x", x)?;
+                fraction("y", y)?;
+                fraction("the radius", r0)?;
+                if !(0.0..=MAX_RATE).contains(&dr) {
+                    return Err(WorkloadError(format!(
+                        "dr {} is not a growth per iteration within [0, {MAX_RATE}]",
+                        show(dr)
+                    )));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether this is `uniform` (every factor 1).
+    pub fn is_uniform(&self) -> bool {
+        *self == WorkloadSpec::Uniform
+    }
+
+    /// The file this workload reads, if any.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            WorkloadSpec::Map(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The same workload with its file read from `dir` (what a process
+    /// started in `dir` opens).
+    pub fn with_file_from(&self, dir: &Path) -> WorkloadSpec {
+        match self {
+            WorkloadSpec::Map(f) => WorkloadSpec::Map(dir.join(f)),
+            other => other.clone(),
+        }
+    }
+}
+
+impl std::str::FromStr for WorkloadSpec {
+    type Err = WorkloadError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        WorkloadSpec::parse(s)
+    }
+}
+
+impl fmt::Display for WorkloadSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkloadSpec::Uniform => f.write_str("uniform"),
+            WorkloadSpec::Random { lo, hi } => write!(f, "random({lo},{hi})"),
+            WorkloadSpec::Hotspot { factor, x, y, r } => {
+                write!(f, "hotspot({factor},{x},{y},{r})")
+            }
+            WorkloadSpec::Moving {
+                factor,
+                x,
+                y,
+                r,
+                vx,
+                vy,
+            } => write!(f, "moving({factor},{x},{y},{r},{vx},{vy})"),
+            WorkloadSpec::Growing {
+                factor,
+                x,
+                y,
+                r0,
+                dr,
+            } => write!(f, "growing({factor},{x},{y},{r0},{dr})"),
+            WorkloadSpec::Map(file) => write!(f, "map:{}", file.display()),
+        }
+    }
+}
+
+impl Serialize for WorkloadSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        WorkloadSpec::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A workload built on a run's problem: each subdomain's cost factor, at
+/// any progress.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    Uniform,
+    /// One factor per subdomain, for the whole run.
+    Fixed(Arc<[f64]>),
+    /// A circle of cells with `factor` inside, moving and growing with
+    /// progress; everything else at 1.
+    Region {
+        factor: f64,
+        /// The centre at progress 0 and its velocity, in cells.
+        centre: (f64, f64),
+        velocity: (f64, f64),
+        /// The radius at progress 0 and its growth, in cells.
+        radius: f64,
+        growth: f64,
+        /// The grid's width and height, in cells (where a centre wraps).
+        size: (f64, f64),
+        /// Each subdomain's centre, in cells.
+        centres: Arc<[(f64, f64)]>,
+    },
+}
+
+/// Why a workload cannot be built on a problem (a map's file or shape).
+#[derive(Debug, thiserror::Error)]
+pub enum MapError {
+    /// The file cannot be read.
+    #[error("cannot read it: {0}")]
+    Read(std::io::Error),
+    /// The file's content is not a map.
+    #[error("{0}")]
+    Content(String),
+}
+
+impl Workload {
+    /// Every subdomain at 1 (what braid did before workloads).
+    pub fn uniform() -> Workload {
+        Workload {
+            kind: Kind::Uniform,
+        }
+    }
+
+    /// `spec` on `problem`'s subdomains (`seed` draws a random one; a map
+    /// is read from its file).
+    pub fn build(spec: &WorkloadSpec, problem: &Problem, seed: u64) -> Result<Workload, MapError> {
+        let n = problem.subs.len();
+        let (w, h) = (problem.width as f64, problem.height as f64);
+        let side = w.max(h);
+        let centres = || -> Arc<[(f64, f64)]> {
+            problem
+                .subs
+                .iter()
+                .map(|g| {
+                    (
+                        (g.col0 - 1) as f64 + g.width as f64 / 2.0,
+                        (g.row0 - 1) as f64 + g.height as f64 / 2.0,
+                    )
+                })
+                .collect()
+        };
+        let region = |factor, x: f64, y: f64, r: f64, v: (f64, f64), dr: f64| Kind::Region {
+            factor,
+            centre: (x * w, y * h),
+            velocity: (v.0 * w, v.1 * h),
+            radius: r * side,
+            growth: dr * side,
+            size: (w, h),
+            centres: centres(),
+        };
+        let kind = match spec {
+            WorkloadSpec::Uniform => Kind::Uniform,
+            &WorkloadSpec::Random { lo, hi } => {
+                let mut rng = SplitMix64(seed ^ 0x776F_726B_6C6F_6164); // "workload"
+                Kind::Fixed(
+                    (0..n)
+                        .map(|_| lo + (hi - lo) * rng.unit())
+                        .collect::<Vec<_>>()
+                        .into(),
+                )
+            }
+            &WorkloadSpec::Hotspot { factor, x, y, r } => region(factor, x, y, r, (0.0, 0.0), 0.0),
+            &WorkloadSpec::Moving {
+                factor,
+                x,
+                y,
+                r,
+                vx,
+                vy,
+            } => region(factor, x, y, r, (vx, vy), 0.0),
+            &WorkloadSpec::Growing {
+                factor,
+                x,
+                y,
+                r0,
+                dr,
+            } => region(factor, x, y, r0, (0.0, 0.0), dr),
+            WorkloadSpec::Map(file) => Kind::Fixed(read_map(file, problem)?.into()),
+        };
+        Ok(Workload { kind })
+    }
+
+    /// Whether every subdomain costs 1 throughout.
+    pub fn is_uniform(&self) -> bool {
+        self.kind == Kind::Uniform
+    }
+
+    /// Whether a factor changes with progress.
+    pub fn moves(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::Region { velocity, growth, .. } if velocity != (0.0, 0.0) || growth != 0.0
+        )
+    }
+
+    /// Subdomain `sub`'s cost factor at progress `p`.
+    #[inline]
+    pub fn factor(&self, sub: usize, p: f64) -> f64 {
+        match &self.kind {
+            Kind::Uniform => 1.0,
+            Kind::Fixed(f) => f[sub],
+            Kind::Region {
+                factor,
+                centre,
+                velocity,
+                radius,
+                growth,
+                size,
+                centres,
+            } => {
+                let cx = (centre.0 + velocity.0 * p).rem_euclid(size.0);
+                let cy = (centre.1 + velocity.1 * p).rem_euclid(size.1);
+                let (sx, sy) = centres[sub];
+                let r = radius + growth * p;
+                if (sx - cx).powi(2) + (sy - cy).powi(2) <= r * r {
+                    *factor
+                } else {
+                    1.0
+                }
+            }
+        }
+    }
+
+    /// Every subdomain's factor at progress `p` (`n` subdomains).
+    pub fn factors(&self, n: usize, p: f64) -> Vec<f64> {
+        (0..n).map(|s| self.factor(s, p)).collect()
+    }
+
+    /// The smallest factor any subdomain can have during the run.
+    pub fn least_factor(&self) -> f64 {
+        match &self.kind {
+            Kind::Uniform => 1.0,
+            Kind::Fixed(f) => f.iter().copied().fold(f64::INFINITY, f64::min),
+            Kind::Region { factor, .. } => factor.min(1.0),
+        }
+    }
+}
+
+/// A map's factors, one per subdomain, in id order.
+fn read_map(file: &Path, problem: &Problem) -> Result<Vec<f64>, MapError> {
+    let (rows, cols) = problem.sub_grid();
+    let is_npy = file.extension().is_some_and(|e| e == "npy");
+    let grid: Vec<Vec<f64>> = if is_npy {
+        let bytes = crate::files::read_bytes(file, crate::limits::MAX_TRACE_BYTES)
+            .map_err(MapError::Read)?;
+        let array: ndarray::Array2<f64> =
+            ndarray_npy::ReadNpyExt::read_npy(std::io::Cursor::new(bytes))
+                .map_err(|e| MapError::Content(format!("not a 2-D .npy array of f64: {e}")))?;
+        array.outer_iter().map(|r| r.to_vec()).collect()
+    } else {
+        let text = crate::files::read_text(file, MAX_TEXT_BYTES).map_err(MapError::Read)?;
+        parse_text_map(&text)?
+    };
+    if grid.len() != rows || grid.iter().any(|r| r.len() != cols) {
+        let shape = format!("{} x {}", grid.len(), grid.first().map_or(0, Vec::len));
+        return Err(MapError::Content(format!(
+            "a map of {shape} values; this run's subdomains form a {rows} x {cols} grid \
+             (rows of subdomains north to south, columns west to east)"
+        )));
+    }
+    let mut out = vec![0.0; problem.subs.len()];
+    for (i, row) in grid.iter().enumerate() {
+        for (j, &f) in row.iter().enumerate() {
+            if !(f > 0.0 && f <= MAX_WORK_FACTOR) {
+                return Err(MapError::Content(format!(
+                    "row {}, column {}: {} is not a cost factor above 0 and at most \
+                     {MAX_WORK_FACTOR}",
+                    i + 1,
+                    j + 1,
+                    show(f)
+                )));
+            }
+            out[problem.sub_at(i, j)] = f;
+        }
+    }
+    Ok(out)
+}
+
+/// Rows of numbers, one row per line (spaces or commas between them; `#`
+/// starts a comment; blank lines skipped).
+fn parse_text_map(text: &str) -> Result<Vec<Vec<f64>>, MapError> {
+    let mut rows = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let row = line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                w.parse::<f64>().map_err(|_| {
+                    let w: String = w.chars().take(40).collect();
+                    MapError::Content(format!("line {}: `{w}` is not a number", n + 1))
+                })
+            })
+            .collect::<Result<Vec<f64>, _>>()?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests;

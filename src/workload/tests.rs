@@ -1,0 +1,177 @@
+use super::*;
+
+fn spec(text: &str) -> WorkloadSpec {
+    text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+#[test]
+fn every_form_round_trips_through_its_text() {
+    for text in [
+        "uniform",
+        "random(0.5,1.5)",
+        "hotspot(4,0.5,0.5,0.1)",
+        "moving(4,0.2,0.5,0.1,0.0001,0)",
+        "growing(3,0.5,0.5,0.05,0.00002)",
+        "map:maps/a b.txt",
+    ] {
+        assert_eq!(spec(text).to_string(), text);
+    }
+    assert_eq!(
+        spec(" hotspot( 4 , 0.5,0.5 , 0.1 ) ").to_string(),
+        "hotspot(4,0.5,0.5,0.1)"
+    );
+}
+
+#[test]
+fn bad_workloads_are_refused_naming_the_problem() {
+    for (text, why) in [
+        ("lumpy(1)", "no workload named `lumpy`"),
+        ("hotspot(4, 0.5, 0.5)", "takes 4 numbers"),
+        ("hotspot(0, 0.5, 0.5, 0.1)", "cost factor"),
+        ("hotspot(-2, 0.5, 0.5, 0.1)", "cost factor"),
+        ("hotspot(nan, 0.5, 0.5, 0.1)", "cost factor"),
+        ("hotspot(4, 0.5, 0.5, 1.5)", "radius"),
+        ("hotspot(4, 0.5, -0.1, 0.1)", "y -0.1"),
+        ("random(2, 1)", "above hi"),
+        ("random(0, 1)", "cost factor"),
+        ("random(1, inf)", "cost factor"),
+        ("moving(4, 0.5, 0.5, 0.1, 2, 0)", "vx"),
+        ("growing(4, 0.5, 0.5, 0.1, -0.1)", "dr"),
+        ("hotspot(4, x, 0.5, 0.1)", "`x` is not a number"),
+        ("hotspot", "NAME(numbers)"),
+        ("map:", "names no file"),
+    ] {
+        let e = WorkloadSpec::parse(text).unwrap_err().to_string();
+        assert!(e.contains(why), "{text}: {e}");
+    }
+}
+
+/// 2 x 2 domains of 8 x 8 cells, each in 4: a 4 x 4 grid of subdomains.
+fn problem() -> Problem {
+    Problem::new(8, 4, 4).unwrap()
+}
+
+fn factors(text: &str) -> Vec<f64> {
+    let p = problem();
+    Workload::build(&spec(text), &p, 7)
+        .unwrap()
+        .factors(p.subs.len(), 0.0)
+}
+
+#[test]
+fn a_hotspot_in_the_centre_weighs_the_four_middle_subdomains() {
+    let p = problem();
+    let f = factors("hotspot(4, 0.5, 0.5, 0.2)");
+    let (rows, cols) = p.sub_grid();
+    assert_eq!((rows, cols), (4, 4));
+    for i in 0..rows {
+        for j in 0..cols {
+            let middle = (1..=2).contains(&i) && (1..=2).contains(&j);
+            assert_eq!(
+                f[p.sub_at(i, j)],
+                if middle { 4.0 } else { 1.0 },
+                "({i}, {j})"
+            );
+        }
+    }
+}
+
+#[test]
+fn random_factors_are_seeded_and_within_their_bounds() {
+    let a = factors("random(0.5, 1.5)");
+    assert!(a.iter().all(|&f| (0.5..=1.5).contains(&f)), "{a:?}");
+    assert_eq!(a, factors("random(0.5, 1.5)"));
+    let p = problem();
+    let other = Workload::build(&spec("random(0.5, 1.5)"), &p, 8).unwrap();
+    assert_ne!(a, other.factors(p.subs.len(), 0.0));
+    assert!(a.iter().any(|&f| f < 0.9) && a.iter().any(|&f| f > 1.1));
+}
+
+#[test]
+fn a_moving_hotspot_follows_progress_and_a_growing_one_widens() {
+    let p = problem();
+    let n = p.subs.len();
+    // From the west edge's middle, a quarter of the grid per 100 iterations.
+    let w = Workload::build(&spec("moving(2, 0.125, 0.375, 0.1, 0.0025, 0)"), &p, 0).unwrap();
+    assert!(w.moves());
+    let hot = |p: f64| -> Vec<usize> { (0..n).filter(|&s| w.factor(s, p) > 1.0).collect() };
+    assert_eq!(hot(0.0), [p.sub_at(1, 0)]);
+    assert_eq!(hot(100.0), [p.sub_at(1, 1)]);
+    assert_eq!(hot(300.0), [p.sub_at(1, 3)]);
+    assert_eq!(hot(400.0), [p.sub_at(1, 0)], "it wraps around");
+    let g = Workload::build(&spec("growing(2, 0.5, 0.5, 0.0, 0.001)"), &p, 0).unwrap();
+    let count = |p: f64| (0..n).filter(|&s| g.factor(s, p) > 1.0).count();
+    assert_eq!(count(0.0), 0);
+    assert_eq!(count(200.0), 4);
+    assert_eq!(count(1000.0), 16);
+    assert!(
+        !Workload::build(&spec("hotspot(2, 0.5, 0.5, 0.2)"), &p, 0)
+            .unwrap()
+            .moves()
+    );
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("braid-workload-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_map_gives_each_subdomain_its_value_north_row_first() {
+    let p = problem();
+    let dir = scratch("map");
+    let text = dir.join("m.txt");
+    std::fs::write(
+        &text,
+        "# north\n1 2 3 4\n1,1,1,1\n5 1 1 1\n1 1 1 0.5 # south\n",
+    )
+    .unwrap();
+    let w = Workload::build(&WorkloadSpec::Map(text), &p, 0).unwrap();
+    assert_eq!(w.factor(p.sub_at(0, 1), 0.0), 2.0);
+    assert_eq!(w.factor(p.sub_at(2, 0), 0.0), 5.0);
+    assert_eq!(w.factor(p.sub_at(3, 3), 0.0), 0.5);
+    assert_eq!(w.least_factor(), 0.5);
+    // The same grid as .npy.
+    let grid = ndarray::Array2::from_shape_fn((4, 4), |(i, j)| (i * 4 + j + 1) as f64);
+    let npy = dir.join("m.npy");
+    ndarray_npy::write_npy(&npy, &grid).unwrap();
+    let w = Workload::build(&WorkloadSpec::Map(npy), &p, 0).unwrap();
+    assert_eq!(w.factor(p.sub_at(3, 2), 0.0), 15.0);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_map_of_the_wrong_shape_or_values_is_refused() {
+    let p = problem();
+    let dir = scratch("badmap");
+    for (text, why) in [
+        (
+            "1 1 1\n1 1 1\n1 1 1\n",
+            "3 x 3 values; this run's subdomains form a 4 x 4 grid",
+        ),
+        ("1 1 1 1\n1 1 1 1\n1 1 1 1\n1 1 1\n", "4 x 4 grid"),
+        (
+            "1 1 1 1\n1 1 x 1\n1 1 1 1\n1 1 1 1\n",
+            "line 2: `x` is not a number",
+        ),
+        (
+            "1 1 1 1\n1 1 0 1\n1 1 1 1\n1 1 1 1\n",
+            "row 2, column 3: 0 is not a cost factor",
+        ),
+    ] {
+        let f = dir.join("m.txt");
+        std::fs::write(&f, text).unwrap();
+        let e = Workload::build(&WorkloadSpec::Map(f), &p, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(why), "{text:?}: {e}");
+    }
+    let missing = Workload::build(&WorkloadSpec::Map(dir.join("none.txt")), &p, 0);
+    assert!(matches!(missing, Err(MapError::Read(_))));
+    let not_npy = dir.join("m.npy");
+    std::fs::write(&not_npy, "1 1 1 1").unwrap();
+    let e = Workload::build(&WorkloadSpec::Map(not_npy), &p, 0).unwrap_err();
+    assert!(e.to_string().contains(".npy"), "{e}");
+    std::fs::remove_dir_all(dir).ok();
+}
