@@ -379,7 +379,7 @@ impl Report {
             writeln!(
                 f,
                 "  model          plain async should lose ~{:.1}% to the heaviest threads, a \
-                 perfect balancer {:.1}% (the heaviest subdomain)",
+                 perfect balancer {:.1}% (subdomains heavier than a thread's share)",
                 100.0 * m.plain_async_loss,
                 100.0 * m.ideal_balanced_loss
             )?;

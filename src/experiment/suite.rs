@@ -26,6 +26,13 @@ pub(crate) enum Figure {
     Payoff,
     /// The effort metric over time, one line per balanced variant.
     Effort,
+    /// Strategies under workloads: time to solution over plain async's
+    /// and spread, per workload (needs `workloads`).
+    Workloads,
+    /// ULBA's claim: the distribution over workload instances of the gain
+    /// of `anticipate` at its best `lb_alpha` over the standard strategies
+    /// (needs `workloads` and a `[sweep]` of `lb_alpha`).
+    Gains,
 }
 
 /// A suite as written in its TOML file.
@@ -61,6 +68,18 @@ pub(crate) struct Suite {
     /// sample's arguments. For runs across MPI ranks (feature `mpi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launcher: Option<String>,
+    /// `workload` values to run each variant under (an axis; absent = the
+    /// configuration's, usually uniform).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<String>,
+    /// `KEY = [VALUES]`: each variant runs at every combination (an axis,
+    /// e.g. `lb_alpha = [0.1, 0.2, 0.3]`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sweep: BTreeMap<String, Vec<toml::Value>>,
+    /// The variants the sweep applies to (absent = all); the others run
+    /// once per workload, at the configuration's values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub swept_variants: Vec<String>,
 }
 
 /// Where and how hard the payoff map's noise goes.
@@ -68,9 +87,32 @@ pub(crate) struct Suite {
 #[serde(deny_unknown_fields)]
 pub(crate) struct Payoff {
     /// Shares of a core the noise takes, each in (0, 1).
+    #[serde(default)]
     pub duties: Vec<f64>,
     /// Named sets of noisy cores, in panel order.
+    #[serde(default)]
     pub placements: Vec<Placement>,
+    /// The application's imbalance, one panel each: a workload whose
+    /// factor `F` runs at every one of `factors` (quiet).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<Imbalance>,
+}
+
+/// A named workload of growing intensity: `shape` with `F` replaced by
+/// each of `factors`, e.g. `hotspot(F, 0.5, 0.5, 0.1)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Imbalance {
+    pub name: String,
+    pub shape: String,
+    pub factors: Vec<f64>,
+}
+
+impl Imbalance {
+    /// The `workload` value at factor `f`.
+    pub(crate) fn at(&self, f: f64) -> String {
+        self.shape.replace('F', &f.to_string())
+    }
 }
 
 /// A named set of noisy cores: `auto` (next to the source) or a list of
@@ -110,7 +152,7 @@ fn default_noise_set() -> BTreeMap<String, toml::Value> {
 }
 
 /// One run of one variant under one noise setting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Sample {
     pub variant: String,
     pub noise: bool,
@@ -120,17 +162,37 @@ pub(crate) struct Sample {
     pub placement: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duty: Option<f64>,
+    /// The `workload` it runs under, when the suite has that axis (or a
+    /// payoff imbalance panel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+    /// Payoff imbalance panels: the workload's factor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
+    /// The swept keys' values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sweep: BTreeMap<String, String>,
 }
 
 impl Sample {
-    /// Identifies the sample within its suite (what resuming skips).
+    /// Identifies the sample within its suite (what resuming skips). The
+    /// parts for workloads and sweeps are added only when present, so the
+    /// keys of older suites stay what they were.
     pub(crate) fn key(&self) -> String {
-        let noise = match (&self.placement, self.duty) {
-            (Some(p), Some(d)) => format!("{p} @ {d}"),
+        let noise = match (&self.placement, self.duty, self.factor) {
+            (Some(p), Some(d), _) => format!("{p} @ {d}"),
+            (Some(p), None, Some(f)) => format!("{p} x {f}"),
             _ if self.noise => "noise".into(),
             _ => "quiet".into(),
         };
-        format!("{} | {noise} | {}", self.variant, self.repetition)
+        let mut key = format!("{} | {noise} | {}", self.variant, self.repetition);
+        if let (Some(w), None) = (&self.workload, self.factor) {
+            key.push_str(&format!(" | {w}"));
+        }
+        for (k, v) in &self.sweep {
+            key.push_str(&format!(" | {k}={v}"));
+        }
+        key
     }
 }
 
@@ -158,14 +220,30 @@ impl LoadedSuite {
         }
         // Checked before the samples are expanded into memory.
         let levels = match &suite.payoff {
-            Some(p) => 1 + p.duties.len() as u64 * p.placements.len() as u64,
+            Some(p) => {
+                1 + p.duties.len() as u64 * p.placements.len() as u64
+                    + p.workloads
+                        .iter()
+                        .map(|w| w.factors.len() as u64)
+                        .sum::<u64>()
+            }
             None => suite.noise.len() as u64,
         };
-        let samples = suite.variants.len() as u64 * levels * u64::from(suite.repetitions);
+        let workloads = suite.workloads.len().max(1) as u64;
+        let sweeps = suite
+            .sweep
+            .values()
+            .fold(1u64, |n, v| n.saturating_mul(v.len() as u64));
+        let samples = (suite.variants.len() as u64)
+            .saturating_mul(levels)
+            .saturating_mul(workloads)
+            .saturating_mul(sweeps)
+            .saturating_mul(u64::from(suite.repetitions));
         if samples > MAX_SAMPLES {
             return Err(bad(format!(
-                "{} variant(s) x {levels} noise setting(s) x {} repetition(s) = {samples} samples, \
-                 more than {MAX_SAMPLES}; use fewer repetitions",
+                "{} variant(s) x {levels} noise setting(s) x {workloads} workload(s) x {sweeps} \
+                 swept setting(s) x {} repetition(s) = {samples} samples, more than \
+                 {MAX_SAMPLES}; use fewer",
                 suite.variants.len(),
                 suite.repetitions
             )));
@@ -179,28 +257,52 @@ impl LoadedSuite {
     /// Samples in run order: repetitions outermost and each variant's quiet
     /// and noisy runs next to each other, so an interrupted suite still
     /// holds matched pairs and slow drift of the machine spreads evenly.
+    /// Workloads and swept values, when a suite has them, are the next
+    /// axes in: every variant runs each workload at every sweep setting.
     pub(crate) fn samples(&self) -> Vec<Sample> {
         let s = &self.suite;
+        let workloads: Vec<Option<&String>> = match s.workloads.is_empty() {
+            true => vec![None],
+            false => s.workloads.iter().map(Some).collect(),
+        };
+        let sweeps = sweep_settings(&s.sweep);
+        let once = [BTreeMap::new()];
         let mut out = Vec::new();
         for repetition in 0..s.repetitions {
-            for variant in &s.variants {
-                let sample = |noise, placement: Option<&Placement>, duty| Sample {
-                    variant: variant.clone(),
-                    noise,
-                    repetition,
-                    placement: placement.map(|p| p.name.clone()),
-                    duty,
-                };
-                match &s.payoff {
-                    Some(p) => {
+            for &workload in &workloads {
+                for variant in &s.variants {
+                    let swept = s.swept_variants.is_empty() || s.swept_variants.contains(variant);
+                    for sweep in if swept { &sweeps[..] } else { &once[..] } {
+                        let sample = |noise, placement: Option<&str>, duty| Sample {
+                            variant: variant.clone(),
+                            noise,
+                            repetition,
+                            placement: placement.map(str::to_string),
+                            duty,
+                            workload: workload.cloned(),
+                            factor: None,
+                            sweep: sweep.clone(),
+                        };
+                        let Some(p) = &s.payoff else {
+                            out.extend(s.noise.iter().map(|&n| sample(n, None, None)));
+                            continue;
+                        };
                         out.push(sample(false, None, None));
                         for place in &p.placements {
                             for &d in &p.duties {
-                                out.push(sample(true, Some(place), Some(d)));
+                                out.push(sample(true, Some(&place.name), Some(d)));
+                            }
+                        }
+                        for w in &p.workloads {
+                            for &f in &w.factors {
+                                out.push(Sample {
+                                    workload: Some(w.at(f)),
+                                    factor: Some(f),
+                                    ..sample(false, Some(&w.name), None)
+                                });
                             }
                         }
                     }
-                    None => out.extend(s.noise.iter().map(|&n| sample(n, None, None))),
                 }
             }
         }
@@ -227,6 +329,10 @@ impl LoadedSuite {
         {
             out.push(format!("noise_cores={}", place.noise_cores(duty)));
         }
+        if let Some(w) = &sample.workload {
+            out.push(format!("workload={w}"));
+        }
+        out.extend(sample.sweep.iter().map(|(k, v)| format!("{k}={v}")));
         out
     }
 
@@ -250,14 +356,50 @@ impl LoadedSuite {
     }
 }
 
+/// Every combination of the swept keys' values (one empty setting when
+/// nothing is swept), in key order then value order.
+fn sweep_settings(sweep: &BTreeMap<String, Vec<toml::Value>>) -> Vec<BTreeMap<String, String>> {
+    sweep
+        .iter()
+        .fold(vec![BTreeMap::new()], |settings, (k, values)| {
+            settings
+                .iter()
+                .flat_map(|s| {
+                    values.iter().map(move |v| {
+                        let mut s = s.clone();
+                        s.insert(k.clone(), value_text(v));
+                        s
+                    })
+                })
+                .collect()
+        })
+}
+
 fn parse(text: &str) -> Result<Suite, String> {
     let suite: Suite = toml::from_str(text).map_err(|e| e.to_string())?;
     if suite.variants.is_empty() {
         return Err("`variants` is empty: name at least one paper label".into());
     }
     if let Some(p) = &suite.payoff {
-        if p.duties.is_empty() || p.placements.is_empty() {
-            return Err("`payoff` needs at least one duty and one placement".into());
+        let noise = !p.duties.is_empty() && !p.placements.is_empty();
+        if !noise && p.workloads.is_empty() {
+            return Err("`payoff` needs at least one duty and one placement, or a workload".into());
+        }
+        if p.duties.is_empty() != p.placements.is_empty() {
+            return Err("`payoff` needs both duties and placements, or neither".into());
+        }
+        for w in &p.workloads {
+            if w.factors.is_empty() || !w.shape.contains('F') {
+                return Err(format!(
+                    "`payoff.workloads` `{}`: needs factors and a shape with F in it, e.g. \
+                     \"hotspot(F, 0.5, 0.5, 0.1)\"",
+                    w.name
+                ));
+            }
+            for &f in &w.factors {
+                crate::workload::WorkloadSpec::parse(&w.at(f))
+                    .map_err(|e| format!("`payoff.workloads` `{}` at {f}: {e}", w.name))?;
+            }
         }
         if let Some(d) = p.duties.iter().find(|d| !(**d > 0.0 && **d < 1.0)) {
             return Err(format!(
@@ -287,6 +429,44 @@ fn parse(text: &str) -> Result<Suite, String> {
             "`timeout_s` must be a number of seconds above 0 and at most {MAX_SECONDS:e}, got {}",
             suite.timeout_s
         ));
+    }
+    for w in &suite.workloads {
+        crate::workload::WorkloadSpec::parse(w).map_err(|e| format!("`workloads`: `{w}`: {e}"))?;
+    }
+    for (k, values) in &suite.sweep {
+        if values.is_empty() {
+            return Err(format!("`sweep.{k}` is empty: give at least one value"));
+        }
+        if let Some(v) = values.iter().find(|v| {
+            matches!(
+                v,
+                toml::Value::Array(_) | toml::Value::Table(_) | toml::Value::Datetime(_)
+            )
+        }) {
+            return Err(format!(
+                "`sweep.{k}`: {v} is not a string, number or boolean"
+            ));
+        }
+    }
+    if let Some(v) = suite
+        .swept_variants
+        .iter()
+        .find(|v| !suite.variants.contains(v))
+    {
+        return Err(format!("`swept_variants`: `{v}` is not one of `variants`"));
+    }
+    if matches!(suite.figure, Figure::Workloads | Figure::Gains) && suite.workloads.is_empty() {
+        return Err(format!(
+            "figure = \"{}\" needs `workloads`",
+            if suite.figure == Figure::Gains {
+                "gains"
+            } else {
+                "workloads"
+            }
+        ));
+    }
+    if suite.figure == Figure::Gains && !suite.sweep.contains_key("lb_alpha") {
+        return Err("figure = \"gains\" needs a [sweep] of lb_alpha".into());
     }
     for (k, v) in suite.set.iter().chain(&suite.noise_set) {
         if matches!(

@@ -40,10 +40,17 @@ fn needs(figure: Figure, engine: EngineKind, r: &Report) -> Vec<(&'static str, F
             ("iteration_rate", Field::Number(r.iteration_rate)),
             ("spread", Field::Number(r.spread as f64)),
         ]),
-        Figure::Tts | Figure::Payoff => out.push((
+        Figure::Tts | Figure::Payoff | Figure::Gains => out.push((
             "time_to_solution_s",
             Field::NumberOrNone(r.time_to_solution_s),
         )),
+        Figure::Workloads => out.extend([
+            (
+                "time_to_solution_s",
+                Field::NumberOrNone(r.time_to_solution_s),
+            ),
+            ("spread", Field::Number(r.spread as f64)),
+        ]),
         Figure::Braid => out.push(("trace", Field::Trace(r.trace.as_deref()))),
         Figure::Effort => {}
     }

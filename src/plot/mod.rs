@@ -1,16 +1,20 @@
 //! `braid plot`: the paper's figures (landscape, time-to-solution boxes,
-//! the braid, the payoff map, the effort over time) as PNG and SVG, and Table 2 as Markdown and CSV, from the
-//! results files `braid experiment` writes. Drawn with plotters and an
+//! the braid, the payoff map, the effort over time) and the workloads'
+//! (strategies per workload, ULBA's gains) as PNG and SVG, and Table 2 and
+//! the workloads' ranking as Markdown and CSV, from the results files
+//! `braid experiment` writes. Drawn with plotters and an
 //! embedded DejaVu Sans, so no system font libraries are needed.
 
 mod braid;
 mod check;
 mod effort;
+mod gains;
 mod landscape;
 mod payoff;
 mod stats;
 mod table;
 mod tts;
+mod workloads;
 
 use std::path::{Path, PathBuf};
 
@@ -181,6 +185,22 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
         if !map.is_empty() {
             written.extend(render(&map, dir, "payoff")?);
         }
+    }
+    let loads = of(Figure::Workloads);
+    if !loads.is_empty() {
+        for (engine, records) in by_engine(&loads) {
+            let fig = workloads::Workloads::new(&records);
+            if !fig.is_empty() {
+                let stem = format!("workloads-{}", engine.command());
+                written.extend(render(&fig, dir, &stem)?);
+                written.extend(fig.write_table(dir, &stem)?);
+            }
+        }
+    }
+    let gains = gains::Gains::new(&of(Figure::Gains));
+    if !gains.is_empty() {
+        written.extend(render(&gains, dir, "gains")?);
+        written.extend(gains.write_csv(dir, "gains")?);
     }
     let efforts = effort::EffortOverTime::new(&of(Figure::Effort));
     if !efforts.is_empty() {

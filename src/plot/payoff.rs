@@ -1,8 +1,9 @@
 //! The payoff map ("When does balancing pay off?"): time-to-solution
 //! increase over the same variant run quiet (medians) against the noise
-//! duty, one panel per noisy placement, one line per variant; dashed, the
+//! duty, one panel per noisy placement, and against a workload's cost
+//! factor, one panel per named workload; one line per variant; dashed, the
 //! slowest-mode model's forecast for plain async, and dotted, a perfect
-//! balancer's (both from the reports' `model`). Marker shape by family:
+//! balancer's (both from the reports' `model` or `workload_model`). Marker shape by family:
 //! squares for sync/ssync, circles for plain async, triangles for balanced.
 
 use plotters::coord::Shift;
@@ -12,10 +13,12 @@ use super::landscape::{family, variant_order};
 use super::stats::quantile;
 use super::{Chart, Draw, DrawResult, FONT, Frame, chart, colour, legend, mesh};
 use crate::experiment::results::Record;
-use crate::model::Forecast;
+use crate::model::{Forecast, WorkloadForecast};
 
 struct Panel {
     title: String,
+    /// The x axis: the noise duty (%), or a workload's cost factor.
+    x_desc: &'static str,
     /// Per variant (index into `variants`): (duty, increase %) points.
     lines: Vec<(usize, Vec<(f64, f64)>)>,
     model: Vec<(f64, f64)>,
@@ -77,7 +80,11 @@ impl PayoffMap {
                     .filter_map(|(vi, v)| {
                         let quiet: Vec<&&Record> = records
                             .iter()
-                            .filter(|r| &r.sample.variant == v && !r.sample.noise)
+                            .filter(|r| {
+                                &r.sample.variant == v
+                                    && !r.sample.noise
+                                    && r.sample.placement.is_none()
+                            })
                             .collect();
                         let q = median_of(&quiet, tts)?;
                         let pts: Vec<(f64, f64)> = duties
@@ -101,11 +108,13 @@ impl PayoffMap {
                 };
                 Panel {
                     title: format!("noise on: {place}"),
+                    x_desc: "noise duty on the noisy core(s) (%)",
                     lines,
                     model: forecast(|m| m.plain_async_loss),
                     ideal: forecast(|m| m.ideal_balanced_loss),
                 }
             })
+            .chain(imbalance_panels(records, &variants))
             .collect();
         PayoffMap { variants, panels }
     }
@@ -113,6 +122,80 @@ impl PayoffMap {
     pub(super) fn is_empty(&self) -> bool {
         self.panels.iter().all(|p| p.lines.is_empty())
     }
+}
+
+/// The application's imbalance, one panel per named workload: the
+/// increase over the same variant's quiet uniform run against the
+/// workload's cost factor; the model's lines from the reports'
+/// `workload_model` (its work times its loss).
+fn imbalance_panels(records: &[&Record], variants: &[String]) -> Vec<Panel> {
+    let mut names: Vec<String> = Vec::new();
+    let mut factors: Vec<f64> = Vec::new();
+    for r in records {
+        if let (Some(p), Some(f)) = (&r.sample.placement, r.sample.factor) {
+            if !names.contains(p) {
+                names.push(p.clone());
+            }
+            if !factors.contains(&f) {
+                factors.push(f);
+            }
+        }
+    }
+    factors.sort_by(f64::total_cmp);
+    names
+        .iter()
+        .map(|name| {
+            let at = |v: &str, f: f64| -> Vec<&&Record> {
+                records
+                    .iter()
+                    .filter(|r| {
+                        r.sample.variant == v
+                            && r.sample.placement.as_deref() == Some(name)
+                            && r.sample.factor == Some(f)
+                    })
+                    .collect()
+            };
+            let lines = variants
+                .iter()
+                .enumerate()
+                .filter_map(|(vi, v)| {
+                    let quiet: Vec<&&Record> = records
+                        .iter()
+                        .filter(|r| {
+                            &r.sample.variant == v
+                                && !r.sample.noise
+                                && r.sample.placement.is_none()
+                        })
+                        .collect();
+                    let q = median_of(&quiet, tts)?;
+                    let pts: Vec<(f64, f64)> = factors
+                        .iter()
+                        .filter_map(|&f| Some((f, 100.0 * (median_of(&at(v, f), tts)? / q - 1.0))))
+                        .collect();
+                    (!pts.is_empty()).then_some((vi, pts))
+                })
+                .collect();
+            let forecast = |time: fn(&WorkloadForecast) -> f64| -> Vec<(f64, f64)> {
+                factors
+                    .iter()
+                    .filter_map(|&f| {
+                        let all: Vec<&&Record> = variants.iter().flat_map(|v| at(v, f)).collect();
+                        let m = median_of(&all, |r| {
+                            Some(time(&r.report.as_ref()?.workload_model?) - 1.0)
+                        })?;
+                        Some((f, 100.0 * m))
+                    })
+                    .collect()
+            };
+            Panel {
+                title: format!("the application's imbalance: {name}"),
+                x_desc: "cost factor of the heavy region",
+                lines,
+                model: forecast(WorkloadForecast::plain_async_time),
+                ideal: forecast(WorkloadForecast::ideal_balanced_time),
+            }
+        })
+        .collect()
 }
 
 /// Rows and columns for `n` panels: two per row.
@@ -163,7 +246,7 @@ impl PayoffMap {
         let (x, y) = (0.0..(x1 * 1.08), (y0 - 0.05 * (y1 - y0))..y1);
         let mut chart = chart(area, &p.title, frame, x, y)?;
         mesh(&mut chart, 15, 13)
-            .x_desc("noise duty on the noisy core(s) (%)")
+            .x_desc(p.x_desc)
             .y_desc("time-to-solution increase over quiet (%)")
             .x_label_formatter(&|v| format!("{v:.0}"))
             .y_label_formatter(&|v| format!("{v:.1}"))

@@ -14,6 +14,11 @@
 //! slow one less, so the least updated subdomain speeds up; the moved one is
 //! the slow thread's most updated *other* subdomain, usually near the mean.
 //!
+//! It reads update counts only, as the paper prints it, never object loads:
+//! under a workload a heavy subdomain's thread falls behind and its counts
+//! say so without a clock (docs/workloads.md compares it with the
+//! load-based strategies).
+//!
 //! Choices where the paper is silent, all deterministic:
 //! * ties in the sort go by subdomain id (lower id = "more updated");
 //! * line 1 sorts once per call; lines 5-9 see the moves made earlier in the

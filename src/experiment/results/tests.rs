@@ -10,8 +10,7 @@ fn record(digest: &str, key: &str) -> Record {
             variant: "sync".into(),
             noise: false,
             repetition: 0,
-            placement: None,
-            duty: None,
+            ..Sample::default()
         },
         key: key.into(),
         status: Status::Ok,

@@ -122,6 +122,85 @@ fn a_payoff_suite_runs_each_variant_quiet_and_at_every_placement_and_duty() {
 }
 
 #[test]
+fn workloads_and_sweeps_are_axes_whose_keys_leave_older_suites_alone() {
+    let text = SUITE.replace(
+        "repetitions = 2",
+        "repetitions = 1\nworkloads = [\"uniform\", \"hotspot(4, 0.5, 0.5, 0.1)\"]\n\
+         [sweep]\nlb_alpha = [0.1, 0.2]\nlb_history = [2]",
+    );
+    let l = loaded(&text);
+    let s = l.samples();
+    // 2 workloads x 2 variants x 2 alphas x 1 history x 2 noise settings.
+    assert_eq!(s.len(), 16);
+    assert_eq!(
+        s[0].key(),
+        "sync | quiet | 0 | uniform | lb_alpha=0.1 | lb_history=2"
+    );
+    assert_eq!(
+        s[2].key(),
+        "sync | quiet | 0 | uniform | lb_alpha=0.2 | lb_history=2"
+    );
+    assert_eq!(s[8].workload.as_deref(), Some("hotspot(4, 0.5, 0.5, 0.1)"));
+    let o = l.overrides(&s[8]);
+    assert!(
+        o.contains(&"workload=hotspot(4, 0.5, 0.5, 0.1)".to_string()),
+        "{o:?}"
+    );
+    assert!(o.contains(&"lb_alpha=0.1".to_string()), "{o:?}");
+    // Swept for one variant only: the other runs once per workload.
+    let only = loaded(&text.replace(
+        "[sweep]",
+        "swept_variants = [\"async(4)+joint(0.001)\"]\n[sweep]",
+    ));
+    let s = only.samples();
+    assert_eq!(s.len(), 2 * (2 + 2 * 2));
+    assert_eq!(s[0].key(), "sync | quiet | 0 | uniform");
+    // A suite without them keeps its samples' keys and its digest's input.
+    let plain = loaded(SUITE);
+    assert_eq!(plain.samples()[0].key(), "sync | quiet | 0");
+    let json = serde_json::to_string(&plain.suite).unwrap();
+    assert!(
+        !json.contains("workloads") && !json.contains("sweep"),
+        "{json}"
+    );
+    let sample = serde_json::to_string(&plain.samples()[0]).unwrap();
+    assert!(
+        !sample.contains("workload") && !sample.contains("sweep"),
+        "{sample}"
+    );
+}
+
+#[test]
+fn a_payoff_suite_can_raise_a_workload_factor_instead_of_noise() {
+    let text = r#"
+        name = "p"
+        figure = "payoff"
+        engine = "sim"
+        variants = ["async(4)", "async(4)+greedy(0.001)"]
+        [payoff]
+        workloads = [{ name = "a central hotspot", shape = "hotspot(F, 0.5, 0.5, 0.1)", factors = [2, 4] }]
+    "#;
+    let l = loaded(text);
+    let keys: Vec<String> = l.samples().iter().map(Sample::key).collect();
+    assert_eq!(
+        keys,
+        [
+            "async(4) | quiet | 0",
+            "async(4) | a central hotspot x 2 | 0",
+            "async(4) | a central hotspot x 4 | 0",
+            "async(4)+greedy(0.001) | quiet | 0",
+            "async(4)+greedy(0.001) | a central hotspot x 2 | 0",
+            "async(4)+greedy(0.001) | a central hotspot x 4 | 0",
+        ]
+    );
+    let o = l.overrides(&l.samples()[2]);
+    assert!(
+        o.contains(&"workload=hotspot(4, 0.5, 0.5, 0.1)".to_string()),
+        "{o:?}"
+    );
+}
+
+#[test]
 fn the_digest_ignores_repetitions_but_not_the_definition() {
     let a = loaded(SUITE);
     let more = loaded(&SUITE.replace("repetitions = 2", "repetitions = 9"));
@@ -167,6 +246,30 @@ fn bad_suites_name_the_problem() {
                 .replace("engine = \"sim\"", "engine = \"run\"")
                 .replace("repetitions = 2", "repetitions = 2\nlauncher = \" \""),
             "launcher",
+        ),
+        (
+            SUITE.replace(
+                "repetitions = 2",
+                "repetitions = 2\nworkloads = [\"blob(1)\"]",
+            ),
+            "no workload named `blob`",
+        ),
+        (
+            SUITE.replace("repetitions = 2", "repetitions = 2\n[sweep]\nlb_alpha = []"),
+            "`sweep.lb_alpha` is empty",
+        ),
+        (
+            SUITE.replace("figure = \"landscape\"", "figure = \"gains\""),
+            "needs `workloads`",
+        ),
+        (
+            SUITE
+                .replace("figure = \"landscape\"", "figure = \"gains\"")
+                .replace(
+                    "repetitions = 2",
+                    "repetitions = 2\nworkloads = [\"uniform\"]",
+                ),
+            "lb_alpha",
         ),
     ] {
         let e = parse(&text).unwrap_err();

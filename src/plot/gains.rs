@@ -1,0 +1,233 @@
+//! ULBA's claim in its own terms (anticipating-load-imbalance-ulba.txt,
+//! Figs. 2 and 3): over many workload instances, the gain in time to
+//! solution of the anticipating strategy at its best `lb_alpha` for that
+//! instance over each standard strategy, as a histogram of instances. The
+//! anticipating variants are those the suite sweeps `lb_alpha` for; the
+//! others are the standard ones. Also written as CSV, one row per instance
+//! and standard strategy.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::stats::quantile;
+use super::{Draw, DrawResult, Frame, PlotError, chart, colour, legend, mesh};
+use crate::experiment::results::Record;
+use crate::files::write_atomic;
+
+/// One instance against one standard strategy.
+struct Gain {
+    instance: String,
+    standard: String,
+    standard_s: f64,
+    alpha: String,
+    anticipate_s: f64,
+}
+
+impl Gain {
+    /// Percent of the standard strategy's time saved (negative: lost).
+    fn percent(&self) -> f64 {
+        100.0 * (1.0 - self.anticipate_s / self.standard_s)
+    }
+}
+
+pub(super) struct Gains {
+    standards: Vec<String>,
+    anticipating: String,
+    gains: Vec<Gain>,
+}
+
+fn median_tts(records: &[&Record]) -> Option<f64> {
+    let v: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.report.as_ref()?.time_to_solution_s)
+        .collect();
+    quantile(&v, 0.5)
+}
+
+impl Gains {
+    pub(super) fn new(records: &[&Record]) -> Gains {
+        let swept = |r: &Record| r.sample.sweep.contains_key("lb_alpha");
+        let mut standards: Vec<String> = Vec::new();
+        let mut anticipating = String::new();
+        let mut instances: Vec<String> = Vec::new();
+        for r in records {
+            if swept(r) {
+                anticipating.clone_from(&r.sample.variant);
+            } else if !standards.contains(&r.sample.variant) {
+                standards.push(r.sample.variant.clone());
+            }
+            if let Some(w) = &r.sample.workload
+                && !instances.contains(w)
+            {
+                instances.push(w.clone());
+            }
+        }
+        let mut gains = Vec::new();
+        for w in &instances {
+            let at = |keep: &dyn Fn(&Record) -> bool| -> Vec<&Record> {
+                records
+                    .iter()
+                    .copied()
+                    .filter(|r| r.sample.workload.as_ref() == Some(w) && keep(r))
+                    .collect()
+            };
+            let mut alphas: Vec<String> = at(&swept)
+                .iter()
+                .filter_map(|r| r.sample.sweep.get("lb_alpha").cloned())
+                .collect();
+            alphas.sort();
+            alphas.dedup();
+            // The best alpha for this instance, chosen after the fact (as
+            // ULBA's sweeps do).
+            let best = alphas
+                .iter()
+                .filter_map(|a| {
+                    let t = median_tts(&at(&|r| r.sample.sweep.get("lb_alpha") == Some(a)))?;
+                    Some((a.clone(), t))
+                })
+                .min_by(|x, y| x.1.total_cmp(&y.1));
+            let Some((alpha, anticipate_s)) = best else {
+                continue;
+            };
+            for s in &standards {
+                let Some(standard_s) = median_tts(&at(&|r| !swept(r) && &r.sample.variant == s))
+                else {
+                    continue;
+                };
+                gains.push(Gain {
+                    instance: w.clone(),
+                    standard: s.clone(),
+                    standard_s,
+                    alpha: alpha.clone(),
+                    anticipate_s,
+                });
+            }
+        }
+        Gains {
+            standards,
+            anticipating,
+            gains,
+        }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.gains.is_empty()
+    }
+
+    /// One row per instance and standard strategy, as `stem.csv`.
+    pub(super) fn write_csv(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
+        let mut csv = String::from(
+            "instance,standard,standard_tts_s,anticipate,best_lb_alpha,anticipate_tts_s,gain_percent\n",
+        );
+        for g in &self.gains {
+            let _ = writeln!(
+                csv,
+                "\"{}\",{},{},{},{},{},{:.3}",
+                g.instance,
+                g.standard,
+                g.standard_s,
+                self.anticipating,
+                g.alpha,
+                g.anticipate_s,
+                g.percent()
+            );
+        }
+        let path = dir.join(format!("{stem}.csv"));
+        write_atomic(&path, |f| f.write_all(csv.as_bytes())).map_err(|e| PlotError::Write {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(vec![path])
+    }
+
+    /// The histogram's bins: 1% wide, over the gains' range.
+    fn bins(&self) -> (f64, f64, f64) {
+        let (lo, hi) = self
+            .gains
+            .iter()
+            .map(Gain::percent)
+            .fold((0.0f64, 0.0f64), |(a, b), g| (a.min(g), b.max(g)));
+        let width = ((hi - lo) / 20.0).max(0.5);
+        let lo = (lo / width).floor() * width;
+        let hi = ((hi / width).floor() + 1.0) * width;
+        (lo, hi, width)
+    }
+}
+
+impl Draw for Gains {
+    fn size(&self) -> (u32, u32) {
+        (1000, 560)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let (lo, hi, width) = self.bins();
+        let nbins = ((hi - lo) / width).round() as usize;
+        let counts: Vec<Vec<usize>> = self
+            .standards
+            .iter()
+            .map(|s| {
+                let mut c = vec![0usize; nbins];
+                for g in self.gains.iter().filter(|g| &g.standard == s) {
+                    let b = ((g.percent() - lo) / width).floor() as usize;
+                    c[b.min(nbins - 1)] += 1;
+                }
+                c
+            })
+            .collect();
+        let top = counts.iter().flatten().copied().max().unwrap_or(1) as f64;
+        let instances = self
+            .gains
+            .iter()
+            .map(|g| g.instance.as_str())
+            .collect::<std::collections::HashSet<_>>()
+            .len();
+        let frame = Frame {
+            caption: 18,
+            margin: 16,
+            x_labels: 45,
+            y_labels: 55,
+        };
+        let mut chart = chart(
+            root,
+            &format!(
+                "{} at its best lb_alpha against the standard strategies, {instances} instances",
+                self.anticipating
+            ),
+            frame,
+            lo..hi,
+            0.0..(top * 1.2 + 0.5),
+        )?;
+        mesh(&mut chart, 14, 12)
+            .x_desc("gain in time to solution (%): positive = anticipating is faster")
+            .y_desc("instances")
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .x_label_formatter(&|v| format!("{v:.1}"))
+            .draw()?;
+        let k = self.standards.len().max(1) as f64;
+        for (si, s) in self.standards.iter().enumerate() {
+            let c = colour(si);
+            let bars = counts[si].iter().enumerate().map(|(b, &n)| {
+                let x0 = lo + b as f64 * width + width * si as f64 / k;
+                Rectangle::new([(x0, 0.0), (x0 + width / k, n as f64)], c.filled())
+            });
+            let label = format!("against {s}");
+            chart
+                .draw_series(bars)?
+                .label(label)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+        }
+        let zero = [PathElement::new(
+            vec![(0.0, 0.0), (0.0, top * 1.2 + 0.5)],
+            BLACK.stroke_width(1),
+        )];
+        chart.draw_series(zero)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, 13)
+    }
+}
