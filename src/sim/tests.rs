@@ -111,6 +111,43 @@ fn measured_loads_are_the_cost_model_exactly() {
 }
 
 #[test]
+fn a_growing_workload_is_charged_at_the_progress_of_each_update() {
+    use crate::engine::{Balancer, Scheme};
+    use crate::policy::Recorder;
+    // Nothing is heavy at the start; from 354 iterations of progress the
+    // region (r = 0.0005 p) covers the four centre subdomains of the 4 x 4
+    // layout, and by 600 (r = 0.3) no others.
+    let mut cfg = Config::default();
+    cfg.apply_overrides(&[
+        "workload=growing(4, 0.5, 0.5, 0, 0.0005)".to_string(),
+        "max_iterations=600".into(),
+        "domain_size=64".into(),
+        "threads=1".into(),
+        "subdomains=16".into(),
+    ])
+    .unwrap();
+    let mut plan = Plan::simulated(&cfg).unwrap();
+    let recorder = std::sync::Arc::new(Recorder::default());
+    plan.settings.scheme = Scheme::Async {
+        balancer: Some(Balancer::every(recorder.clone(), Duration::from_micros(20))),
+    };
+    run_plan(&plan);
+    let seen = recorder.loads.lock().unwrap();
+    assert!(seen.len() > 4, "{} calls", seen.len());
+    let c = &plan.sim.as_ref().unwrap().costs;
+    let cells = plan.problem.subs[0].cells() as f64;
+    let at = |f: f64| (c.update_ns + cells * c.cell_ns * f) * 1e-9;
+    let near = |got: f64, want: f64| (got - want).abs() <= 1e-9 * want;
+    let (first, last) = (&seen[1].0, &seen[seen.len() - 1].0);
+    assert!(first.iter().all(|&l| near(l, at(1.0))), "{first:?}");
+    let centre = [5, 6, 9, 10];
+    for (s, &l) in last.iter().enumerate() {
+        let f = if centre.contains(&s) { 4.0 } else { 1.0 };
+        assert!(near(l, at(f)), "subdomain {s}: {l} vs {}", at(f));
+    }
+}
+
+#[test]
 fn across_nodes_an_update_pays_its_remote_edges_and_a_move_its_cells() {
     let mut cfg = Config::default();
     cfg.apply_overrides(&[
