@@ -80,6 +80,12 @@ fn four_over_one(loads: &[f64]) -> f64 {
     (loads[1] + loads[2]) / (loads[0] + loads[3])
 }
 
+/// A factor-4 subdomain's measured load is three to five times a factor-1
+/// one's, and within 25% of what the simulator charges. Each run takes about
+/// a second so that a preemption lands on light and heavy subdomains alike;
+/// a busy machine can still skew one run, so up to three are measured and
+/// one must agree (a workload ignored reads 1, one applied twice 16, on
+/// every try).
 #[test]
 fn a_factor_four_subdomain_measures_three_to_five_times_a_factor_one_and_agrees_with_the_simulator()
 {
@@ -89,20 +95,23 @@ fn a_factor_four_subdomain_measures_three_to_five_times_a_factor_one_and_agrees_
         "--variant",
         "async(4)",
         "threads=1",
-        "domain_size=256",
-        "max_iterations=600",
+        "domain_size=512",
+        "max_iterations=2000",
         "workload=map:map.txt",
     ];
-    let run = report(&dir, &args);
-    let real = four_over_one(&load_per_update(&run));
-    assert!(
-        (3.0..=5.0).contains(&real),
-        "factor 4 over 1 measured {real}"
-    );
     let simulated = four_over_one(&load_per_update(&sim(&dir, &args)));
+    let mut readings = Vec::new();
+    for _ in 0..3 {
+        let real = four_over_one(&load_per_update(&report(&dir, &args)));
+        readings.push(real);
+        if (3.0..=5.0).contains(&real) && (real / simulated - 1.0).abs() <= 0.25 {
+            break;
+        }
+    }
+    let real = *readings.last().unwrap();
     assert!(
-        (real / simulated - 1.0).abs() <= 0.25,
-        "run {real} vs sim {simulated}"
+        (3.0..=5.0).contains(&real) && (real / simulated - 1.0).abs() <= 0.25,
+        "factor 4 over 1 measured {readings:?}, simulated {simulated}"
     );
     // A uniform run measures no loads unless a balancer reads them.
     let uniform = report(&dir, &args[..5]);
