@@ -57,7 +57,7 @@ pub mod engine;
 pub(crate) mod experiment;
 pub(crate) mod files;
 pub mod interrupt;
-pub mod kernel;
+pub use braid_kernel as kernel;
 pub(crate) mod limits;
 pub mod model;
 pub mod noise;

@@ -390,7 +390,12 @@ impl Held<'_> {
         pause: impl FnOnce(),
     ) {
         self.begin_update(subs, version, residual);
-        self.extra_work(residual, work, stopped);
+        // Checked here so a uniform run never calls out: the extra sweeps
+        // stay out of line, and the update's own sweep keeps the code
+        // layout it had before workloads existed.
+        if work > 1.0 {
+            self.extra_work(residual, work, stopped);
+        }
         pause();
         self.finish_update();
     }
@@ -411,6 +416,8 @@ impl Held<'_> {
     /// on a real core what a heavier stencil would (its cache footprint is
     /// the same, its arithmetic `work` times). `black_box` keeps the
     /// compiler from seeing that the sweeps repeat.
+    #[cold]
+    #[inline(never)]
     fn extra_work(&mut self, residual: Residual, work: f64, stopped: impl Fn() -> bool) {
         let extra = work - 1.0;
         if extra <= 0.0 {

@@ -14,16 +14,9 @@ use std::path::{Path, PathBuf};
 /// module of an earlier level, and none of its own level or a later one
 /// (so the two engines, `runtime` and `sim`, never import each other).
 const LEVELS: &[&[&str]] = &[
-    // Leaves: bounds, numbers, files, signals, processes, the stencil.
-    &[
-        "limits",
-        "rng",
-        "interrupt",
-        "files",
-        "child",
-        "kernel",
-        "problem",
-    ],
+    // Leaves: bounds, numbers, files, signals, processes, the problem (the
+    // stencil is the braid-kernel crate, which imports nothing of braid).
+    &["limits", "rng", "interrupt", "files", "child", "problem"],
     // What each subdomain costs (the application's own imbalance).
     &["workload"],
     // The machine, the noise, the model, and the pure balancing decisions.

@@ -77,18 +77,17 @@ pub fn sweep_with_residual(src: &[f64], dst: &mut [f64], h: usize, w: usize) -> 
             }
             continue;
         }
-        // Fixed-size chunks of equal-length slices: no bounds checks, and
-        // LLVM keeps `acc` in vector registers.
-        let mut o = out.chunks_exact_mut(LANES);
-        let mut n = north.chunks_exact(LANES);
-        let mut so = south.chunks_exact(LANES);
-        let mut we = west.chunks_exact(LANES);
-        let mut c = centre.chunks_exact(LANES);
-        let mut ea = east.chunks_exact(LANES);
-        for o in o.by_ref() {
-            let o: &mut [f64; LANES] = o.try_into().expect("exact chunk");
-            let (n, so, we) = (lanes(n.next()), lanes(so.next()), lanes(we.next()));
-            let (c, ea) = (lanes(c.next()), lanes(ea.next()));
+        // Fixed-size chunks by index, one per iteration, with `acc` in vector
+        // registers. Written with iterators (`chunks_exact`, `as_chunks`)
+        // the loop was unrolled and interleaved in some builds and not in
+        // others, depending on code elsewhere in the crate, and that version
+        // cost 20% at 24 columns (docs/speed.md); the kernel is its own crate
+        // so that no other change moves its code.
+        for k in 0..w / LANES {
+            let at = k * LANES;
+            let (n, so, we) = (chunk(north, at), chunk(south, at), chunk(west, at));
+            let (c, ea) = (chunk(centre, at), chunk(east, at));
+            let o: &mut [f64; LANES] = (&mut out[at..at + LANES]).try_into().expect("chunk");
             for l in 0..LANES {
                 let v = 0.25 * (((n[l] + so[l]) + we[l]) + ea[l]);
                 o[l] = v;
@@ -97,9 +96,8 @@ pub fn sweep_with_residual(src: &[f64], dst: &mut [f64], h: usize, w: usize) -> 
         }
         if rest > 0 {
             let at = w - LANES;
-            let last = |x: &[f64]| -> [f64; LANES] { x[at..].try_into().expect("last chunk") };
-            let (n, so, we) = (last(north), last(south), last(west));
-            let (c, ea) = (last(centre), last(east));
+            let (n, so, we) = (chunk(north, at), chunk(south, at), chunk(west, at));
+            let (c, ea) = (chunk(centre, at), chunk(east, at));
             let o: &mut [f64; LANES] = (&mut out[at..]).try_into().expect("last chunk");
             for l in 0..LANES {
                 let v = 0.25 * (((n[l] + so[l]) + we[l]) + ea[l]);
@@ -112,12 +110,11 @@ pub fn sweep_with_residual(src: &[f64], dst: &mut [f64], h: usize, w: usize) -> 
     16.0 * (acc.iter().sum::<f64>() + tail.iter().sum::<f64>())
 }
 
-/// An exact chunk as an array, so that the lane loop has a known length.
+/// The `LANES` values of `x` from `at`, as an array so that the lane loop
+/// has a known length.
 #[inline(always)]
-fn lanes(chunk: Option<&[f64]>) -> &[f64; LANES] {
-    chunk
-        .and_then(|c| c.try_into().ok())
-        .expect("chunks of equal-length slices run out together")
+fn chunk(x: &[f64], at: usize) -> [f64; LANES] {
+    x[at..at + LANES].try_into().expect("LANES values")
 }
 
 /// `acc + d * d`, fused where the target has FMA (the grid never sees it:
