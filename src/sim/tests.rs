@@ -11,26 +11,35 @@ fn run_plan(plan: &Plan) -> (Outcome, Option<NoiseReport>) {
     run(&plan.problem, &plan.placement, &plan.settings, sim)
 }
 
+/// Simulates `overrides` in async with a recording balancer called every
+/// `every` of virtual time: the plan, the outcome and what the balancer saw.
+fn run_recorded(
+    overrides: &[String],
+    every: Duration,
+) -> (Plan, Outcome, std::sync::Arc<crate::policy::Recorder>) {
+    use crate::engine::{Balancer, Scheme};
+    let mut cfg = Config::default();
+    cfg.apply_overrides(overrides).unwrap();
+    let mut plan = Plan::simulated(&cfg).unwrap();
+    let recorder = std::sync::Arc::new(crate::policy::Recorder::default());
+    plan.settings.scheme = Scheme::Async {
+        balancer: Some(Balancer::every(recorder.clone(), every)),
+    };
+    let (out, _) = run_plan(&plan);
+    (plan, out, recorder)
+}
+
 #[test]
 fn the_policy_sees_virtual_rates_and_the_residuals_when_they_are_computed() {
-    use crate::engine::{Balancer, Scheme};
-    use crate::policy::Recorder;
     for (numerics, tolerance) in [("false", "0"), ("true", "1e-9")] {
-        let mut cfg = Config::default();
-        cfg.apply_overrides(&[
+        let overrides = [
             "numerics=".to_string() + numerics,
             "tolerance=".to_string() + tolerance,
             "max_iterations=50".into(),
             "domain_size=16".into(),
             "cores=0,1,2,3".into(),
-        ])
-        .unwrap();
-        let mut plan = Plan::simulated(&cfg).unwrap();
-        let recorder = std::sync::Arc::new(Recorder::default());
-        plan.settings.scheme = Scheme::Async {
-            balancer: Some(Balancer::every(recorder.clone(), Duration::from_micros(5))),
-        };
-        run_plan(&plan);
+        ];
+        let (_, _, recorder) = run_recorded(&overrides, Duration::from_micros(5));
         let seen = recorder.seen.lock().unwrap();
         assert!(seen.len() > 2, "{} calls", seen.len());
         let (progress, rates, residuals, since) = &seen[2];
@@ -49,32 +58,20 @@ fn the_policy_sees_virtual_rates_and_the_residuals_when_they_are_computed() {
 
 #[test]
 fn measured_loads_are_the_cost_model_exactly() {
-    use crate::engine::{Balancer, Scheme};
-    use crate::policy::Recorder;
     let dir = std::env::temp_dir().join(format!("braid-sim-loads-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let map = dir.join("map.txt");
     // 2 domains side by side, 4 subdomains each: a 2 x 4 map.
     std::fs::write(&map, "1 4 2.5 1\n1 1 1 3\n").unwrap();
-    let mut cfg = Config::default();
-    cfg.apply_overrides(&[
+    let overrides = [
         format!("workload=map:{}", map.display()),
         "max_iterations=2000".into(),
         "domain_size=64".into(),
         "threads=2".into(),
         "noise=thread".into(),
         "noise_cores=0:0.3".into(),
-    ])
-    .unwrap();
-    let mut plan = Plan::simulated(&cfg).unwrap();
-    let recorder = std::sync::Arc::new(Recorder::default());
-    plan.settings.scheme = Scheme::Async {
-        balancer: Some(Balancer::every(
-            recorder.clone(),
-            Duration::from_micros(200),
-        )),
-    };
-    let (out, _) = run_plan(&plan);
+    ];
+    let (plan, out, recorder) = run_recorded(&overrides, Duration::from_micros(200));
     std::fs::remove_dir_all(&dir).unwrap();
     let c = &plan.sim.as_ref().unwrap().costs;
     let want: Vec<f64> = (0..8)
@@ -112,26 +109,17 @@ fn measured_loads_are_the_cost_model_exactly() {
 
 #[test]
 fn a_growing_workload_is_charged_at_the_progress_of_each_update() {
-    use crate::engine::{Balancer, Scheme};
-    use crate::policy::Recorder;
     // Nothing is heavy at the start; from 354 iterations of progress the
     // region (r = 0.0005 p) covers the four centre subdomains of the 4 x 4
     // layout, and by 600 (r = 0.3) no others.
-    let mut cfg = Config::default();
-    cfg.apply_overrides(&[
+    let overrides = [
         "workload=growing(4, 0.5, 0.5, 0, 0.0005)".to_string(),
         "max_iterations=600".into(),
         "domain_size=64".into(),
         "threads=1".into(),
         "subdomains=16".into(),
-    ])
-    .unwrap();
-    let mut plan = Plan::simulated(&cfg).unwrap();
-    let recorder = std::sync::Arc::new(Recorder::default());
-    plan.settings.scheme = Scheme::Async {
-        balancer: Some(Balancer::every(recorder.clone(), Duration::from_micros(20))),
-    };
-    run_plan(&plan);
+    ];
+    let (plan, _, recorder) = run_recorded(&overrides, Duration::from_micros(20));
     let seen = recorder.loads.lock().unwrap();
     assert!(seen.len() > 4, "{} calls", seen.len());
     let c = &plan.sim.as_ref().unwrap().costs;
