@@ -390,9 +390,7 @@ impl Held<'_> {
         pause: impl FnOnce(),
     ) {
         self.begin_update(subs, version, residual);
-        // Checked here so a uniform run never calls out: the extra sweeps
-        // stay out of line, and the update's own sweep keeps the code
-        // layout it had before workloads existed.
+        // A uniform run never calls out: the extra sweeps are out of line.
         if work > 1.0 {
             self.extra_work(residual, work, stopped);
         }
@@ -407,8 +405,8 @@ impl Held<'_> {
         busy.store(busy.load(Ordering::Relaxed) + ns, Ordering::Relaxed);
     }
 
-    /// A workload's extra arithmetic: an update of cost factor `work` (at
-    /// least 1) does `work` times the sweep it needs, the rest of it as
+    /// A workload's extra arithmetic: an update of cost factor `work` (above
+    /// 1; the caller checks) does `work` times the sweep it needs, the rest of it as
     /// further whole sweeps and, for a fraction, a sweep of the first rows.
     /// Each rewrites the spare buffer with the very values the update
     /// computed (same inputs, same formula), so the result cannot change:
@@ -420,9 +418,6 @@ impl Held<'_> {
     #[inline(never)]
     fn extra_work(&mut self, residual: Residual, work: f64, stopped: impl Fn() -> bool) {
         let extra = work - 1.0;
-        if extra <= 0.0 {
-            return;
-        }
         let cells = &mut *self.cells;
         let (h, w) = (self.sub.geom.height, self.sub.geom.width);
         let sweep = |cur: &[f64], next: &mut [f64], rows: usize| {
