@@ -165,8 +165,6 @@ pub struct Problem {
     pub width: usize,
     /// Subdomains, ids `domain * subdomains_per_domain + k`.
     pub subs: Vec<SubdomainGeom>,
-    /// The north boundary row (the source), `width + 2` values.
-    north: Vec<f64>,
 }
 
 impl Problem {
@@ -232,12 +230,6 @@ impl Problem {
                 });
             }
         }
-        let north = (0..width + 2)
-            .map(|j| {
-                let x = j as f64 / (width + 1) as f64 - 0.5;
-                (-(x * x) / (2.0 * SOURCE_SIGMA * SOURCE_SIGMA)).exp()
-            })
-            .collect();
         Ok(Problem {
             domain_size,
             threads,
@@ -248,7 +240,6 @@ impl Problem {
             height,
             width,
             subs,
-            north,
         })
     }
 
@@ -277,8 +268,16 @@ impl Problem {
     }
 
     /// The fixed value of a boundary-ring cell (padded coordinates).
+    /// The north row is the source, worked out per cell rather than
+    /// stored: a row as wide as the grid is memory no estimate counted
+    /// (and the simulator that only counts never needs it).
     pub fn boundary_value(&self, row: usize, col: usize) -> f64 {
-        if row == 0 { self.north[col] } else { 0.0 }
+        if row == 0 {
+            let x = col as f64 / (self.width + 1) as f64 - 0.5;
+            (-(x * x) / (2.0 * SOURCE_SIGMA * SOURCE_SIGMA)).exp()
+        } else {
+            0.0
+        }
     }
 
     /// The initial value of a cell (padded coordinates): the boundary ring's

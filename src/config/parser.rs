@@ -205,7 +205,8 @@ impl Parser<'_> {
         }
         let bad = || {
             self.bad(format!(
-                    "uniform, or CORE:FACTOR with CORE below {MAX_CPUS} and FACTOR in (0, {MAX_FACTOR:e}], e.g. 3:0.95, 7:1.05"
+                    "uniform, or CORE:FACTOR with CORE below {MAX_CPUS} and FACTOR from {:e} to {MAX_FACTOR:e}, e.g. 3:0.95, 7:1.05",
+                    1.0 / MAX_FACTOR
                 ),
             )
         };
@@ -214,7 +215,7 @@ impl Parser<'_> {
             .map(|part| {
                 let (c, f) = part.trim().split_once(':').ok_or_else(bad)?;
                 let f: f64 = f.trim().parse().map_err(|_| bad())?;
-                if !(f > 0.0 && f <= MAX_FACTOR) {
+                if !(1.0 / MAX_FACTOR..=MAX_FACTOR).contains(&f) {
                     return Err(bad());
                 }
                 let c: usize = c.trim().parse().map_err(|_| bad())?;

@@ -35,17 +35,22 @@ pub enum StopReason {
     /// Simulator only: every thread waits on another, which the schedules
     /// rule out; reported rather than hidden, should a change break that.
     Deadlock,
+    /// Simulator only: the virtual clock reached its range (about 4.6e6 s),
+    /// past which its times are not exact; the command line refuses the
+    /// run rather than report them.
+    ClockRange,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [StopReason; 6] = [
+    pub const ALL: [StopReason; 7] = [
         StopReason::Converged,
         StopReason::MaxIterations,
         StopReason::TimeLimit,
         StopReason::WorkerPanic,
         StopReason::Interrupted,
         StopReason::Deadlock,
+        StopReason::ClockRange,
     ];
 
     /// Whether the run failed (the CLI exits non-zero after reporting).
@@ -56,7 +61,10 @@ impl StopReason {
     /// assert!(!StopReason::TimeLimit.is_failure());
     /// ```
     pub fn is_failure(self) -> bool {
-        matches!(self, StopReason::WorkerPanic | StopReason::Deadlock)
+        matches!(
+            self,
+            StopReason::WorkerPanic | StopReason::Deadlock | StopReason::ClockRange
+        )
     }
 }
 

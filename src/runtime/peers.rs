@@ -107,6 +107,7 @@ pub(crate) fn urgency(stop: Option<StopReason>) -> u64 {
         Some(StopReason::Interrupted) => 4,
         Some(StopReason::WorkerPanic) => 5,
         Some(StopReason::Deadlock) => 6,
+        Some(StopReason::ClockRange) => 7,
     }
 }
 

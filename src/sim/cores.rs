@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use super::clock::step;
 use super::steps::Steps;
 use super::timeline::{Detours, Interference, Timeline};
 use crate::engine::{MeasuredSpeeds, Settings, SimSettings};
@@ -35,8 +36,8 @@ pub(super) fn timelines(
             }
         };
         Interference::Rhythm {
-            sleep: sleep.round() as u64,
-            work: work.round() as u64,
+            sleep: step(sleep),
+            work: step(work),
         }
     };
     let timeline = |t: usize| {

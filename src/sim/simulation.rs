@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::board::{Balance, Board};
-use super::clock::{ps, seconds};
+use super::clock::{RANGE_PS, after, ps, seconds, step};
 use super::cores;
 use super::timeline::Timeline;
 use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReason, TraceSample};
@@ -300,7 +300,7 @@ impl<'a> Simulation<'a> {
             } else {
                 0.0
             };
-            self.now = end + ((self.costs.barrier_ns + network) * 1e3).round() as u64;
+            self.now = after(end, step((self.costs.barrier_ns + network) * 1e3));
             if self.check_stop() {
                 return;
             }
@@ -373,6 +373,11 @@ impl<'a> Simulation<'a> {
     }
 
     fn check_stop(&mut self) -> bool {
+        if self.now >= RANGE_PS {
+            // Past the range a time is capped, not exact: refused.
+            self.stop = Some(StopReason::ClockRange);
+            return true;
+        }
         let look = Verdicts {
             interrupted: self.settings.interrupt.signal().is_some(),
             most_updates: self.board.updates.iter().max().copied(),
@@ -434,7 +439,7 @@ impl<'a> Simulation<'a> {
         let Some(balance) = &mut self.balance else {
             return now;
         };
-        let cost = (self.costs.balancer_ns * 1e3).round() as u64;
+        let cost = step(self.costs.balancer_ns * 1e3);
         let sockets = &self.placement.sockets;
         let subs: &[Subdomain] = match self.residual {
             Residual::Compute => &self.subs,
@@ -445,7 +450,7 @@ impl<'a> Simulation<'a> {
         }
         // The caller's own set may have changed: pick it up now.
         self.refresh(t);
-        now + cost
+        after(now, cost)
     }
 
     /// Copies thread `t`'s set if the balancer changed it.

@@ -4,7 +4,7 @@
 //! the core of a thread work at that thread's measured rate, whoever owns
 //! the work: the measured conditions belong to the core.
 
-use super::clock::PS_PER_S;
+use super::clock::{PS_PER_S, step};
 
 /// One core's speed over virtual time: a factor on its nominal speed in
 /// each interval, the last holding on.
@@ -24,10 +24,7 @@ impl Steps {
     /// take `1 / rate` seconds in each interval.
     pub(crate) fn new(ends_s: &[f64], rates: &[f64], unit_ps: f64) -> Steps {
         Steps {
-            until_ps: ends_s
-                .iter()
-                .map(|&t| (t * PS_PER_S).round() as u64)
-                .collect(),
+            until_ps: ends_s.iter().map(|&t| step(t * PS_PER_S)).collect(),
             factor: rates
                 .iter()
                 .map(|&r| (r * unit_ps / PS_PER_S).max(MIN_FACTOR))
@@ -55,14 +52,14 @@ impl Steps {
             let (end, f) = (self.until_ps[i] as f64, self.factor[i]);
             let room = (end - t) * f;
             if left <= room {
-                return (t + left / f).round() as u64;
+                return step(t + left / f);
             }
             left -= room;
             t = end;
             i += 1;
         }
         let f = self.factor[self.factor.len() - 1];
-        (t + left / f).round() as u64
+        step(t + left / f)
     }
 }
 

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use braid_noise::trace::Trace;
 
+use super::clock::{RANGE_PS, after, step};
 use super::steps::Steps;
 
 /// What takes a simulated core away from its worker: the simulator's model
@@ -40,14 +41,16 @@ pub(crate) struct Detours {
     ends: Vec<u64>,
     /// `lost_before[i]`: the lost time of detours `0..i`.
     lost_before: Vec<u64>,
+    /// `free_at_start[i]`: the free time before detour `i` starts.
+    free_at_start: Vec<u64>,
     span: u64,
     offset: u64,
 }
 
 impl Detours {
     /// `trace` (in ns) started `offset_ns` into it. The trace must leave
-    /// some of its span free ([`Trace::parse`] checks) and span at most
-    /// about 200 days (the plan checks).
+    /// some of its span free and span at most 1e15 ns ([`Trace::parse`]
+    /// checks both), so that every time here fits the clock.
     pub(crate) fn new(trace: &Trace, offset_ns: u64) -> Detours {
         let ps = |ns: u64| ns.saturating_mul(1000);
         let span = ps(trace.span_ns).max(1);
@@ -64,7 +67,13 @@ impl Detours {
             lost += e - s;
         }
         lost_before.push(lost);
+        let free_at_start = starts
+            .iter()
+            .zip(&lost_before)
+            .map(|(s, l)| s - l)
+            .collect();
         Detours {
+            free_at_start,
             starts,
             ends,
             lost_before,
@@ -80,7 +89,8 @@ impl Detours {
     /// Detours begun before trace time `x` (laps included).
     fn begun_before(&self, x: u64) -> u64 {
         let n = self.starts.len() as u64;
-        (x / self.span) * n + self.starts.partition_point(|&s| s < x % self.span) as u64
+        (x / self.span).saturating_mul(n)
+            + self.starts.partition_point(|&s| s < x % self.span) as u64
     }
 
     /// Time lost to detours in trace time `[0, x)`.
@@ -94,46 +104,80 @@ impl Detours {
         (x / self.span) * self.lost_per_lap() + self.lost_before[i] + partial
     }
 
+    /// When work of `work_ps` that starts at `start` ends, capped at the
+    /// clock's range. Worked out from the lost time, not detour by detour:
+    /// a long update on a trace of short detours costs a few searches, not
+    /// a step per detour (which made one update loop for hours).
     fn finish(&self, start: u64, work_ps: u64) -> u64 {
-        let (mut t, mut left) = (start, work_ps);
-        loop {
-            let pos = (t + self.offset) % self.span;
-            let i = self.ends.partition_point(|&e| e <= pos);
-            let free = match self.starts.get(i) {
-                Some(&s) if s <= pos => {
-                    t += self.ends[i] - pos; // inside a detour: wait it out
-                    continue;
-                }
-                Some(&s) => s - pos,
-                None => self.span - pos,
-            };
-            if left <= free {
-                return t + left;
-            }
-            left -= free;
-            t += free;
+        let x0 = u128::from(start) + u128::from(self.offset);
+        let target = self.free_before(x0) + u128::from(work_ps);
+        let y = self.first_with_free(target);
+        cap(y - u128::from(self.offset))
+    }
+
+    /// Free (undetoured) time in trace time `[0, x)`.
+    fn free_before(&self, x: u128) -> u128 {
+        let span = u128::from(self.span);
+        let pos = (x % span) as u64;
+        let i = self.ends.partition_point(|&e| e <= pos);
+        let inside = match self.starts.get(i) {
+            Some(&s) if s < pos => pos - s,
+            _ => 0,
+        };
+        (x / span) * u128::from(self.span - self.lost_per_lap())
+            + u128::from(pos - self.lost_before[i] - inside)
+    }
+
+    /// The earliest trace time by which `target` (> 0) of free time has
+    /// passed: the end of that much free time, before any detour after it.
+    fn first_with_free(&self, target: u128) -> u128 {
+        let per_lap = u128::from(self.span - self.lost_per_lap());
+        let (mut lap, mut left) = (target / per_lap, target % per_lap);
+        if left == 0 {
+            lap -= 1; // it ends at the end of the lap before's last free stretch
+            left = per_lap;
         }
+        // The free time before detour i starts is starts[i] - lost_before[i];
+        // the first detour that starts after `left` of it closes the stretch.
+        let i = self
+            .free_at_start
+            .partition_point(|&f| u128::from(f) < left);
+        lap * u128::from(self.span) + left + u128::from(self.lost_before[i])
     }
 }
 
+/// A time in u128 as a clock time, capped at the clock's range.
+fn cap(t: u128) -> u64 {
+    u64::try_from(t).map_or(RANGE_PS, |t| t.min(RANGE_PS))
+}
+
 /// When work of `work_ps` starting at `start` ends on a core whose parasite
-/// sleeps `sleep` then works `stolen` (> 0), from time 0.
+/// sleeps `sleep` then works `stolen` (> 0), from time 0; capped at the
+/// clock's range (where it ends on a core that never sleeps: the plan
+/// refuses one). In closed form: a step per period would loop for hours on
+/// a long update.
 fn periodic_finish(sleep: u64, stolen: u64, start: u64, work_ps: u64) -> u64 {
-    let period = sleep + stolen;
-    let (mut t, mut left) = (start, work_ps);
-    loop {
-        let pos = t % period;
-        if pos >= sleep {
-            t += period - pos; // the parasite holds the core until then
-            continue;
-        }
-        let free = sleep - pos;
-        if left <= free {
-            return t + left;
-        }
-        left -= free;
-        t += free;
+    if sleep == 0 {
+        return RANGE_PS;
     }
+    let (sleep, period) = (u128::from(sleep), u128::from(sleep) + u128::from(stolen));
+    let mut t = u128::from(start);
+    let mut pos = t % period;
+    if pos >= sleep {
+        t += period - pos; // the parasite holds the core until then
+        pos = 0;
+    }
+    let free = sleep - pos;
+    let left = u128::from(work_ps);
+    if left <= free {
+        return cap(t + left);
+    }
+    // The rest of this sleep, then whole periods, then what is left (1 to
+    // `sleep`) in the sleep of the next.
+    let left = left - free;
+    t += free + u128::from(stolen);
+    let whole = (left - 1) / sleep;
+    cap(t + whole * period + (left - whole * sleep))
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -171,8 +215,11 @@ impl Timeline {
     #[inline]
     pub(crate) fn run(&self, start: u64, nominal_ps: f64) -> u64 {
         let work = match &self.steps {
-            None => (nominal_ps / self.speed).round().max(1.0) as u64,
-            Some(s) => (s.finish(start, nominal_ps / self.speed) - start).max(1),
+            None => step(nominal_ps / self.speed).max(1),
+            Some(s) => s
+                .finish(start, nominal_ps / self.speed)
+                .saturating_sub(start)
+                .max(1),
         };
         self.finish(start, work)
     }
@@ -185,7 +232,7 @@ impl Timeline {
                 periodic_finish(sleep, work, start, work_ps)
             }
             Interference::Trace(d) => d.finish(start, work_ps),
-            _ => start + work_ps,
+            _ => after(start, work_ps),
         }
     }
 

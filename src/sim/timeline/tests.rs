@@ -96,3 +96,106 @@ fn a_trace_offset_shifts_where_the_detours_fall() {
     assert_eq!(t.bursts_by(7001), 2);
     assert!((t.stolen_share_by(3000) - 1.0 / 3.0).abs() < 1e-12);
 }
+
+/// The step-by-step walks the closed forms replaced: a burst or a detour
+/// at a time (correct, but a step per period of a long update).
+fn walk_rhythm(sleep: u64, stolen: u64, start: u64, work_ps: u64) -> u64 {
+    let period = sleep + stolen;
+    let (mut t, mut left) = (start, work_ps);
+    loop {
+        let pos = t % period;
+        if pos >= sleep {
+            t += period - pos;
+            continue;
+        }
+        let free = sleep - pos;
+        if left <= free {
+            return t + left;
+        }
+        left -= free;
+        t += free;
+    }
+}
+
+fn walk_detours(d: &Detours, start: u64, work_ps: u64) -> u64 {
+    let (mut t, mut left) = (start, work_ps);
+    loop {
+        let pos = (t + d.offset) % d.span;
+        let i = d.ends.partition_point(|&e| e <= pos);
+        let free = match d.starts.get(i) {
+            Some(&s) if s <= pos => {
+                t += d.ends[i] - pos;
+                continue;
+            }
+            Some(&s) => s - pos,
+            None => d.span - pos,
+        };
+        if left <= free {
+            return t + left;
+        }
+        left -= free;
+        t += free;
+    }
+}
+
+#[test]
+fn the_closed_forms_end_where_a_step_by_step_walk_ends() {
+    let mut rng = crate::rng::SplitMix64(7);
+    let mut below = |n: u64| rng.next() % n;
+    for _ in 0..20_000 {
+        let (sleep, stolen) = (1 + below(50), 1 + below(50));
+        let (start, work) = (below(1000), 1 + below(400));
+        assert_eq!(
+            periodic_finish(sleep, stolen, start, work),
+            walk_rhythm(sleep, stolen, start, work),
+            "sleep {sleep} stolen {stolen} start {start} work {work}"
+        );
+    }
+    for _ in 0..2_000 {
+        // A random trace: sorted detours (some empty, some touching), a
+        // span past the last, a random offset.
+        let mut text = String::new();
+        let mut at = below(5);
+        for _ in 0..1 + below(6) {
+            let length = below(4);
+            text.push_str(&format!("{at}\t{length}\n"));
+            at += length + below(4);
+        }
+        text.push_str(&format!("# duration_ns {}\n", at + below(3)));
+        let Ok(trace) = Trace::parse(&text) else {
+            continue; // all detour: refused
+        };
+        let d = Detours::new(&trace, below(30));
+        for _ in 0..20 {
+            let (start, work) = (below(50_000), 1 + below(40_000));
+            assert_eq!(
+                d.finish(start, work),
+                walk_detours(&d, start, work),
+                "{text:?} offset {} start {start} work {work}",
+                d.offset
+            );
+        }
+    }
+}
+
+#[test]
+fn an_update_longer_than_the_clock_ends_at_its_range_at_once() {
+    let t = Timeline {
+        interference: Interference::Rhythm {
+            sleep: 1,
+            work: 1 << 40,
+        },
+        ..Timeline::QUIET
+    };
+    // A walk would take 2^40 steps; the closed form answers at once.
+    assert_eq!(t.finish(0, 1 << 40), RANGE_PS);
+    assert_eq!(t.finish(0, 3), 2 * (1 + (1 << 40)) + 1);
+    let never = Timeline {
+        interference: Interference::Rhythm { sleep: 0, work: 5 },
+        ..Timeline::QUIET
+    };
+    assert_eq!(never.finish(0, 1), RANGE_PS);
+    assert_eq!(Timeline::QUIET.run(RANGE_PS - 1, 1e30), RANGE_PS);
+    let d = detours("0\t1\n# duration_ns 2\n", 0);
+    assert_eq!(d.finish(0, u64::MAX), RANGE_PS);
+}
