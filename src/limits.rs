@@ -26,6 +26,6 @@ pub(crate) const MAX_SAMPLES: u64 = 1_000_000;
 /// Text files braid reads (configurations, suites): 16 MiB.
 pub(crate) const MAX_TEXT_BYTES: u64 = 16 << 20;
 /// Noise traces braid replays: 256 MiB (about 16 million detours).
-pub(crate) const MAX_TRACE_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_TRACE_BYTES: u64 = braid_noise::trace::MAX_TRACE_BYTES;
 /// Results files braid reads (a record is a few KiB; traced ones more).
 pub(crate) const MAX_RESULTS_BYTES: u64 = 4 << 30;

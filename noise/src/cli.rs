@@ -154,6 +154,13 @@ fn record_to(
     json: bool,
 ) -> Result<(), NoiseError> {
     let duration = duration.expect("clap requires --duration with --record");
+    let cannot = |e: std::io::Error| NoiseError::File {
+        path: file.display().to_string(),
+        message: e.to_string(),
+    };
+    // A path that cannot take the trace fails now, not after the
+    // recording; the probe leaves nothing behind.
+    drop(crate::files::AtomicFile::create_regular(file).map_err(cannot)?);
     let stop = AtomicBool::new(false);
     let mut trace = crate::trace::record(duration, threshold_ns, &stop);
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
@@ -163,17 +170,13 @@ fn record_to(
         format!("core {core}"),
         format!("threshold_ns {threshold_ns}"),
     ];
-    let write = |path: &std::path::Path| std::fs::write(path, trace.to_text());
-    let tmp = file.with_extension("braid-tmp");
-    write(&tmp)
-        .and_then(|()| std::fs::rename(&tmp, file))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            NoiseError::File {
-                path: file.display().to_string(),
-                message: e.to_string(),
-            }
-        })?;
+    // Written whole or not at all, and never over a device or a FIFO.
+    crate::files::AtomicFile::create_regular(file)
+        .and_then(|mut out| {
+            out.write_all(trace.to_text().as_bytes())?;
+            out.commit()
+        })
+        .map_err(cannot)?;
     let (n, share) = (trace.detours.len(), trace.lost_share());
     if json {
         say(
@@ -202,8 +205,9 @@ fn replay_from(
         path: file.display().to_string(),
         message,
     };
-    let text = std::fs::read_to_string(file).map_err(|e| bad(e.to_string()))?;
-    let trace = crate::trace::Trace::parse(&text).map_err(|e| bad(e.to_string()))?;
+    let lines = crate::files::open_buffered(file, crate::trace::MAX_TRACE_BYTES)
+        .map_err(|e| bad(e.to_string()))?;
+    let trace = crate::trace::Trace::read(lines).map_err(|e| bad(e.to_string()))?;
     let stop = Arc::new(AtomicBool::new(false));
     let duration = match duration {
         None if !args.until_stdin_closes => Some(Duration::from_nanos(trace.span_ns)),

@@ -8,6 +8,7 @@
 //! process, and the `braid-noise` binary runs it on its own.
 
 pub mod cli;
+pub mod files;
 pub mod trace;
 
 use std::hint::black_box;

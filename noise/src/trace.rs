@@ -10,10 +10,12 @@
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::NoiseStats;
+use crate::files::excerpt;
 
 /// One detour: the core was taken away from `start_ns` for `duration_ns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,12 +44,23 @@ pub enum TraceError {
     Empty,
     #[error("the detours take the whole {span_ns} ns: nothing else would ever run")]
     Whole { span_ns: u64 },
+    #[error("cannot read it: {0}")]
+    Read(String),
 }
+
+/// The longest trace braid replays, and so the bound on every start,
+/// duration and span: 1e15 ns (1e6 s, braid's longest duration). It keeps
+/// every sum of a trace's times, and the simulator's picoseconds, far from
+/// overflow.
+pub const MAX_SPAN_NS: u64 = 1_000_000_000_000_000;
+
+/// The largest trace file read: 256 MiB (about 16 million detours).
+pub const MAX_TRACE_BYTES: u64 = 256 << 20;
 
 impl Trace {
     /// Parses the selfish format. Starts must be whole non-negative numbers
-    /// in ascending order and detours must not overlap; a `# duration_ns N`
-    /// comment sets the span.
+    /// in ascending order, detours must not overlap, and every time is at
+    /// most [`MAX_SPAN_NS`]; a `# duration_ns N` comment sets the span.
     ///
     /// ```
     /// use braid_noise::trace::Trace;
@@ -56,11 +69,23 @@ impl Trace {
     /// assert!(Trace::parse("500\t30\n100\t20\n").unwrap_err().to_string().contains("line 2"));
     /// ```
     pub fn parse(text: &str) -> Result<Trace, TraceError> {
+        Trace::read(text.as_bytes())
+    }
+
+    /// Parses the selfish format a line at a time from `input`: memory
+    /// grows with the detours, not with a copy of the file.
+    pub fn read(mut input: impl BufRead) -> Result<Trace, TraceError> {
         let mut detours: Vec<Detour> = Vec::new();
         let mut comments = Vec::new();
         let mut span: Option<u64> = None;
-        for (i, raw) in text.lines().enumerate() {
-            let line = i + 1;
+        let mut raw = String::new();
+        for line in 1.. {
+            raw.clear();
+            match input.read_line(&mut raw) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => return Err(TraceError::Read(e.to_string())),
+            }
             let bad = |problem: String| TraceError::Line { line, problem };
             let l = raw.trim();
             if l.is_empty() {
@@ -72,7 +97,14 @@ impl Trace {
                     let v = v.trim().trim_start_matches([':', '=']).trim();
                     span = Some(
                         v.parse()
-                            .map_err(|_| bad(format!("`{c}`: not a whole number of ns")))?,
+                            .ok()
+                            .filter(|&n| n <= MAX_SPAN_NS)
+                            .ok_or_else(|| {
+                                bad(format!(
+                                    "`{}`: not a whole number of ns up to {MAX_SPAN_NS:e}",
+                                    excerpt(c)
+                                ))
+                            })?,
                     );
                 } else {
                     comments.push(c.to_string());
@@ -81,23 +113,33 @@ impl Trace {
             }
             let mut fields = l.split_whitespace();
             let (Some(s), Some(d), None) = (fields.next(), fields.next(), fields.next()) else {
-                return Err(bad(format!("`{l}` is not two fields")));
+                return Err(bad(format!("`{}` is not two fields", excerpt(l))));
             };
             let num = |f: &str, what: &str| -> Result<u64, TraceError> {
-                f.parse::<u64>().map_err(|_| {
-                    bad(format!(
-                        "{what} `{f}` is not a whole non-negative number of ns"
-                    ))
-                })
+                f.parse::<u64>()
+                    .ok()
+                    .filter(|&n| n <= MAX_SPAN_NS)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "{what} `{}` is not a whole number of ns from 0 to {MAX_SPAN_NS:e}",
+                            excerpt(f)
+                        ))
+                    })
             };
             let d = Detour {
                 start_ns: num(s, "start")?,
                 duration_ns: num(d, "duration")?,
             };
-            let prev_end = detours
+            if d.start_ns + d.duration_ns > MAX_SPAN_NS {
+                return Err(bad(format!(
+                    "ends at {} ns, past the longest trace braid replays ({MAX_SPAN_NS:e} ns)",
+                    d.start_ns + d.duration_ns
+                )));
+            }
+            if let Some(prev) = detours
                 .last()
-                .map(|p| p.start_ns.saturating_add(p.duration_ns));
-            if let Some(prev) = detours.last().filter(|_| prev_end > Some(d.start_ns)) {
+                .filter(|p| p.start_ns + p.duration_ns > d.start_ns)
+            {
                 return Err(bad(format!(
                     "starts at {} ns, before the previous detour ends ({} + {} ns): \
                      detours must be sorted and must not overlap",
@@ -106,9 +148,10 @@ impl Trace {
             }
             detours.push(d);
         }
+        // Bounded and not overlapping: every sum below is at most the span.
         let end = detours
             .last()
-            .map(|d| d.start_ns.saturating_add(d.duration_ns))
+            .map(|d| d.start_ns + d.duration_ns)
             .ok_or(TraceError::Empty)?;
         let trace = Trace {
             detours,

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -74,18 +74,17 @@ impl ResultsFile {
             source,
         };
         let mut file = open_locked(path)?;
-        let mut text = String::new();
-        (&mut file)
-            .take(crate::limits::MAX_RESULTS_BYTES)
-            .read_to_string(&mut text)
-            .map_err(io)?;
         let Scan {
             done,
             mut failed,
             good_end,
-        } = scan(path, &text, digest)?;
-        if good_end < text.len() {
-            file.set_len(good_end as u64).map_err(io)?;
+        } = scan(
+            path,
+            BufReader::new((&mut file).take(crate::limits::MAX_RESULTS_BYTES)),
+            digest,
+        )?;
+        if good_end < file.metadata().map_err(io)?.len() {
+            file.set_len(good_end).map_err(io)?;
         }
         file.seek(SeekFrom::End(0)).map_err(io)?;
         failed.retain(|k| !done.contains(k));
@@ -175,27 +174,37 @@ struct Head {
 struct Scan {
     done: HashSet<String>,
     failed: HashSet<String>,
-    good_end: usize,
+    good_end: u64,
 }
 
-fn scan(path: &Path, text: &str, digest: &str) -> Result<Scan, ExperimentError> {
+/// Reads a results file a line at a time (memory for one line, not the
+/// file): which samples it holds, and where its intact part ends.
+fn scan(path: &Path, mut input: impl BufRead, digest: &str) -> Result<Scan, ExperimentError> {
     let mut out = Scan {
         done: HashSet::new(),
         failed: HashSet::new(),
         good_end: 0,
     };
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    for (i, line) in lines.iter().enumerate() {
-        let last = i + 1 == lines.len();
+    let mut line = String::new();
+    for number in 1.. {
+        line.clear();
+        let read = input
+            .read_line(&mut line)
+            .map_err(|source| ExperimentError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if read == 0 {
+            break;
+        }
         if line.trim().is_empty() && line.ends_with('\n') {
-            out.good_end += line.len();
+            out.good_end += read as u64;
             continue;
         }
-        let parsed = line
-            .strip_suffix('\n')
-            .ok_or(())
-            .and_then(|l| serde_json::from_str::<Head>(l).map_err(|_| ()));
-        match parsed {
+        let Some(text) = line.strip_suffix('\n') else {
+            break; // torn: the last line, cut short by a kill
+        };
+        match serde_json::from_str::<Head>(text) {
             Ok(r) if r.suite_digest != digest => {
                 return Err(ExperimentError::OtherSuite {
                     path: path.to_path_buf(),
@@ -207,13 +216,15 @@ fn scan(path: &Path, text: &str, digest: &str) -> Result<Scan, ExperimentError> 
                     Status::Ok => out.done.insert(r.key),
                     Status::Failed => out.failed.insert(r.key),
                 };
-                out.good_end += line.len();
+                out.good_end += read as u64;
             }
-            Err(()) if last => break,
-            Err(()) => {
+            // A whole line that does not parse is torn only if nothing
+            // follows it.
+            Err(_) if input.fill_buf().is_ok_and(<[u8]>::is_empty) => break,
+            Err(_) => {
                 return Err(ExperimentError::Corrupt {
                     path: path.to_path_buf(),
-                    line: i + 1,
+                    line: number,
                 });
             }
         }
@@ -230,16 +241,20 @@ pub(crate) fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
 /// Reads every record of a results file (for plotting), with its line
 /// number (from 1). A torn last line is skipped, as resuming would cut it.
 pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, ExperimentError> {
-    let text =
-        crate::files::read_text(path, crate::limits::MAX_RESULTS_BYTES).map_err(|source| {
-            ExperimentError::Read {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let read_error = |source| ExperimentError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    // A line at a time: memory for the records, not for the text as well.
+    let mut input =
+        crate::files::open_buffered(path, crate::limits::MAX_RESULTS_BYTES).map_err(read_error)?;
     let mut out = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
+    let mut line = String::new();
+    for number in 1.. {
+        line.clear();
+        if input.read_line(&mut line).map_err(read_error)? == 0 {
+            break;
+        }
         if line.trim().is_empty() {
             continue;
         }
@@ -247,12 +262,12 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
         // (`report.spread`), not just a column.
         let mut json = serde_json::Deserializer::from_str(line.trim_end());
         match serde_path_to_error::deserialize::<_, Record>(&mut json) {
-            Ok(r) => out.push((i + 1, r)),
-            Err(_) if i + 1 == lines.len() && !line.ends_with('\n') => {}
+            Ok(r) => out.push((number, r)),
+            Err(_) if !line.ends_with('\n') => {} // torn last line
             Err(e) => {
                 return Err(ExperimentError::BadRecord {
                     path: path.to_path_buf(),
-                    line: i + 1,
+                    line: number,
                     message: format!("field `{}`: {}", e.path(), e.inner()),
                 });
             }

@@ -8,7 +8,7 @@ use braid_noise::trace::Trace;
 
 use super::PlanError;
 use crate::config::{AutoOr, Config, NoiseCore};
-use crate::limits::{MAX_SECONDS, MAX_TRACE_BYTES};
+use crate::limits::MAX_TRACE_BYTES;
 use crate::noise::{Level, NoiseForm, NoiseOffsets, NoisePlan, ParasitePlan, Replay};
 use crate::problem::Problem;
 use crate::rng::SplitMix64;
@@ -73,20 +73,15 @@ pub(super) fn plan(
     }))
 }
 
-/// Reads and checks a trace to replay: the selfish format, and a span both
-/// engines can count in (picoseconds in the simulator).
+/// Reads and checks a trace to replay: the selfish format, with times
+/// bounded so that both engines can count in them (picoseconds in the
+/// simulator), read a line at a time.
 fn load_trace(file: &Path) -> Result<Trace, PlanError> {
     let bad = |message: String| PlanError::NoiseTrace {
         file: file.to_path_buf(),
         message,
     };
-    let text = crate::files::read_text(file, MAX_TRACE_BYTES).map_err(|e| bad(e.to_string()))?;
-    let trace = Trace::parse(&text).map_err(|e| bad(e.to_string()))?;
-    if trace.span_ns as f64 > MAX_SECONDS * 1e9 {
-        return Err(bad(format!(
-            "it spans {} ns, more than braid replays ({MAX_SECONDS} s)",
-            trace.span_ns
-        )));
-    }
-    Ok(trace)
+    let lines =
+        crate::files::open_buffered(file, MAX_TRACE_BYTES).map_err(|e| bad(e.to_string()))?;
+    Trace::read(lines).map_err(|e| bad(e.to_string()))
 }

@@ -27,7 +27,18 @@ fn bad_trace_files_are_refused_naming_the_line() {
     for (text, line, what) in [
         ("10\t5\n5\t1\n", 2, "sorted"),
         ("10\t5\n12\t1\n", 2, "overlap"),
-        ("# ok\n-5\t1\n", 2, "non-negative"),
+        (
+            "# ok\n-5\t1\n",
+            2,
+            "start `-5` is not a whole number of ns from 0",
+        ),
+        ("0\t1000000000000001\n", 1, "duration `1000000000000001`"),
+        ("999999999999999\t2\n", 1, "past the longest trace"),
+        (
+            "# duration_ns 1000000000000001\n0\t1\n",
+            1,
+            "whole number of ns up to",
+        ),
         ("10\tx\n", 1, "duration `x`"),
         ("10 5 7\n", 1, "two fields"),
         ("10\n", 1, "two fields"),
