@@ -109,7 +109,11 @@ fn compile(source: &str, extra: &[&str]) -> PathBuf {
 }
 
 fn last_core() -> usize {
-    *Topology::detect().cores().last().expect("a core")
+    *Topology::detect()
+        .expect("this machine's topology")
+        .cores()
+        .last()
+        .expect("a core")
 }
 
 fn kernel_vs_c(reps: usize) {
@@ -205,7 +209,7 @@ fn braid_run_with(label: &str, overrides: &[&str]) -> Report {
     for o in overrides {
         cfg.apply_override(o).unwrap();
     }
-    let plan = Plan::new(&cfg, &Topology::detect()).unwrap();
+    let plan = Plan::new(&cfg, &Topology::detect().expect("this machine's topology")).unwrap();
     braid::run(&plan).unwrap().0
 }
 

@@ -123,12 +123,13 @@ struct RunArgs {
     overrides: Vec<String>,
 }
 
-/// The exit status a failure deserves: 2 for bad input, the shell's
-/// 128 + N for signal N, 1 for anything else.
+/// The exit status a failure deserves: 2 for bad input, 3 for a tolerance
+/// missed, the shell's 128 + N for signal N, 1 for anything else.
 fn status(f: &Failure) -> u8 {
     match f {
         Failure::BadInput(_) => 2,
         Failure::Failed(_) => 1,
+        Failure::Missed(_) => runner::EXIT_MISSED,
         Failure::Interrupted { signal, .. } => Interrupt::exit_status(*signal),
     }
 }
@@ -201,7 +202,7 @@ fn sentence(error: &anyhow::Error) -> String {
 
 /// `braid topology`: the machine, and where threads would go.
 fn topology(args: &TopologyArgs) -> Result<(), Failure> {
-    let topo = Topology::detect();
+    let topo = Topology::detect().map_err(bad_input)?;
     let threads = args.threads.unwrap_or_else(|| topo.physical_cores());
     if threads == 0 {
         return Err(bad_input(anyhow::anyhow!("--threads must be at least 1")));
@@ -267,11 +268,16 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
     let interrupt = Interrupt::install().context("cannot install the SIGINT/SIGTERM handlers")?;
     let s = experiment::run(&suite, &out, &interrupt).map_err(classify)?;
     eprintln!(
-        "braid: suite `{}`: {} sample(s): {} done before, {} ok now, {} failed{}; results in {}",
+        "braid: suite `{}`: {} sample(s): {} done before, {} ok now{}, {} failed{}; results in {}",
         suite.suite.name,
         s.total,
         s.skipped,
         s.ok,
+        if s.missed > 0 {
+            format!(" ({} of them stopped before their tolerance)", s.missed)
+        } else {
+            String::new()
+        },
         s.failed,
         if s.retried > 0 {
             format!(" ({} run again after failing before)", s.retried)

@@ -137,6 +137,12 @@ pub struct Report {
     pub config: Config,
 }
 
+/// The exit status of a run or simulation that stopped (at
+/// `max_iterations` or `time_limit`) before reaching its `tolerance`
+/// ([`Report::missed_tolerance`]): its report is written, but a script
+/// must not take it for a solution.
+pub(crate) const EXIT_MISSED: u8 = 3;
+
 /// The model's forecast for every parasite that shares a worker's core,
 /// at the duty it was asked for (or, without one, the one it measured).
 fn forecasts(plan: &Plan, noise: Option<&NoiseReport>) -> Vec<Forecast> {
@@ -166,6 +172,11 @@ fn unbalanced_progress(model: &[Forecast], threads: usize) -> Option<f64> {
 }
 
 impl Report {
+    /// Whether the run had a `tolerance` and stopped before reaching it.
+    pub fn missed_tolerance(&self) -> bool {
+        self.config.tolerance > 0.0 && !self.converged
+    }
+
     /// The report of `out`, a run of `plan`, with the noise it measured.
     pub fn new(plan: &Plan, out: &Outcome, noise: Option<NoiseReport>) -> Report {
         let p = &plan.problem;

@@ -62,13 +62,20 @@ pub(crate) enum Failure {
     Failed(anyhow::Error),
     /// A signal ended it; the report says how far it got.
     Interrupted { signal: i32, error: anyhow::Error },
+    /// The run ended, reported, without reaching its `tolerance`.
+    Missed(anyhow::Error),
 }
+
+pub(crate) use crate::report::EXIT_MISSED;
 
 impl Failure {
     /// The error to print.
     pub(crate) fn error(&self) -> &anyhow::Error {
         match self {
-            Failure::BadInput(e) | Failure::Failed(e) | Failure::Interrupted { error: e, .. } => e,
+            Failure::BadInput(e)
+            | Failure::Failed(e)
+            | Failure::Missed(e)
+            | Failure::Interrupted { error: e, .. } => e,
         }
     }
 }
@@ -123,6 +130,7 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
     if req.grid.is_some() {
         plan.check_grid().map_err(bad_input)?;
     }
+    warn_ignored(&plan);
     let (json, grid) = open_outputs(req)?;
     // From here on, Ctrl-C or SIGTERM ends the run cleanly: it stops, the
     // parasites are reaped, and the report and grid are still written.
@@ -139,8 +147,30 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
         plan.problem.width
     );
     let (report, outcome) = run(&plan).map_err(bad_input)?;
+    if outcome.stop == StopReason::ClockRange {
+        // Its times are capped, not measured: no report is better than a
+        // wrong one.
+        return Err(bad_input(clock_range()));
+    }
     publish(req, &report, &outcome, json, grid)?;
-    ending(plan.settings.interrupt.signal(), outcome.stop)
+    ending(&plan, &outcome)
+}
+
+/// Names the keys set for the other engine: a setting that changes
+/// nothing should not pass for one that did.
+fn warn_ignored(plan: &Plan) {
+    let keys = plan.ignored_keys();
+    if keys.is_empty() {
+        return;
+    }
+    let (engine, other) = match plan.engine {
+        EngineKind::Run => ("braid run", "they are the simulator's (braid sim)"),
+        EngineKind::Sim => ("braid sim", "the simulator does not model them"),
+    };
+    eprintln!(
+        "braid: warning: {engine} ignores {}: {other}",
+        keys.join(", ")
+    );
 }
 
 fn install_interrupt() -> Result<Interrupt, Failure> {
@@ -167,7 +197,9 @@ fn load_config(req: &Request) -> Result<Config, Failure> {
 /// starts.
 fn plan_for(cfg: &Config, engine: EngineKind) -> Result<Plan, Failure> {
     match engine {
-        EngineKind::Run => Plan::new(cfg, &crate::topology::Topology::detect()),
+        EngineKind::Run => crate::topology::Topology::detect()
+            .map_err(crate::plan::PlanError::from)
+            .and_then(|machine| Plan::new(cfg, &machine)),
         EngineKind::Sim => Plan::simulated(cfg),
     }
     .map_err(bad_input)
@@ -178,18 +210,36 @@ fn plan_for(cfg: &Config, engine: EngineKind) -> Result<Plan, Failure> {
 /// and the speeds.
 fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Failure> {
     let context = || format!("--replay-speeds {}", file.display());
-    let text = crate::files::read_text(file, crate::limits::MAX_RESULTS_BYTES)
+    // Read as it is parsed: memory for the report, not for its text too.
+    let input = crate::files::open_buffered(file, crate::limits::MAX_RESULTS_BYTES)
         .with_context(context)
         .map_err(bad_input)?;
-    let report: Report = serde_json::from_str(&text)
+    let mut json = serde_json::Deserializer::from_reader(input);
+    let report: Report = serde_path_to_error::deserialize(&mut json)
+        .map_err(|e| anyhow::anyhow!("field `{}`: {}", e.path(), e.inner()))
         .with_context(|| format!("{}: not a braid run report", context()))
         .map_err(bad_input)?;
+    // A report from elsewhere is checked as a configuration typed here.
+    let cfg = report
+        .config
+        .rechecked(file)
+        .with_context(context)
+        .map_err(bad_input)?;
+    if report.threads == 0 || report.threads > crate::limits::MAX_THREADS {
+        return Err(bad_input(anyhow::anyhow!(
+            "{}: field `threads`: {} is not from 1 to {}",
+            context(),
+            report.threads,
+            crate::limits::MAX_THREADS
+        )));
+    }
     let samples = report.trace.as_deref().unwrap_or_default();
     let speeds = MeasuredSpeeds::from_trace(file.to_path_buf(), report.threads, samples)
         .with_context(context)
         .map_err(bad_input)?;
-    let mut cfg = report.config;
+    let mut cfg = cfg;
     cfg.noise = NoiseForm::None;
+    cfg.noise_cores = Config::default().noise_cores;
     cfg.slow = None;
     if let Some(label) = &req.variant {
         cfg.apply_variant(label).map_err(bad_input)?;
@@ -313,23 +363,48 @@ fn write_outputs(
     }
 }
 
-/// The end of a run that was reported: an interrupt, or a failure for a
-/// run that failed (a worker's panic, a simulated deadlock).
-fn ending(signal: Option<i32>, stop: StopReason) -> Result<(), Failure> {
-    match (signal, stop) {
+/// The end of a run that was reported: an interrupt, a failure for a run
+/// that failed (a worker's panic, a simulated deadlock), a refusal for a
+/// simulation past its clock's range, or a tolerance missed.
+fn ending(plan: &Plan, outcome: &Outcome) -> Result<(), Failure> {
+    let missed = match plan.settings.tolerance {
+        Some(tol) if !outcome.converged => Some(tol),
+        _ => None,
+    };
+    match (plan.settings.interrupt.signal(), outcome.stop) {
         (Some(signal), _) => Err(Failure::Interrupted {
             signal,
             error: anyhow::anyhow!(
                 "interrupted by signal {signal}; the report says how far it got"
             ),
         }),
+        (None, StopReason::ClockRange) => Err(bad_input(clock_range())),
         (None, stop) if stop.is_failure() => Err(anyhow::anyhow!(
             "the run ended with {}; see the report",
             serde_json::to_value(stop).map_or_else(|_| format!("{stop:?}"), |v| v.to_string())
         )
         .into()),
-        (None, _) => Ok(()),
+        (None, _) => match missed {
+            Some(tol) => Err(Failure::Missed(anyhow::anyhow!(
+                "the run stopped ({}) before its residual reached tolerance = {tol:e}; exit \
+                 status {EXIT_MISSED}",
+                serde_json::to_value(outcome.stop)
+                    .map_or_else(|_| format!("{:?}", outcome.stop), |v| v.to_string())
+            ))),
+            None => Ok(()),
+        },
     }
+}
+
+/// Why a simulation that reached the clock's range is refused, and what
+/// to change.
+pub(crate) fn clock_range() -> anyhow::Error {
+    anyhow::anyhow!(
+        "the simulated time reached the virtual clock's range ({:.1e} s), past which it is not \
+         exact: set time_limit (at most 1e6 s), lower max_iterations, or make sim_speed, the \
+         sim_* costs or the noise less extreme",
+        crate::sim::clock::RANGE_S
+    )
 }
 
 /// Whether two paths name one file (the same text, or the same existing
@@ -403,7 +478,7 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
         let report = Report::new(&plan, &outcome, None);
         publish(req, &report, &outcome, json, grid)?;
     }
-    ending(plan.settings.interrupt.signal(), outcome.stop)
+    ending(&plan, &outcome)
 }
 
 /// This rank's `own` result, once every rank has said whether it can go on:

@@ -57,7 +57,7 @@ fn the_same_inputs_give_byte_identical_output() {
             "ssync(3)",
             "numerics=true",
             "domain_size=20",
-            "tolerance=1e-3",
+            "tolerance=1.1e-3",
         ],
         &[
             "--variant",

@@ -92,3 +92,85 @@ fn too_many_threads_for_the_cpus_exit_2_naming_the_problem() {
         "{err}"
     );
 }
+
+/// `braid ARGS` with `BRAID_SYSFS_ROOT=root`, in a scratch directory.
+fn braid_on(root: &Path, args: &[&str]) -> common::Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_braid"));
+    cmd.args(args)
+        .env("BRAID_SYSFS_ROOT", root)
+        .current_dir(common::scratch("sysfs-cwd"));
+    common::wait_for(cmd, std::time::Duration::from_secs(60))
+}
+
+#[test]
+fn a_sysfs_root_that_holds_no_usable_tree_is_refused_naming_the_variable() {
+    let base = common::scratch("sysfs-unusable");
+    let garbage = base.join("garbage");
+    let topo = garbage.join("devices/system/cpu/cpu0/topology");
+    std::fs::create_dir_all(&topo).unwrap();
+    std::fs::write(topo.join("physical_package_id"), "zero\n").unwrap();
+    std::fs::write(base.join("a-file"), "x").unwrap();
+    std::fs::create_dir_all(base.join("empty")).unwrap();
+    let cases = [
+        (base.join("missing"), "devices/system/cpu"),
+        (base.join("empty"), "devices/system/cpu"),
+        (base.join("a-file"), "devices/system/cpu"),
+        (garbage, "`zero` is not a whole number"),
+    ];
+    for (root, problem) in cases {
+        for args in [&["topology"][..], &["run", "max_iterations=5"]] {
+            let out = braid_on(&root, args);
+            assert_eq!(out.status, Some(2), "{root:?} {args:?}: {}", out.stderr);
+            assert!(
+                out.stderr.contains("BRAID_SYSFS_ROOT")
+                    && out.stderr.contains(problem)
+                    && !out.stderr.contains("panicked"),
+                "{root:?}: {}",
+                out.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cpu_id_that_a_cpu_set_cannot_hold_is_refused_not_a_panic() {
+    let root = common::scratch("sysfs-cpu1024");
+    for cpu in [0usize, 1024] {
+        let dir = root.join(format!("devices/system/cpu/cpu{cpu}/topology"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("physical_package_id"), "0\n").unwrap();
+        std::fs::write(dir.join("core_id"), format!("{cpu}\n")).unwrap();
+    }
+    let out = braid_on(&root, &["run", "max_iterations=5"]);
+    assert_eq!(out.status, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cpu1024") && !out.stderr.contains("panicked"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_captured_tree_larger_than_this_machine_runs_no_more_threads_than_it_may_use() {
+    let root = common::scratch("sysfs-2x18-run");
+    two_by_eighteen(&root);
+    let out = braid_on(&root, &["run", "max_iterations=5", "domain_size=8"]);
+    assert_eq!(out.status, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("36 threads") && out.stderr.contains("oversubscribe = true"),
+        "{}",
+        out.stderr
+    );
+    // Asked for, it shares the CPUs this process has.
+    let out = braid_on(
+        &root,
+        &[
+            "run",
+            "max_iterations=5",
+            "domain_size=8",
+            "threads=3",
+            "oversubscribe=true",
+        ],
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+}

@@ -85,6 +85,17 @@ macro_rules! config_keys {
         }
 
         impl Config {
+            /// The keys whose value differs from the default, in
+            /// `config.txt` order.
+            pub fn changed_keys(&self) -> Vec<&'static str> {
+                let default = Config::default();
+                let mut keys = Vec::new();
+                $( if self.$key != default.$key {
+                    keys.push(stringify!($key));
+                } )*
+                keys
+            }
+
             /// Sets `key` from its text; an unknown key is refused.
             pub(super) fn set(
                 &mut self,
@@ -312,6 +323,23 @@ config_keys! {
     /// bytes of its cells. Defaults: an InfiniBand-class network (2 us, 10 GB/s).
     sim_node_latency_ns: f64 = "2000", |p| p.cost();
     sim_node_byte_ns: f64 = "0.1", |p| p.cost();
+}
+
+/// The section of the keys only the simulator reads.
+const SIM_SECTION: &str = "braid sim (virtual time; ignored by braid run)";
+
+/// The keys only the simulator reads (its section of `config.txt`).
+pub fn sim_only(key: &str) -> bool {
+    let start = KEYS
+        .iter()
+        .position(|k| k.section == Some(SIM_SECTION))
+        .expect("the simulator's section exists");
+    KEYS[start..].iter().any(|k| k.name == key)
+}
+
+/// The keys the real runtime reads and the simulator does not model.
+pub fn run_only(key: &str) -> bool {
+    key == "stall"
 }
 
 /// The head of `config.txt`.

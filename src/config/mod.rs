@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 mod keys;
 mod parser;
+mod recheck;
 mod values;
 
-pub use keys::{Config, KEYS, Key, document};
+pub use keys::{Config, KEYS, Key, document, run_only, sim_only};
 pub use values::{AutoOr, NoiseCore};
 
 use crate::limits::*;
@@ -32,6 +33,13 @@ pub enum Origin {
     Override(String),
     /// A default in the key table.
     Default,
+    /// A field of a file braid reads back (a report, a results file).
+    Field {
+        /// The file.
+        file: PathBuf,
+        /// The field, as a JSON path (`config.time_limit`).
+        field: String,
+    },
 }
 
 impl fmt::Display for Origin {
@@ -40,6 +48,7 @@ impl fmt::Display for Origin {
             Origin::File { path, line } => write!(f, "{}:{line}", path.display()),
             Origin::Override(text) => write!(f, "override `{text}`"),
             Origin::Default => write!(f, "the default"),
+            Origin::Field { file, field } => write!(f, "{}: field `{field}`", file.display()),
         }
     }
 }
@@ -136,7 +145,7 @@ impl Config {
             };
             let (key, value) = split_pair(line).ok_or_else(|| ConfigError::Syntax {
                 origin: origin.clone(),
-                text: raw.trim().to_string(),
+                text: braid_noise::files::excerpt(raw.trim()),
             })?;
             if let Some((_, first)) = seen.iter().find(|(k, _)| k == key) {
                 return Err(ConfigError::Duplicate {
@@ -191,7 +200,7 @@ impl Config {
         let origin = Origin::Override(text.to_string());
         let (key, value) = split_pair(text).ok_or_else(|| ConfigError::Syntax {
             origin: origin.clone(),
-            text: text.to_string(),
+            text: braid_noise::files::excerpt(text),
         })?;
         self.set(key, value, origin)
     }

@@ -34,8 +34,11 @@ pub enum SpeedsError {
     /// The run was not traced.
     #[error("it has no trace: record the run with trace_interval > 0 (e.g. 0.01)")]
     NoTrace,
-    /// Time or a count goes back.
-    #[error("sample {sample} does not follow the one before it (time or counts go back)")]
+    /// Time or a count goes back, or time is past braid's longest run.
+    #[error(
+        "sample {sample} does not follow the one before it (time or counts go back), or its \
+         t_s is past 1e6 s"
+    )]
     Disorder {
         /// The sample.
         sample: usize,
@@ -99,7 +102,9 @@ impl MeasuredSpeeds {
                     want: subs,
                 });
             }
-            if s.t_s.is_nan() || s.t_s <= t0 || s.counts.iter().zip(&before).any(|(a, b)| a < b) {
+            if !(s.t_s > t0 && s.t_s <= crate::limits::MAX_SECONDS)
+                || s.counts.iter().zip(&before).any(|(a, b)| a < b)
+            {
                 return Err(SpeedsError::Disorder { sample });
             }
             let mut done = vec![0u64; threads];

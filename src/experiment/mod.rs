@@ -35,6 +35,8 @@ pub(crate) enum ExperimentError {
     },
     #[error("suite {path}: {message}")]
     BadSuite { path: PathBuf, message: String },
+    #[error(transparent)]
+    Machine(#[from] crate::topology::TopologyError),
     #[error("suite {path}: sample `{sample}`: {message}")]
     BadSample {
         path: PathBuf,
@@ -96,6 +98,8 @@ pub(crate) struct Summary {
     /// Of the samples run now, those that had failed before (retried).
     pub retried: usize,
     pub ok: usize,
+    /// Of the `ok` samples, those that stopped before their tolerance.
+    pub missed: usize,
     pub failed: usize,
     /// The signal that stopped the suite early, if one did; the sample in
     /// flight was killed with everything it started, and not recorded.
@@ -110,7 +114,7 @@ pub(crate) fn run(
     interrupt: &Interrupt,
 ) -> Result<Summary, ExperimentError> {
     let samples = suite.samples();
-    let machine = Topology::detect();
+    let machine = Topology::detect()?;
     // Every sample's configuration is checked before anything runs, so a
     // typo fails in a second instead of as a results file of failures.
     let configs = samples
@@ -142,7 +146,10 @@ pub(crate) fn run(
         bar.set_message(sample.key());
         let started = Instant::now();
         let (status, error, report) = match run_sample(&exe, suite, sample, interrupt)? {
-            SampleEnd::Report(report) => (Status::Ok, None, Some(*report)),
+            SampleEnd::Report(report) => {
+                summary.missed += usize::from(report.missed_tolerance());
+                (Status::Ok, None, Some(*report))
+            }
             SampleEnd::Failed(e) => (Status::Failed, Some(e), None),
             SampleEnd::Interrupted(signal) => {
                 summary.interrupted = Some(signal);
@@ -194,6 +201,7 @@ fn plan_resume(
         skipped: samples.len() - todo.len(),
         retried,
         ok: 0,
+        missed: 0,
         failed: 0,
         interrupted: None,
     };
@@ -306,7 +314,12 @@ fn run_sample(
             "timed out after {} s and was killed",
             suite.suite.timeout_s
         )),
-        Waited::Exited(status) if !status.success() => {
+        // A sample that missed its tolerance still reported: recorded, and
+        // counted apart.
+        Waited::Exited(status)
+            if !status.success()
+                && status.code() != Some(i32::from(crate::report::EXIT_MISSED)) =>
+        {
             SampleEnd::Failed(format!("{status}: {}", last_lines(&stderr, 3)))
         }
         Waited::Exited(_) => match serde_json::from_str(&stdout) {

@@ -46,7 +46,7 @@ impl Provenance {
 
     #[cfg(test)]
     pub(crate) fn for_tests() -> Provenance {
-        Provenance::new(&Config::default(), &Topology::detect(), None)
+        Provenance::new(&Config::default(), &Topology::detect().unwrap(), None)
     }
 }
 

@@ -248,10 +248,21 @@ impl LoadedSuite {
                 suite.repetitions
             )));
         }
-        Ok(LoadedSuite {
+        let loaded = LoadedSuite {
             suite,
             path: path.to_path_buf(),
-        })
+        };
+        // Each sample is known by its key (resume skips a key done, plot
+        // groups by it): two samples with one key would lose one.
+        let mut keys = std::collections::HashSet::new();
+        if let Some(twice) = loaded.samples().into_iter().find(|s| !keys.insert(s.key())) {
+            return Err(bad(format!(
+                "sample `{}` comes twice: a variant, noise level, duty, placement name, \
+                 workload or swept value is listed more than once; list each once",
+                twice.key()
+            )));
+        }
+        Ok(loaded)
     }
 
     /// Samples in run order: repetitions outermost and each variant's quiet

@@ -70,6 +70,14 @@ fn noise(cfg: &Config) -> Result<(), PlanError> {
             ),
         );
     }
+    let quiet = Config::default().noise_cores;
+    if cfg.noise == NoiseForm::None && cfg.noise_cores != quiet {
+        return invalid(
+            "noise_cores",
+            "names where parasites go, but noise = none, so none would run: add \
+             noise=thread (or process, or trace) to inject it",
+        );
+    }
     let rhythm = cfg.noise_cores.iter().any(|c| c.trace.is_none());
     if cfg.noise != NoiseForm::None
         && rhythm
@@ -137,6 +145,26 @@ fn hooks(cfg: &Config) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// Real threads only: no more than this process may run on unless
+/// oversubscribed (a captured topology can name more CPUs than it has),
+/// and CPU ids pinning can name.
+pub(super) fn runnable(
+    placement: &crate::topology::Placement,
+    oversubscribe: bool,
+) -> Result<(), PlanError> {
+    use crate::topology::TopologyError;
+    let usable = crate::topology::usable_cpus();
+    let threads = placement.threads();
+    if threads > usable && !oversubscribe {
+        return Err(TopologyError::MoreThanUsable { threads, usable }.into());
+    }
+    let limit = crate::topology::CPU_SET_SIZE;
+    if let Some(&cpu) = placement.cores.iter().find(|&&c| c >= limit) {
+        return Err(TopologyError::CpuId { cpu, limit }.into());
+    }
+    Ok(())
+}
+
 /// Subdomains of a whole run are bounded before their geometry is built.
 pub(super) fn subdomain_count(threads: usize, subdomains: usize) -> Result<(), PlanError> {
     let total = threads as u128 * subdomains as u128;
@@ -156,6 +184,16 @@ pub(super) fn simulated(plan: &Plan, sim: &SimSettings) -> Result<(), PlanError>
     let cfg = &plan.config;
     if cfg.tolerance > 0.0 && sim.numbers == Numbers::Counted {
         return Err(PlanError::ToleranceNeedsNumerics);
+    }
+    if cfg.noise != NoiseForm::None
+        && cfg.noise_sleep_us == 0
+        && cfg.noise_cores.iter().any(|c| c.trace.is_none())
+    {
+        return invalid(
+            "noise_sleep_us",
+            "0: the simulator's parasite owns its core while it works, so one that never \
+             sleeps would never let the thread there run; give it a sleep (the paper's is 200)",
+        );
     }
     let cores = plan.topology.cores();
     let mut used = plan.placement.cores.clone();

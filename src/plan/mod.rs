@@ -199,6 +199,9 @@ impl Plan {
             AutoOr::Value(n) => n,
         };
         let placement = topology.place(threads, config.oversubscribe)?;
+        if engine == EngineKind::Run {
+            checks::runnable(&placement, config.oversubscribe)?;
+        }
         let mut config = config.clone();
         config.threads = AutoOr::Value(threads);
         checks::cross_keys(&config)?;
@@ -226,6 +229,21 @@ impl Plan {
             noise,
             sim: None,
         })
+    }
+
+    /// The keys set away from their defaults that this plan's engine does
+    /// not read: the simulator's under `braid run`, the runtime's test
+    /// hook `stall` under `braid sim`. The command line warns about them.
+    pub fn ignored_keys(&self) -> Vec<&'static str> {
+        let ignored = match self.engine {
+            EngineKind::Run => crate::config::sim_only,
+            EngineKind::Sim => crate::config::run_only,
+        };
+        self.config
+            .changed_keys()
+            .into_iter()
+            .filter(|k| ignored(k))
+            .collect()
     }
 
     /// Whether the engine holds the grid's numbers (a real run always; a

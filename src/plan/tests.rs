@@ -3,7 +3,13 @@ use crate::noise::{Level, NoiseForm};
 
 #[test]
 fn auto_threads_take_every_selected_core() {
-    let plan = Plan::new(&Config::default(), &Topology::uniform(2, 3)).unwrap();
+    // A machine larger than this one: planned, as runs on it are, with
+    // oversubscribe (a real run refuses more threads than it may use).
+    let cfg = Config {
+        oversubscribe: true,
+        ..Config::default()
+    };
+    let plan = Plan::new(&cfg, &Topology::uniform(2, 3)).unwrap();
     assert_eq!(plan.config.threads, AutoOr::Value(6));
     assert_eq!(plan.placement.sockets, vec![0, 0, 0, 1, 1, 1]);
     assert_eq!(plan.settings.update_budget, 5000 * 4);
@@ -26,6 +32,7 @@ fn auto_noise_goes_on_the_core_of_the_source_domains_thread() {
     let cfg = Config {
         noise: NoiseForm::Thread,
         threads: AutoOr::Value(4),
+        oversubscribe: true,
         ..Config::default()
     };
     // 4 threads tile 2 x 2; the north row holds domains 0 and 1, and the

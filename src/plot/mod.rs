@@ -278,12 +278,37 @@ fn chart<'a, DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
+    // The records' fields are checked (`check`); this catches what a
+    // figure derives from them, which would send the axis code into a
+    // loop that never ends.
+    for (name, r) in [("x", &x), ("y", &y)] {
+        if !axis_drawable(r) {
+            return Err(format!(
+                "panel `{title}`: its {name} axis would run from {} to {}: a value the figure \
+                 derives is not finite or is out of scale",
+                r.start, r.end
+            )
+            .into());
+        }
+    }
     Ok(ChartBuilder::on(area)
         .caption(title, (FONT, frame.caption))
         .margin(frame.margin)
         .x_label_area_size(frame.x_labels)
         .y_label_area_size(frame.y_labels)
         .build_cartesian_2d(x, y)?)
+}
+
+/// Whether an axis can be drawn: finite ends, in order, and a width
+/// the tick code can step through (not 1e300 wide, not 1e-300).
+fn axis_drawable(r: &std::ops::Range<f64>) -> bool {
+    const SCALE: f64 = 1e12;
+    let width = r.end - r.start;
+    r.start.is_finite()
+        && r.end.is_finite()
+        && r.start.abs().max(r.end.abs()) <= SCALE
+        && width > 0.0
+        && width >= r.start.abs().max(r.end.abs()) / SCALE
 }
 
 /// A chart's mesh with the figures' fonts: the axis descriptions at

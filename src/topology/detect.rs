@@ -8,27 +8,38 @@ use super::{Socket, Source, Topology, TopologyError};
 
 impl Topology {
     /// The machine this process runs on, or the captured sysfs tree named
-    /// by `BRAID_SYSFS_ROOT`.
-    pub fn detect() -> Topology {
+    /// by `BRAID_SYSFS_ROOT`. A captured tree that cannot be used is an
+    /// error naming the variable and what is missing (a guess would run a
+    /// machine nobody asked for); the machine's own falls back to one
+    /// socket of the CPUs this process may use.
+    pub fn detect() -> Result<Topology, TopologyError> {
         if let Some(root) = std::env::var_os(SYSFS_ROOT_VAR) {
             let root = std::path::PathBuf::from(root);
-            return detect_sysfs(&root).unwrap_or(Topology {
-                source: Source::Fallback,
-                sockets: vec![Socket::single([0])],
-            });
+            return detect_sysfs(&root)
+                .map_err(|problem| TopologyError::SysfsRoot { root, problem });
         }
         let allowed = allowed_cores();
-        let detected = detect_hwloc().or_else(|| detect_sysfs(std::path::Path::new("/sys")));
+        let detected = detect_hwloc().or_else(|| detect_sysfs(std::path::Path::new("/sys")).ok());
         let topo = match detected {
             Some(t) => t.restricted_to(&allowed),
             None => None,
         };
-        topo.unwrap_or_else(|| Topology {
+        Ok(topo.unwrap_or_else(|| Topology {
             source: Source::Fallback,
             sockets: vec![Socket::single(allowed)],
-        })
+        }))
     }
 }
+
+/// How many CPUs this process may run on (its affinity mask, cgroup
+/// quotas): what placement may fill without `oversubscribe`, however the
+/// topology was learned.
+pub(crate) fn usable_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The first CPU id a `cpu_set_t` cannot hold (pinning one would fail).
+pub(crate) const CPU_SET_SIZE: usize = libc::CPU_SETSIZE as usize;
 
 /// Cores in this process's affinity mask.
 fn allowed_cores() -> Vec<usize> {
@@ -51,13 +62,29 @@ pub const SYSFS_ROOT_VAR: &str = "BRAID_SYSFS_ROOT";
 /// PUs with the same `physical_package_id` and `core_id` are one core.
 /// Offline CPUs (an `online` file reading 0, or no topology directory) are
 /// left out.
-pub(super) fn detect_sysfs(root: &std::path::Path) -> Option<Topology> {
+pub(super) fn detect_sysfs(root: &std::path::Path) -> Result<Topology, String> {
     use std::collections::BTreeMap;
     let dir = root.join("devices/system/cpu");
-    let read = |path: std::path::PathBuf| std::fs::read_to_string(path).ok();
+    let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    // Bounded: a captured tree is a file from elsewhere.
+    let read = |path: std::path::PathBuf| crate::files::read_text(&path, 4096).ok();
+    let number = |path: std::path::PathBuf, text: String| -> Result<i64, String> {
+        text.trim().parse().map_err(|_| {
+            format!(
+                "{}: `{}` is not a whole number",
+                shown(&path),
+                crate::files::excerpt(text.trim())
+            )
+        })
+    };
+    let entries = std::fs::read_dir(&dir)
+        .map_err(|e| format!("no directory devices/system/cpu in it ({e})"))?;
     let mut packages: BTreeMap<i64, BTreeMap<i64, Vec<usize>>> = BTreeMap::new();
-    for entry in std::fs::read_dir(&dir).ok()? {
-        let name = entry.ok()?.file_name().into_string().ok()?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("devices/system/cpu cannot be listed ({e})"))?;
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
         let Some(id) = name
             .strip_prefix("cpu")
             .and_then(|n| n.parse::<usize>().ok())
@@ -68,13 +95,21 @@ pub(super) fn detect_sysfs(root: &std::path::Path) -> Option<Topology> {
         if read(cpu.join("online")).is_some_and(|t| t.trim() == "0") {
             continue;
         }
-        let Some(package) = read(cpu.join("topology/physical_package_id")) else {
+        let package_file = cpu.join("topology/physical_package_id");
+        let Some(package) = read(package_file.clone()) else {
             continue; // offline CPUs have no topology directory
         };
-        let package = package.trim().parse().ok()?;
+        if id >= CPU_SET_SIZE {
+            return Err(format!(
+                "devices/system/cpu/{name}: CPU ids from {CPU_SET_SIZE} up cannot be pinned (a \
+                 cpu_set_t holds {CPU_SET_SIZE})"
+            ));
+        }
+        let package = number(package_file, package)?;
         // Without core_id (very old kernels) every CPU is its own core.
-        let core = match read(cpu.join("topology/core_id")) {
-            Some(c) => c.trim().parse().ok()?,
+        let core_file = cpu.join("topology/core_id");
+        let core = match read(core_file.clone()) {
+            Some(c) => number(core_file, c)?,
             None => -1 - id as i64,
         };
         packages
@@ -85,7 +120,9 @@ pub(super) fn detect_sysfs(root: &std::path::Path) -> Option<Topology> {
             .push(id);
     }
     if packages.is_empty() {
-        return None;
+        return Err(
+            "no online CPU with a topology/physical_package_id under devices/system/cpu".into(),
+        );
     }
     let sockets = packages
         .into_values()
@@ -102,7 +139,7 @@ pub(super) fn detect_sysfs(root: &std::path::Path) -> Option<Topology> {
             Socket { cores }
         })
         .collect();
-    Some(Topology {
+    Ok(Topology {
         source: Source::Sysfs,
         sockets,
     })

@@ -26,6 +26,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use detect::SYSFS_ROOT_VAR;
+pub(crate) use detect::{CPU_SET_SIZE, usable_cpus};
 pub use placement::Placement;
 pub use synthetic::{SimTopology, SyntheticTopology};
 
@@ -99,6 +100,37 @@ pub enum TopologyError {
         file: PathBuf,
         /// Why.
         message: String,
+    },
+    /// `BRAID_SYSFS_ROOT` names no usable captured tree.
+    #[error(
+        "BRAID_SYSFS_ROOT={}: not a usable sysfs tree: {problem} (unset the variable to use \
+         this machine's own)",
+        root.display()
+    )]
+    SysfsRoot {
+        /// The variable's value.
+        root: PathBuf,
+        /// What is missing or wrong.
+        problem: String,
+    },
+    /// A CPU id that pinning cannot name.
+    #[error("CPU {cpu} cannot be pinned: a cpu_set_t holds CPUs 0 to {}", limit - 1)]
+    CpuId {
+        /// The CPU.
+        cpu: usize,
+        /// The first id out of reach.
+        limit: usize,
+    },
+    /// A real run of more threads than this process may run on.
+    #[error(
+        "`threads`: {threads} threads but this process may run on only {usable} CPU(s) (the \
+         topology names more); set oversubscribe = true to share them"
+    )]
+    MoreThanUsable {
+        /// Asked for.
+        threads: usize,
+        /// CPUs in this process's affinity mask.
+        usable: usize,
     },
     /// More threads than CPUs, without `oversubscribe`.
     #[error(

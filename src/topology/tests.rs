@@ -85,7 +85,7 @@ use std::path::PathBuf;
 
 #[test]
 fn detection_finds_at_least_one_core() {
-    let t = Topology::detect();
+    let t = Topology::detect().unwrap();
     assert!(!t.cores().is_empty());
     assert!(t.sockets.iter().all(|s| !s.cores.is_empty()));
 }
