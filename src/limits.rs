@@ -1,7 +1,16 @@
 //! The bounds on every number braid accepts. They sit far above any real
-//! run and keep every product they enter (cells, updates, nanoseconds) far
-//! from overflow; memory itself is checked against the machine (see
-//! [`crate::plan`]).
+//! run and keep every count they enter (cells, updates) far from overflow;
+//! memory itself is checked against the machine (see [`crate::plan`]).
+//!
+//! Times are another matter: the products of the cost bounds below
+//! (`MAX_COST_NS` per cell, cells up to 2^48 a domain, speeds down to
+//! `1 / MAX_FACTOR`) reach far past what the simulator's clock holds (2^62
+//! ps, [`crate::sim::clock::RANGE_PS`]). No bound here could keep them in
+//! without refusing legal runs that stop early, so the clock caps every step
+//! and sum at its range and a simulation that reaches it is refused
+//! (`StopReason::ClockRange`); below the range every time is exact. Trace
+//! times are bounded at 1e15 ns (`braid_noise::trace::MAX_SPAN_NS`), so no
+//! sum of them wraps.
 
 /// Durations: seconds (about 11.6 days).
 pub(crate) const MAX_SECONDS: f64 = 1e6;

@@ -196,7 +196,7 @@ fn the_quick_start_is_the_run_and_the_test_command() {
     let commands = quick_start(&readme);
     assert_eq!(
         commands,
-        ["cargo run --release", "cargo test"],
+        ["cargo run --release", "cargo test --release"],
         "{commands:?}"
     );
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();

@@ -283,9 +283,9 @@ config_keys! {
     /// none, or THREAD@UPDATES:SECONDS: that thread stalls for SECONDS inside its
     /// UPDATES-th subdomain update (proves that no run can hang).
     stall: Option<Stall> = "none", |p| p.stall();
-    /// none, or THREAD:FACTOR: after each update that thread spins for FACTOR times
-    /// the update's duration, like a core 1 + FACTOR times slower (a noise stand-in
-    /// for tests of balancing).
+    /// none, or THREAD:FACTOR: after each update that thread spins, on its CPU clock,
+    /// FACTOR times its fastest update's duration, like a core 1 + FACTOR times slower
+    /// however busy the machine is (a noise stand-in for tests of balancing).
     slow: Option<Slow> = "none", |p| p.slow();
 
     ["braid sim (virtual time; ignored by braid run)"]

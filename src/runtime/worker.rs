@@ -240,14 +240,19 @@ impl<'s, 'a> Worker<'s, 'a> {
         true
     }
 
-    /// The slow hook: spins `factor` times the fastest update seen.
+    /// The slow hook: spins `factor` times the fastest update seen, on
+    /// this thread's CPU clock. Wall time would count time the thread spent
+    /// preempted as slowness, so on a busy machine the slow thread would be
+    /// hardly slower than the others; CPU time makes it `1 + factor` times
+    /// slower under any fair scheduling.
     fn slow_down(&mut self, began: Instant) {
         let Some(factor) = self.slow else {
             return;
         };
         self.fastest_update = self.fastest_update.min(began.elapsed());
-        let until = Instant::now() + self.fastest_update.mul_f64(factor);
-        while Instant::now() < until && !self.sh.stop.is_set() {
+        let spin = self.fastest_update.mul_f64(factor).as_nanos() as u64;
+        let until = braid_noise::thread_cpu_ns().saturating_add(spin);
+        while braid_noise::thread_cpu_ns() < until && !self.sh.stop.is_set() {
             std::hint::spin_loop();
         }
     }
