@@ -55,7 +55,6 @@ pub(crate) mod cli;
 pub mod config;
 pub mod engine;
 pub(crate) mod experiment;
-pub(crate) use braid_noise::files;
 pub mod interrupt;
 pub use braid_kernel as kernel;
 pub(crate) mod limits;

@@ -14,13 +14,13 @@ use anyhow::Context;
 
 use crate::config::Config;
 use crate::engine::{EngineKind, MeasuredSpeeds, Outcome, StopReason};
-use crate::files::AtomicFile;
 use crate::interrupt::Interrupt;
 use crate::noise::NoiseForm;
 use crate::parasites::{self, StartError};
 use crate::plan::Plan;
 use crate::report::Report;
 use crate::{runtime, sim};
+use braid_noise::files::AtomicFile;
 
 /// Runs `plan` on its engine: real threads (with the plan's parasites
 /// started beside them and stopped after), or the simulator. Returns the
@@ -211,7 +211,7 @@ fn plan_for(cfg: &Config, engine: EngineKind) -> Result<Plan, Failure> {
 fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Failure> {
     let context = || format!("--replay-speeds {}", file.display());
     // Read as it is parsed: memory for the report, not for its text too.
-    let input = crate::files::open_buffered(file, crate::limits::MAX_RESULTS_BYTES)
+    let input = braid_noise::files::open_buffered(file, crate::limits::MAX_RESULTS_BYTES)
         .with_context(context)
         .map_err(bad_input)?;
     let mut json = serde_json::Deserializer::from_reader(input);
@@ -251,7 +251,7 @@ fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Fail
 /// An output chosen on the command line, opened before the run so that a
 /// bad path fails in a second, not after a long run. A file is written to a
 /// temporary sibling and renamed into place when complete
-/// ([`crate::files::AtomicFile`]), so a failure leaves no partial file.
+/// ([`braid_noise::files::AtomicFile`]), so a failure leaves no partial file.
 /// Nothing is left on disk during the run: the probe's temporary is removed
 /// at once, so a run killed mid-way leaves no file behind.
 enum Output {

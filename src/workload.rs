@@ -533,14 +533,14 @@ fn read_map(file: &Path, problem: &Problem) -> Result<Vec<f64>, MapError> {
     let (rows, cols) = problem.sub_grid();
     let is_npy = file.extension().is_some_and(|e| e == "npy");
     let grid: Vec<Vec<f64>> = if is_npy {
-        let bytes = crate::files::read_bytes(file, crate::limits::MAX_TRACE_BYTES)
+        let bytes = braid_noise::files::read_bytes(file, crate::limits::MAX_TRACE_BYTES)
             .map_err(MapError::Read)?;
         let array: ndarray::Array2<f64> =
             ndarray_npy::ReadNpyExt::read_npy(std::io::Cursor::new(bytes))
                 .map_err(|e| MapError::Content(format!("not a 2-D .npy array of f64: {e}")))?;
         array.outer_iter().map(|r| r.to_vec()).collect()
     } else {
-        let text = crate::files::read_text(file, MAX_TEXT_BYTES).map_err(MapError::Read)?;
+        let text = braid_noise::files::read_text(file, MAX_TEXT_BYTES).map_err(MapError::Read)?;
         parse_text_map(&text)?
     };
     if grid.len() != rows || grid.iter().any(|r| r.len() != cols) {

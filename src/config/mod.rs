@@ -121,11 +121,12 @@ pub enum ConfigError {
 impl Config {
     /// Reads a config file over the defaults.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
-        let text =
-            crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|source| ConfigError::Io {
+        let text = braid_noise::files::read_text(path, MAX_TEXT_BYTES).map_err(|source| {
+            ConfigError::Io {
                 path: path.to_path_buf(),
                 source,
-            })?;
+            }
+        })?;
         let mut cfg = Config::default();
         cfg.apply_text(&text, path)?;
         Ok(cfg)

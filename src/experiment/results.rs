@@ -246,8 +246,8 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
         source,
     };
     // A line at a time: memory for the records, not for the text as well.
-    let mut input =
-        crate::files::open_buffered(path, crate::limits::MAX_RESULTS_BYTES).map_err(read_error)?;
+    let mut input = braid_noise::files::open_buffered(path, crate::limits::MAX_RESULTS_BYTES)
+        .map_err(read_error)?;
     let mut out = Vec::new();
     let mut line = String::new();
     for number in 1.. {

@@ -205,11 +205,12 @@ pub(crate) struct LoadedSuite {
 
 impl LoadedSuite {
     pub(crate) fn load(path: &Path, repeat: Option<u32>) -> Result<LoadedSuite, ExperimentError> {
-        let text =
-            crate::files::read_text(path, MAX_TEXT_BYTES).map_err(|e| ExperimentError::Read {
+        let text = braid_noise::files::read_text(path, MAX_TEXT_BYTES).map_err(|e| {
+            ExperimentError::Read {
                 path: path.to_path_buf(),
                 source: e,
-            })?;
+            }
+        })?;
         let bad = |message| ExperimentError::BadSuite {
             path: path.to_path_buf(),
             message,

@@ -82,6 +82,6 @@ fn load_trace(file: &Path) -> Result<Trace, PlanError> {
         message,
     };
     let lines =
-        crate::files::open_buffered(file, MAX_TRACE_BYTES).map_err(|e| bad(e.to_string()))?;
+        braid_noise::files::open_buffered(file, MAX_TRACE_BYTES).map_err(|e| bad(e.to_string()))?;
     Trace::read(lines).map_err(|e| bad(e.to_string()))
 }

@@ -28,8 +28,8 @@ use crate::engine::EngineKind;
 use crate::experiment::ExperimentError;
 use crate::experiment::results::{self, Record, Status};
 use crate::experiment::suite::Figure;
-use crate::files::write_atomic;
 use crate::report::Report;
+use braid_noise::files::write_atomic;
 
 #[derive(Debug, Error)]
 pub(crate) enum PlotError {
@@ -92,7 +92,7 @@ fn register_font() {
 }
 
 /// Writes `stem.png` and `stem.svg` into `dir`. Both are drawn in memory
-/// and then written whole ([`crate::files::write_atomic`]), so a failure
+/// and then written whole ([`braid_noise::files::write_atomic`]), so a failure
 /// (a full disk) leaves no partial image and reads as a sentence.
 fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
     let png = dir.join(format!("{stem}.png"));
@@ -163,7 +163,7 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
     if !dir.is_dir() {
         std::fs::create_dir(dir).map_err(out_dir)?;
     }
-    crate::files::AtomicFile::create(&dir.join(".braid-probe")).map_err(out_dir)?;
+    braid_noise::files::AtomicFile::create(&dir.join(".braid-probe")).map_err(out_dir)?;
     register_font();
     let of = |f: Figure| -> Vec<&Record> { ok.iter().filter(|r| r.figure == f).collect() };
     let mut written = Vec::new();

@@ -110,7 +110,7 @@ pub(super) fn write(records: &[&Record], dir: &Path) -> Result<Vec<PathBuf>, Plo
     let mut written = Vec::new();
     for (name, text) in [("table2.md", md), ("table2.csv", csv)] {
         let path = dir.join(name);
-        crate::files::write_atomic(&path, |w| w.write_all(text.as_bytes())).map_err(|e| {
+        braid_noise::files::write_atomic(&path, |w| w.write_all(text.as_bytes())).map_err(|e| {
             PlotError::Write {
                 path: path.clone(),
                 message: e.to_string(),

@@ -15,7 +15,7 @@ use super::landscape::{family, variant_order};
 use super::stats::quantile;
 use super::{Draw, DrawResult, Frame, PlotError, chart, colour, legend, mesh};
 use crate::experiment::results::Record;
-use crate::files::write_atomic;
+use braid_noise::files::write_atomic;
 
 /// One workload's column: per variant, the median ratio and spread.
 struct Column {

@@ -67,13 +67,13 @@ pub(super) fn detect_sysfs(root: &std::path::Path) -> Result<Topology, String> {
     let dir = root.join("devices/system/cpu");
     let shown = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
     // Bounded: a captured tree is a file from elsewhere.
-    let read = |path: std::path::PathBuf| crate::files::read_text(&path, 4096).ok();
+    let read = |path: std::path::PathBuf| braid_noise::files::read_text(&path, 4096).ok();
     let number = |path: std::path::PathBuf, text: String| -> Result<i64, String> {
         text.trim().parse().map_err(|_| {
             format!(
                 "{}: `{}` is not a whole number",
                 shown(&path),
-                crate::files::excerpt(text.trim())
+                braid_noise::files::excerpt(text.trim())
             )
         })
     };
