@@ -11,7 +11,7 @@
 //! let mut config = Config::default();
 //! config.apply_variant("async(4)+split(0.001)").unwrap();
 //! config.apply_overrides(&["domain_size=24", "max_iterations=100"]).unwrap();
-//! // The simulator's 2 x 18 cores; `Plan::new(&config, &Topology::detect())`
+//! // The simulator's 2 x 18 cores; `Plan::new(&config, &Topology::detect()?)`
 //! // plans real threads on this machine instead.
 //! let plan = Plan::simulated(&config).unwrap();
 //! let (report, _outcome) = braid::run(&plan).unwrap();
