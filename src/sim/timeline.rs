@@ -109,6 +109,18 @@ impl Detours {
     /// a long update on a trace of short detours costs a few searches, not
     /// a step per detour (which made one update loop for hours).
     fn finish(&self, start: u64, work_ps: u64) -> u64 {
+        // The common case first: the work fits in the free stretch it
+        // starts in (start < 2^62 and offset < span <= 1e18: no overflow).
+        let pos = (start + self.offset) % self.span;
+        let i = self.ends.partition_point(|&e| e <= pos);
+        let free = match self.starts.get(i) {
+            Some(&s) if s > pos => s - pos,
+            Some(_) => 0,
+            None => self.span - pos,
+        };
+        if work_ps <= free {
+            return after(start, work_ps);
+        }
         let x0 = u128::from(start) + u128::from(self.offset);
         let target = self.free_before(x0) + u128::from(work_ps);
         let y = self.first_with_free(target);
