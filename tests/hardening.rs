@@ -37,6 +37,22 @@ fn json(out: &Run) -> Value {
 
 // ----- 1. virtual time ------------------------------------------------------
 
+/// The simulated seconds of 10 sync iterations with `keys` set.
+fn sync_elapsed(dir: &Path, keys: &[&str]) -> f64 {
+    let mut args = vec![
+        "sim",
+        "--json",
+        "-",
+        "--variant",
+        "sync",
+        "max_iterations=10",
+    ];
+    args.extend_from_slice(keys);
+    let out = braid(dir, &args);
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    json(&out)["elapsed_s"].as_f64().unwrap()
+}
+
 #[test]
 fn the_slowest_core_the_bounds_allow_gives_the_exact_time() {
     let dir = scratch("clock-exact");
@@ -45,21 +61,7 @@ fn the_slowest_core_the_bounds_allow_gives_the_exact_time() {
     // and a barrier of 4.5 us each.
     let elapsed = |speed: &str| {
         let speed = format!("sim_speed=0:{speed}");
-        let out = braid(
-            &dir,
-            &[
-                "sim",
-                "--json",
-                "-",
-                "--variant",
-                "sync",
-                &speed,
-                "max_iterations=10",
-                "sim_topology=pack:1 core:1",
-            ],
-        );
-        assert_eq!(out.status, Some(0), "{}", out.stderr);
-        json(&out)["elapsed_s"].as_f64().unwrap()
+        sync_elapsed(&dir, &[&speed, "sim_topology=pack:1 core:1"])
     };
     // Ten iterations of the updates' time U / speed and a 4.5 us barrier.
     let barriers = 10.0 * 4500e-9;
@@ -76,23 +78,7 @@ fn a_simulation_past_the_clocks_range_is_refused_and_one_inside_it_is_exact() {
     let dir = scratch("clock-range");
     // The costliest cell the bounds allow: 36 threads, 4 updates of 22500
     // s each per iteration. Ten iterations fit (9e5 s), a thousand do not.
-    let elapsed = |cell: &str| {
-        let cell = format!("sim_cell_ns={cell}");
-        let out = braid(
-            &dir,
-            &[
-                "sim",
-                "--json",
-                "-",
-                "--variant",
-                "sync",
-                &cell,
-                "max_iterations=10",
-            ],
-        );
-        assert_eq!(out.status, Some(0), "{}", out.stderr);
-        json(&out)["elapsed_s"].as_f64().unwrap()
-    };
+    let elapsed = |cell: &str| sync_elapsed(&dir, &[&format!("sim_cell_ns={cell}")]);
     // 10 iterations x 4 updates x 22500 cells x 9e8 ns more per cell.
     let more = elapsed("1e9") - elapsed("1e8");
     assert!((more - 810_000.0).abs() < 1e-6, "{more}");
