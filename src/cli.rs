@@ -56,6 +56,10 @@ struct TopologyArgs {
     /// Threads to place (default: one per physical core)
     #[arg(long)]
     threads: Option<usize>,
+    /// Place more threads than CPUs, several per CPU (as `oversubscribe =
+    /// true` in a run)
+    #[arg(long)]
+    oversubscribe: bool,
     /// Print the topology and the placement as JSON (`cores`: the logical
     /// CPU of each thread, as in the run report)
     #[arg(long)]
@@ -207,7 +211,7 @@ fn topology(args: &TopologyArgs) -> Result<(), Failure> {
     if threads == 0 {
         return Err(bad_input(anyhow::anyhow!("--threads must be at least 1")));
     }
-    let placement = topo.place(threads, false).map_err(bad_input)?;
+    let placement = topo.place(threads, args.oversubscribe).map_err(bad_input)?;
     if args.json {
         #[derive(serde::Serialize)]
         struct Shown<'a> {

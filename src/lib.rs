@@ -74,6 +74,7 @@ pub mod runtime;
 pub(crate) mod schedule;
 pub mod sim;
 pub(crate) mod subdomain;
+pub mod suggest;
 pub mod topology;
 pub mod variant;
 pub mod workload;

@@ -269,19 +269,44 @@ impl fmt::Display for Report {
 }
 
 impl Report {
+    /// `cores 0-3`, `core 0`; across ranks each rank's own (`rank cores 0 |
+    /// 0 | 1 | 1`), since ranks on different hosts share core numbers.
+    fn cores_shown(&self) -> String {
+        let list = |cores: &[usize]| {
+            let mut cores = cores.to_vec();
+            cores.sort_unstable();
+            cores.dedup();
+            crate::topology::format_list(&cores)
+        };
+        match &self.ranks {
+            Some(r) => format!(
+                "rank cores {}",
+                r.cores
+                    .iter()
+                    .map(|c| list(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
+            None => {
+                let noun = match list(&self.cores).contains([',', '-']) {
+                    true => "cores",
+                    false => "core",
+                };
+                format!("{noun} {}", list(&self.cores))
+            }
+        }
+    }
+
     fn fmt_run(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let min = self.subdomain_updates.iter().min().copied().unwrap_or(0);
         let max = self.subdomain_updates.iter().max().copied().unwrap_or(0);
-        let mut cores = self.cores.clone();
-        cores.sort_unstable();
-        cores.dedup();
         writeln!(
             f,
-            "braid {} on {} thread(s), {} socket(s) [cores {}{}]",
+            "braid {} on {} thread(s), {} socket(s) [{}{}]",
             self.variant,
             self.threads,
             self.sockets,
-            crate::topology::format_list(&cores),
+            self.cores_shown(),
             match (self.clock, self.pinned) {
                 (Clock::Virtual, _) => ", simulated in virtual time",
                 (Clock::Wall, true) => ", pinned",

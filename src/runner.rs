@@ -238,6 +238,12 @@ fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Fail
         .with_context(context)
         .map_err(bad_input)?;
     let mut cfg = cfg;
+    // The simulated machine is the one the threads ran on: the sockets
+    // they used, each with as many cores as its busiest socket's threads
+    // (not the default 2 x 18, which would spread two threads over two
+    // sockets that one held). A `sim_topology=` override still wins.
+    cfg.sim_topology = replayed_machine(&report.thread_sockets, report.threads)
+        .map_err(|e| bad_input(anyhow::anyhow!("{}: {e}", context())))?;
     cfg.noise = NoiseForm::None;
     cfg.noise_cores = Config::default().noise_cores;
     cfg.slow = None;
@@ -246,6 +252,26 @@ fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Fail
     }
     cfg.apply_overrides(&req.overrides).map_err(bad_input)?;
     Ok((cfg, speeds))
+}
+
+/// `pack:S core:C pu:1` for threads that ran on `thread_sockets`: S the
+/// sockets used, C the most threads any of them held.
+fn replayed_machine(
+    thread_sockets: &[usize],
+    threads: usize,
+) -> Result<crate::topology::SimTopology, String> {
+    let mut used = thread_sockets.to_vec();
+    used.sort_unstable();
+    let mut per_socket: Vec<usize> = Vec::new();
+    for pair in used.chunk_by(|a, b| a == b) {
+        per_socket.push(pair.len());
+    }
+    let sockets = per_socket.len().max(1);
+    let cores = per_socket.iter().copied().max().unwrap_or(threads).max(1);
+    let text = format!("pack:{sockets} core:{cores} pu:1");
+    crate::topology::SyntheticTopology::parse(&text, crate::limits::MAX_CPUS)
+        .map(crate::topology::SimTopology::Synthetic)
+        .map_err(|e| format!("field `thread_sockets`: {e}"))
 }
 
 /// An output chosen on the command line, opened before the run so that a

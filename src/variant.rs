@@ -239,7 +239,11 @@ impl Variant {
                 balancer: None,
             }
         } else {
-            return Err(fail("no such scheme"));
+            let scheme = base.split('(').next().unwrap_or(base);
+            return Err(fail(&format!(
+                "no such scheme `{scheme}`{}",
+                crate::suggest::hint(scheme, ["sync", "ssync", "async"])
+            )));
         };
         if let Some(lb) = balancing {
             let Variant::Async { balancer, .. } = &mut v else {
@@ -254,10 +258,13 @@ impl Variant {
 /// A label's balancer part: `name(f)`, `hybrid`-scoped `name(f,k)`, or
 /// `auto(f)`.
 fn label_balancer(lb: &str) -> Result<LabelBalancer, String> {
-    let (name, args) = lb
+    let (name, args) = match lb
         .split_once('(')
         .and_then(|(n, a)| Some((n, a.strip_suffix(')')?)))
-        .ok_or("no such balancer")?;
+    {
+        Some(parts) => parts,
+        None => return Err(balancer_without_arguments(lb)),
+    };
     let every = |f: &str| -> Result<Interval, String> {
         if f == "auto" {
             return Ok(Interval::Auto);
@@ -279,7 +286,7 @@ fn label_balancer(lb: &str) -> Result<LabelBalancer, String> {
             interval: every(args)?,
         });
     }
-    let mut named: Named = name.parse().map_err(|()| "no such balancer".to_string())?;
+    let mut named: Named = name.parse().map_err(|()| unknown_balancer(name))?;
     let interval = if let Scope::Hybrid { period } = &mut named.scope {
         let (f, k) = args
             .split_once(',')
@@ -295,6 +302,33 @@ fn label_balancer(lb: &str) -> Result<LabelBalancer, String> {
         pick: Pick::One(named),
         interval,
     })
+}
+
+/// `split` alone: a known balancer that lacks its arguments, or an unknown
+/// one.
+fn balancer_without_arguments(lb: &str) -> String {
+    let name = lb.split('(').next().unwrap_or(lb);
+    if name == "auto" || name.parse::<Named>().is_ok() {
+        let (args, example) = match name.ends_with("hybrid") {
+            true => ("(f,k)", "(0.001,5)"),
+            false => ("(f)", "(0.001)"),
+        };
+        return format!(
+            "`{name}` needs its balancing interval f in seconds (or auto): \
+             {name}{args}, e.g. {name}{example}"
+        );
+    }
+    unknown_balancer(name)
+}
+
+/// `no such balancer `x``, with the nearest known name.
+fn unknown_balancer(name: &str) -> String {
+    let known = Named::names();
+    let known = known.iter().map(String::as_str).chain(["auto"]);
+    format!(
+        "no such balancer `{name}`{}",
+        crate::suggest::hint(name, known)
+    )
 }
 
 /// `name(args)` -> `args` (`name` may be empty: `(args)`).

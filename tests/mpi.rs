@@ -137,6 +137,10 @@ fn ssync_and_async_converge_across_ranks_on_the_verified_residual() {
         ];
         let r = mpirun(&dir, ranks, &args);
         assert_eq!(r.status, Some(0), "{variant} on {ranks}: {}", r.stderr);
+        // The summary names each rank's cores, not one merged list.
+        let shown = r.stdout.lines().next().unwrap_or_default();
+        assert!(shown.contains("[rank cores "), "{shown}");
+        assert_eq!(shown.matches(" | ").count(), ranks - 1, "{shown}");
         let report = json(&dir.join("r.json"));
         assert_eq!(report["stop_reason"], "converged", "{variant}");
         let reported = report["residual"].as_f64().unwrap();

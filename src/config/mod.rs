@@ -74,7 +74,7 @@ pub enum ConfigError {
         text: String,
     },
     /// A key braid does not know.
-    #[error("{origin}: unknown key `{key}` (known keys: {})", key_names())]
+    #[error("{origin}: unknown key `{key}`{}", unknown_key_hint(key))]
     UnknownKey {
         /// Where.
         origin: Origin,
@@ -289,8 +289,15 @@ impl Config {
     }
 }
 
-fn key_names() -> String {
-    KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+/// "did you mean" when a known key is one slip away, else every key.
+fn unknown_key_hint(key: &str) -> String {
+    match crate::suggest::closest(key, KEYS.iter().map(|k| k.name)) {
+        Some(k) => format!("; did you mean `{k}`? (`braid config` lists every key)"),
+        None => format!(
+            " (known keys: {})",
+            KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 fn split_pair(text: &str) -> Option<(&str, &str)> {

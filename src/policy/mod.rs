@@ -122,6 +122,23 @@ impl<'de> Deserialize<'de> for Named {
     }
 }
 
+impl Named {
+    /// Every name a label may give a balancer: `split`, `joint`, `hybrid`,
+    /// and each other strategy alone or with `-split` or `-hybrid`.
+    pub fn names() -> Vec<String> {
+        let mut names: Vec<String> = ["split", "joint", "hybrid"].map(String::from).into();
+        for s in Strategy::ALL
+            .into_iter()
+            .filter(|s| *s != Strategy::Progressive)
+        {
+            for tail in ["", "-split", "-hybrid", "-joint"] {
+                names.push(format!("{}{tail}", s.name()));
+            }
+        }
+        names
+    }
+}
+
 impl std::str::FromStr for Named {
     type Err = ();
 

@@ -124,7 +124,8 @@ pub enum TopologyError {
     /// A real run of more threads than this process may run on.
     #[error(
         "`threads`: {threads} threads but this process may run on only {usable} CPU(s) (the \
-         topology names more); set oversubscribe = true to share them"
+         topology names more); set oversubscribe = true to share them (`braid topology \
+         --oversubscribe`)"
     )]
     MoreThanUsable {
         /// Asked for.
@@ -135,7 +136,8 @@ pub enum TopologyError {
     /// More threads than CPUs, without `oversubscribe`.
     #[error(
         "`threads`: {threads} threads but only {cores} logical CPU(s) selected; \
-         set oversubscribe = true to pin several threads per CPU"
+         set oversubscribe = true to pin several threads per CPU (`braid topology \
+         --oversubscribe`)"
     )]
     Oversubscribed {
         /// Asked for.
@@ -268,13 +270,17 @@ impl fmt::Display for Topology {
 fn format_cores(cores: &[Vec<usize>]) -> String {
     if cores.iter().all(|c| c.len() == 1) {
         let pus: Vec<usize> = cores.iter().flatten().copied().collect();
-        return format!("cores {}", format_list(&pus));
+        let noun = if pus.len() == 1 { "core" } else { "cores" };
+        return format!("{noun} {}", format_list(&pus));
     }
     let each: Vec<String> = cores
         .iter()
         .map(|c| c.iter().map(usize::to_string).collect::<Vec<_>>().join("+"))
         .collect();
-    format!("{} cores (CPUs): {}", cores.len(), each.join(" "))
+    match cores.len() {
+        1 => format!("1 core (CPUs): {}", each.join(" ")),
+        n => format!("{n} cores (CPUs): {}", each.join(" ")),
+    }
 }
 
 /// `0-3,6,8-9`

@@ -1,0 +1,170 @@
+//! What a new user meets in the first hour: errors that say what was
+//! meant, commands that do what their hints say, summaries that name the
+//! machine as it was used, and the documented set-up commands that work.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{braid, scratch};
+
+fn refused_with(dir: &Path, args: &[&str], said: &str) {
+    let out = braid(dir, args);
+    assert_eq!(out.status, Some(2), "{args:?}: {}", out.stderr);
+    assert!(
+        out.stderr.contains(said),
+        "{args:?}: `{said}` not in {}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+}
+
+#[test]
+fn a_misspelt_key_gets_the_key_it_was_meant_to_be() {
+    let dir = scratch("misspelt-key");
+    refused_with(&dir, &["run", "thrads=2"], "did you mean `threads`?");
+    // Nothing near: every key is listed instead of a guess.
+    refused_with(&dir, &["run", "colour=2"], "known keys: domain_size");
+}
+
+#[test]
+fn a_balancer_without_its_interval_is_told_how_to_write_it() {
+    let dir = scratch("balancer-args");
+    refused_with(
+        &dir,
+        &["run", "--variant", "async(4)+split"],
+        "`split` needs its balancing interval f in seconds (or auto): split(f), e.g. split(0.001)",
+    );
+    refused_with(
+        &dir,
+        &["run", "--variant", "async(4)+hybrid"],
+        "hybrid(f,k), e.g. hybrid(0.001,5)",
+    );
+    refused_with(
+        &dir,
+        &["run", "--variant", "async(4)+splt(0.1)"],
+        "no such balancer `splt`; did you mean `split`?",
+    );
+    refused_with(
+        &dir,
+        &["run", "--variant", "asynk(4)"],
+        "no such scheme `asynk`; did you mean `async`?",
+    );
+}
+
+#[test]
+fn topology_takes_the_oversubscribe_its_refusal_asks_for() {
+    let dir = scratch("topology-oversubscribe");
+    let threads = (std::thread::available_parallelism().unwrap().get() * 2).to_string();
+    refused_with(
+        &dir,
+        &["topology", "--threads", &threads],
+        "--oversubscribe",
+    );
+    let out = braid(
+        &dir,
+        &["topology", "--threads", &threads, "--oversubscribe"],
+    );
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.contains(&format!("{threads} thread(s) pinned")),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn one_core_is_called_a_core() {
+    let dir = scratch("one-core");
+    let run = braid(&dir, &["run", "threads=1", "cores=0", "max_iterations=10"]);
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    assert!(run.stdout.contains("[core 0, pinned]"), "{}", run.stdout);
+    let run = braid(
+        &dir,
+        &[
+            "sim",
+            "threads=1",
+            "max_iterations=10",
+            "domain_size=32",
+            "sim_topology=pack:1 core:1 pu:1",
+        ],
+    );
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    assert!(!run.stdout.contains("1 cores"), "{}", run.stdout);
+}
+
+#[test]
+fn a_replay_simulates_the_sockets_the_threads_used() {
+    let dir = scratch("replay-sockets");
+    let run = braid(
+        &dir,
+        &[
+            "run",
+            "threads=2",
+            "oversubscribe=true",
+            "trace_interval=0.005",
+            "max_iterations=300",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let used: std::collections::BTreeSet<u64> = report["thread_sockets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    let sim = braid(&dir, &["sim", "--replay-speeds", "r.json"]);
+    assert_eq!(sim.status, Some(0), "{}", sim.stderr);
+    let said = format!("on 2 thread(s), {} socket(s)", used.len());
+    assert!(sim.stdout.contains(&said), "`{said}` not in {}", sim.stdout);
+}
+
+#[test]
+fn the_documented_sysfs_capture_gives_the_machine_braid_reads() {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/running.md"))
+            .unwrap();
+    let capture = docs
+        .lines()
+        .find(|l| l.contains("cp --parents"))
+        .expect("docs/running.md shows the capture command");
+    let dir = scratch("sysfs-capture");
+    let node = dir.join("node");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(capture.replace("~/node", node.to_str().unwrap()))
+        .status()
+        .unwrap();
+    assert!(status.success(), "{capture}");
+    let here = braid(&dir, &["topology", "--json"]);
+    let mut captured = Command::new(env!("CARGO_BIN_EXE_braid"));
+    captured
+        .args(["topology", "--json"])
+        .env("BRAID_SYSFS_ROOT", &node);
+    let captured = common::wait_for(captured, common::HANG);
+    assert_eq!(captured.status, Some(0), "{}", captured.stderr);
+    let sockets = |text: &str| {
+        serde_json::from_str::<serde_json::Value>(text).unwrap()["topology"]["sockets"].clone()
+    };
+    assert_eq!(sockets(&captured.stdout), sockets(&here.stdout));
+}
+
+#[test]
+fn recorded_traces_are_not_committed_by_accident() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ignored = Command::new("git")
+        .args(["check-ignore", "-q", "some/noise.trace"])
+        .current_dir(root)
+        .status();
+    match ignored {
+        // Not a git checkout (a source tarball): nothing to commit into.
+        Ok(s) if s.code() == Some(128) => {}
+        Ok(s) => assert!(s.success(), "*.trace is not git-ignored"),
+        Err(_) => {}
+    }
+}
