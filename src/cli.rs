@@ -39,6 +39,9 @@ enum Command {
     Experiment(ExperimentArgs),
     /// Draw the paper's figures and Table 2 from results files.
     Plot(PlotArgs),
+    /// Results files as one tidy CSV table, a row per sample with the same
+    /// columns for every suite (docs/experiments.md#tidy-tables).
+    Table(TableArgs),
     /// Print the sockets, physical cores and logical CPUs braid detects (and
     /// how), and where N threads would be pinned. BRAID_SYSFS_ROOT=DIR reads
     /// a captured sysfs tree (DIR/devices/system/cpu) instead of /sys.
@@ -106,6 +109,16 @@ struct PlotArgs {
     out: PathBuf,
 }
 
+#[derive(Debug, Args)]
+struct TableArgs {
+    /// Results files written by `braid experiment`
+    #[arg(value_name = "RESULTS.jsonl", required = true)]
+    results: Vec<PathBuf>,
+    /// The CSV file to write (`-`: standard output)
+    #[arg(long, value_name = "FILE", default_value = "-")]
+    csv: PathBuf,
+}
+
 #[derive(Debug, Args, Default)]
 struct RunArgs {
     /// Configuration file [default: ./config.txt if present, else built-in
@@ -163,7 +176,7 @@ pub(crate) fn main() -> ExitCode {
         None => runner::command(&RunArgs::default().request(None), EngineKind::Run),
         Some(Command::Run(args)) => runner::command(&args.request(None), EngineKind::Run),
         Some(Command::Sim(args)) if args.calibrate => {
-            print!("{}", crate::calibrate::measure());
+            runner::show(&crate::calibrate::measure().to_string());
             Ok(())
         }
         Some(Command::Sim(args)) => {
@@ -172,9 +185,10 @@ pub(crate) fn main() -> ExitCode {
         }
         Some(Command::Experiment(args)) => experiment(args),
         Some(Command::Plot(args)) => plot(args),
+        Some(Command::Table(args)) => table(&args),
         Some(Command::Topology(args)) => topology(&args),
         Some(Command::Config) => {
-            print!("{}", crate::config::document());
+            runner::show(&crate::config::document());
             Ok(())
         }
         Some(Command::Parasite(args)) => return braid_noise::cli::main_with(args),
@@ -227,13 +241,12 @@ fn topology(args: &TopologyArgs) -> Result<(), Failure> {
             thread_sockets: &placement.sockets,
         };
         let text = serde_json::to_string_pretty(&shown).map_err(|e| Failure::Failed(e.into()))?;
-        println!("{text}");
+        runner::show(&format!("{text}\n"));
     } else {
-        print!("{topo}");
-        println!(
-            "{threads} thread(s) pinned to CPUs {}",
+        runner::show(&format!(
+            "{topo}{threads} thread(s) pinned to CPUs {}\n",
             pinned_list(&placement)
-        );
+        ));
     }
     Ok(())
 }
@@ -313,6 +326,19 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
 /// Where `braid plot` draws by default.
 const DEFAULT_PLOTS: &str = "results/plots";
 
+/// `braid table`: the results as one CSV.
+fn table(args: &TableArgs) -> Result<(), Failure> {
+    let rows =
+        crate::table::write(&args.results, &args.csv).map_err(|e| match e.is_bad_input() {
+            true => Failure::BadInput(e.into()),
+            false => Failure::Failed(e.into()),
+        })?;
+    if args.csv != Path::new("-") {
+        eprintln!("braid: {rows} row(s) written to {}", args.csv.display());
+    }
+    Ok(())
+}
+
 fn plot(args: PlotArgs) -> Result<(), Failure> {
     // Our own default may be made whole (results/ is missing in a fresh
     // clone); a directory the user names must have an existing parent.
@@ -327,7 +353,7 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
             false => Failure::Failed(e.into()),
         })?;
     for path in written {
-        println!("{}", path.display());
+        runner::show(&format!("{}\n", path.display()));
     }
     Ok(())
 }

@@ -49,6 +49,7 @@
 
 #![warn(missing_docs)]
 
+pub mod busy;
 pub(crate) mod calibrate;
 pub(crate) mod child;
 pub(crate) mod cli;
@@ -75,8 +76,10 @@ pub(crate) mod schedule;
 pub mod sim;
 pub(crate) mod subdomain;
 pub mod suggest;
+pub(crate) mod table;
 pub mod topology;
 pub mod variant;
+pub(crate) mod watch;
 pub mod workload;
 
 pub use config::Config;

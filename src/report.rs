@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::busy::MachineLoad;
 use crate::config::Config;
 use crate::engine::{Clock, LbStats, Outcome, RanksInfo, StopReason, TraceSample};
 use crate::model::{Forecast, WorkloadForecast};
@@ -133,6 +134,11 @@ pub struct Report {
     /// lists are then the whole run's, rank by rank).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<RanksInfo>,
+    /// How busy the machine was during a real run: when it started, the
+    /// load average, and each used CPU's share lost to other processes and
+    /// to steal (null in the simulator and across ranks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineLoad>,
     /// The effective configuration (`threads` resolved).
     pub config: Config,
 }
@@ -253,6 +259,7 @@ impl Report {
                 .and_then(|s| s.replayed.as_ref())
                 .map(|m| m.source.clone()),
             ranks: out.ranks.clone(),
+            machine: None,
             config: plan.config.clone(),
         }
     }
@@ -263,6 +270,7 @@ impl fmt::Display for Report {
     /// then the residual.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.fmt_run(f)?;
+        self.fmt_machine(f)?;
         self.fmt_noise_and_balancing(f)?;
         self.fmt_residual(f)
     }
@@ -353,6 +361,44 @@ impl Report {
             )?;
         }
         Ok(())
+    }
+
+    /// The logical CPUs braid's own parasites ran on.
+    pub fn noisy_cpus(&self) -> Vec<usize> {
+        self.noise
+            .as_ref()
+            .map(|n| n.parasites.iter().map(|p| p.core).collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether other work took more than [`crate::busy::BUSY_SHARE`] of a
+    /// core a worker ran on (braid's own parasites aside); null when not
+    /// measured (the simulator, runs across ranks).
+    pub fn machine_busy(&self) -> Option<bool> {
+        Some(self.machine.as_ref()?.busy(&self.noisy_cpus()))
+    }
+
+    fn fmt_machine(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(m) = &self.machine else {
+            return Ok(());
+        };
+        let noisy = self.noisy_cpus();
+        if !m.busy(&noisy) {
+            return Ok(());
+        }
+        let lost: Vec<String> = m
+            .cpus
+            .iter()
+            .filter(|c| !noisy.contains(&c.cpu))
+            .filter_map(|c| Some(format!("CPU {} {:.0}%", c.cpu, 100.0 * c.lost_share?)))
+            .collect();
+        writeln!(
+            f,
+            "  machine        BUSY: other work took {} (steal {:.0}%); these timings are not \
+             the machine's",
+            lost.join(", "),
+            100.0 * m.steal()
+        )
     }
 
     fn fmt_noise_and_balancing(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::busy::Before;
 use crate::config::Config;
 use crate::engine::{EngineKind, MeasuredSpeeds, Outcome, StopReason};
 use crate::interrupt::Interrupt;
@@ -45,8 +46,13 @@ pub fn run(plan: &Plan) -> Result<(Report, Outcome), StartError> {
                 Some(noise) => Some(parasites::start(noise)?),
                 None => None,
             };
+            let before = Before::now();
             let outcome = runtime::run(&plan.problem, &plan.placement, &plan.settings);
-            (outcome, parasites.and_then(parasites::Running::stop))
+            let machine = before.until_now(&plan.placement.cores, &outcome.thread_core_time);
+            let noise = parasites.and_then(parasites::Running::stop);
+            let mut report = Report::new(plan, &outcome, noise);
+            report.machine = Some(machine);
+            return Ok((report, outcome));
         }
     };
     Ok((Report::new(plan, &outcome, noise), outcome))
@@ -146,7 +152,10 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
         plan.problem.height,
         plan.problem.width
     );
-    let (report, outcome) = run(&plan).map_err(bad_input)?;
+    let watch = crate::watch::Watch::start(plan.settings.progress.clone(), watch_limits(&plan));
+    let ran = run(&plan);
+    drop(watch);
+    let (report, outcome) = ran.map_err(bad_input)?;
     if outcome.stop == StopReason::ClockRange {
         // Its times are capped, not measured: no report is better than a
         // wrong one.
@@ -154,6 +163,18 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
     }
     publish(req, &report, &outcome, json, grid)?;
     ending(&plan, &outcome)
+}
+
+/// What the progress line measures a run against.
+fn watch_limits(plan: &Plan) -> crate::watch::Limits {
+    let s = &plan.settings;
+    crate::watch::Limits {
+        budget: s.update_budget,
+        per_thread: (plan.problem.subs.len() / plan.problem.threads.max(1)) as u64,
+        time_limit: s.time_limit.map(|d| d.as_secs_f64()),
+        tolerance: s.tolerance,
+        engine: plan.engine,
+    }
 }
 
 /// Names the keys set for the other engine: a setting that changes
@@ -338,6 +359,12 @@ fn open_outputs(req: &Request) -> Result<(Option<Output>, Option<Output>), Failu
     ))
 }
 
+/// Prints `text` on stdout. A reader that went away (`braid config | head`)
+/// is not an error: what braid had to write to files is written regardless.
+pub(crate) fn show(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 /// Prints the summary (to stderr when the report goes to stdout) and
 /// writes the outputs.
 fn publish(
@@ -350,7 +377,7 @@ fn publish(
     if req.json.as_deref() == Some(Path::new("-")) {
         eprint!("{report}");
     } else {
-        print!("{report}");
+        show(&report.to_string());
     }
     write_outputs(json, grid, report, outcome)
 }
@@ -499,7 +526,10 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
             plan.problem.width
         );
     }
+    let watch = (session.rank == 0)
+        .then(|| crate::watch::Watch::start(plan.settings.progress.clone(), watch_limits(&plan)));
     let outcome = runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
+    drop(watch);
     if session.rank == 0 {
         let report = Report::new(&plan, &outcome, None);
         publish(req, &report, &outcome, json, grid)?;

@@ -168,3 +168,169 @@ fn recorded_traces_are_not_committed_by_accident() {
         Err(_) => {}
     }
 }
+
+#[test]
+fn run_and_sim_show_progress_on_stderr_and_keep_stdout_for_the_report() {
+    let dir = scratch("progress");
+    for engine in ["run", "sim"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_braid"));
+        cmd.args([
+            engine,
+            "--json",
+            "-",
+            "tolerance=1e-12",
+            "max_iterations=100000000",
+        ])
+        .args(match engine {
+            "run" => &["threads=1", "domain_size=200", "time_limit=1.5"][..],
+            _ => &[
+                "numerics=true",
+                "domain_size=96",
+                "sim_topology=pack:1 core:4 pu:1",
+                "time_limit=0.3",
+            ][..],
+        })
+        .env("BRAID_PROGRESS_S", "0.2")
+        .current_dir(&dir);
+        let out = common::wait_for(cmd, common::HANG);
+        // The time limit comes first on any machine (exit 3, missed).
+        assert_eq!(out.status, Some(3), "{engine}: {}", out.stderr);
+        let lines: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("braid: iteration "))
+            .collect();
+        assert!(lines.len() >= 2, "{engine}: {}", out.stderr);
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("residual") && l.contains("target 1e-12")),
+            "{engine}: {lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("ETA")),
+            "{engine}: {lines:?}"
+        );
+        // stdout is the report and nothing else.
+        serde_json::from_str::<serde_json::Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("{engine}: {e}: {}", out.stdout));
+    }
+}
+
+/// `braid run threads=1 cores=0 ...`'s lost share on CPU 0, with a spinning
+/// thread pinned to CPU 0 beside it or not.
+fn lost_share(dir: &Path, hog: bool) -> f64 {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spinner = hog.then(|| {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            core_affinity::set_for_current(core_affinity::CoreId { id: 0 });
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    });
+    let out = braid(
+        dir,
+        &[
+            "run",
+            "--json",
+            "-",
+            "threads=1",
+            "cores=0",
+            "time_limit=0.5",
+            "max_iterations=100000000",
+        ],
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(s) = spinner {
+        s.join().unwrap();
+    }
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let cpu = &report["machine"]["cpus"][0];
+    assert_eq!(cpu["cpu"], 0);
+    cpu["lost_share"]
+        .as_f64()
+        .expect("Linux says how long a thread waited")
+}
+
+#[test]
+fn a_run_beside_a_cpu_hog_records_a_higher_lost_share_on_its_core() {
+    let dir = scratch("lost-share");
+    // A hog on the same core takes about half of it; a busy machine may take
+    // some of the quiet run's too, so the two are compared, three times at
+    // most.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (quiet, hogged) = (lost_share(&dir, false), lost_share(&dir, true));
+        seen.push((quiet, hogged));
+        if hogged > quiet + 0.1 && hogged > 0.2 {
+            return;
+        }
+    }
+    panic!("the hog's core did not lose more: (quiet, hogged) = {seen:?}");
+}
+
+#[test]
+fn the_table_has_the_same_columns_for_every_shipped_results_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("plots")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            match p.is_dir() {
+                true => dirs.push(p),
+                false if p.extension().is_some_and(|x| x == "jsonl") => files.push(p),
+                false => {}
+            }
+        }
+    }
+    assert!(files.len() >= 15, "{files:?}");
+    let dir = scratch("table");
+    let mut header = None;
+    for f in &files {
+        let out = braid(&dir, &["table", f.to_str().unwrap()]);
+        assert_eq!(out.status, Some(0), "{}: {}", f.display(), out.stderr);
+        let mut csv = csv::Reader::from_reader(out.stdout.as_bytes());
+        let columns: Vec<String> = csv.headers().unwrap().iter().map(String::from).collect();
+        assert_eq!(
+            header.get_or_insert_with(|| columns.clone()),
+            &columns,
+            "{}",
+            f.display()
+        );
+        let at = |name: &str| columns.iter().position(|c| c == name).unwrap();
+        for row in csv.records() {
+            let row = row.unwrap();
+            if &row[at("noise")] != "none" {
+                assert!(
+                    !row[at("duty_measured")].is_empty(),
+                    "{}: {row:?}",
+                    f.display()
+                );
+                assert!(
+                    !row[at("duty_requested")].is_empty(),
+                    "{}: {row:?}",
+                    f.display()
+                );
+                assert!(
+                    !row[at("noisy_cores")].is_empty(),
+                    "{}: {row:?}",
+                    f.display()
+                );
+            } else {
+                assert!(
+                    row[at("noisy_cores")].is_empty(),
+                    "{}: {row:?}",
+                    f.display()
+                );
+            }
+            assert!(
+                row[at("time_to_solution_s")].is_empty()
+                    || row[at("time_to_solution_s")].parse::<f64>().is_ok()
+            );
+        }
+    }
+}

@@ -6,13 +6,16 @@
 //! plugs in behind the same ones.
 
 mod outcome;
+mod progress;
 pub mod simulated;
 pub mod speeds;
 
 pub use crate::variant::Interval;
 pub use outcome::{
-    Clock, EFFORT_SAMPLES, Effort, LbStats, Outcome, Ran, RanksInfo, StopReason, TraceSample, Tried,
+    Clock, CoreTime, EFFORT_SAMPLES, Effort, LbStats, Outcome, Ran, RanksInfo, StopReason,
+    TraceSample, Tried,
 };
+pub use progress::{Progress, ProgressNow};
 pub use simulated::{SimCosts, SimSettings};
 pub use speeds::MeasuredSpeeds;
 
@@ -197,6 +200,9 @@ pub struct Settings {
     pub workload: Workload,
     /// Set by SIGINT/SIGTERM (when the CLI installed it): stops the run.
     pub interrupt: Interrupt,
+    /// Where the engine publishes how far it has got (read by the command
+    /// line's progress line).
+    pub progress: Progress,
 }
 
 impl Settings {
@@ -213,6 +219,7 @@ impl Settings {
             slow: None,
             workload: Workload::uniform(),
             interrupt: Interrupt::none(),
+            progress: Progress::default(),
         }
     }
 

@@ -93,6 +93,36 @@ pub struct LbStats {
     pub tried: Vec<Tried>,
 }
 
+impl LbStats {
+    /// Merges adjacent effort samples pairwise until at most `max` remain
+    /// (totals are kept).
+    ///
+    /// ```
+    /// use braid::engine::{Effort, LbStats};
+    /// let e = Effort { t_s: 0.0, interval_s: 1.0, lost_s: 0.5, cost_s: 0.0 };
+    /// let mut lb = LbStats { calls: 5, moves: 0, cross_socket_moves: 0, time_s: 0.0,
+    ///     effort: vec![e; 5], ran: vec![], tried: vec![] };
+    /// lb.coarsen(2);
+    /// assert_eq!(lb.effort.len(), 2);
+    /// assert_eq!(lb.effort.iter().map(|e| e.interval_s).sum::<f64>(), 5.0);
+    /// ```
+    pub fn coarsen(&mut self, max: usize) {
+        let max = max.max(1);
+        while self.effort.len() > max {
+            self.effort = self
+                .effort
+                .chunks(2)
+                .map(|p| {
+                    p.iter()
+                        .copied()
+                        .reduce(Effort::merge)
+                        .expect("a chunk is not empty")
+                })
+                .collect();
+        }
+    }
+}
+
 /// Effort samples a report keeps at most.
 pub const EFFORT_SAMPLES: usize = 2048;
 
@@ -212,6 +242,20 @@ pub struct Outcome {
     /// when the run measured object loads (a workload that is not uniform,
     /// or a balancer that reads loads).
     pub subdomain_busy_s: Option<Vec<f64>>,
+    /// Each worker thread's time on its core (runtime only; empty in the
+    /// simulator).
+    pub thread_core_time: Vec<CoreTime>,
+}
+
+/// A worker thread's wall time and the part of it the scheduler kept it
+/// waiting for its core while something else ran there.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CoreTime {
+    /// Seconds from the thread's start to its end, over every epoch.
+    pub life_s: f64,
+    /// Seconds it was runnable but waiting on its core's run queue (Linux's
+    /// `/proc/thread-self/schedstat`); `None` where that cannot be read.
+    pub waited_s: Option<f64>,
 }
 
 /// A run across MPI ranks (`mpirun -n R braid run`, feature `mpi`).

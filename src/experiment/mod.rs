@@ -3,17 +3,17 @@
 //! appends one record per finished sample to a results file. See
 //! [`suite`] for the file format and [`results`] for resuming.
 
+mod progress;
 pub(crate) mod provenance;
 pub(crate) mod results;
 pub(crate) mod suite;
 
 use std::collections::HashSet;
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use thiserror::Error;
 
 use crate::config::Config;
@@ -22,6 +22,7 @@ use crate::interrupt::Interrupt;
 use crate::plan::Plan;
 use crate::report::Report;
 use crate::topology::Topology;
+use progress::SuiteProgress;
 use provenance::Provenance;
 use results::{Record, ResultsFile, Status};
 use suite::{LoadedSuite, Sample};
@@ -89,6 +90,11 @@ impl ExperimentError {
     }
 }
 
+/// Effort samples a results record keeps (a run's report keeps
+/// [`crate::engine::EFFORT_SAMPLES`]): adjacent intervals merged, so totals
+/// are kept and a figure still has a point per pixel or two.
+const RECORD_EFFORT_SAMPLES: usize = 256;
+
 /// What a finished invocation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Summary {
@@ -140,10 +146,14 @@ pub(crate) fn run(
             summary.retried
         );
     }
-    let bar = progress_bar(samples.len() as u64, summary.skipped as u64);
+    if suite.suite.engine == EngineKind::Run {
+        warn_if_busy();
+    }
+    let variants = todo.iter().map(|&i| samples[i].variant.clone()).collect();
+    let mut shown = SuiteProgress::new(variants, samples.len(), summary.skipped);
     for i in todo {
         let sample = &samples[i];
-        bar.set_message(sample.key());
+        shown.starting(&sample.key());
         let started = Instant::now();
         let (status, error, report) = match run_sample(&exe, suite, sample, interrupt)? {
             SampleEnd::Report(report) => {
@@ -156,13 +166,30 @@ pub(crate) fn run(
                 break;
             }
         };
-        if let Some(e) = &error {
-            summary.failed += 1;
-            bar.suspend(|| eprintln!("braid: sample `{}` failed: {e}", sample.key()));
-        } else {
-            summary.ok += 1;
-        }
+        let how = match (&error, &report) {
+            (Some(e), _) => {
+                summary.failed += 1;
+                shown.say(&format!("braid: sample `{}` failed: {e}", sample.key()));
+                "failed"
+            }
+            (None, Some(r)) if r.missed_tolerance() => {
+                summary.ok += 1;
+                "missed its tolerance"
+            }
+            _ => {
+                summary.ok += 1;
+                "ok"
+            }
+        };
         let (cfg, topology) = &configs[i];
+        let wall_s = started.elapsed().as_secs_f64();
+        let provenance = Provenance::new(cfg, topology, calibration.as_ref(), report.is_some());
+        let report = report.map(|mut r| {
+            if let Some(lb) = &mut r.lb {
+                lb.coarsen(RECORD_EFFORT_SAMPLES);
+            }
+            r
+        });
         file.append(&Record {
             suite: suite.suite.name.clone(),
             suite_digest: suite.digest(),
@@ -172,13 +199,13 @@ pub(crate) fn run(
             key: sample.key(),
             status,
             error,
-            wall_s: started.elapsed().as_secs_f64(),
-            provenance: Provenance::new(cfg, topology, calibration.as_ref()),
+            wall_s,
+            provenance,
             report,
         })?;
-        bar.inc(1);
+        shown.finished(&sample.key(), &sample.variant, wall_s, how);
     }
-    bar.finish_and_clear();
+    shown.finish();
     Ok(summary)
 }
 
@@ -363,19 +390,22 @@ fn last_lines(text: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join(" / ")
 }
 
-/// A bar with ETA on a terminal; nothing at all otherwise.
-fn progress_bar(len: u64, done: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+/// Says so when other work already holds this machine's CPUs: a real
+/// engine's timings would be slower and noisier than the machine's.
+fn warn_if_busy() {
+    let (busy, load) = crate::busy::busy_now(Duration::from_millis(500));
+    if busy.is_empty() {
+        return;
     }
-    let bar = ProgressBar::new(len).with_position(done);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{elapsed_precise} [{bar:30}] {pos}/{len} samples, ETA {eta}  {msg}",
-        )
-        .expect("a valid template")
-        .progress_chars("=> "),
+    let cpus: Vec<String> = busy
+        .iter()
+        .map(|(cpu, share)| format!("CPU {cpu} {:.0}%", 100.0 * share))
+        .collect();
+    eprintln!(
+        "braid: warning: the machine is busy before the suite starts ({}{}): timings will be \
+         slower and noisier, and each record says how much of its cores other work took",
+        cpus.join(", "),
+        load.map(|l| format!("; load average {l:.2}"))
+            .unwrap_or_default()
     );
-    bar.reset_eta();
-    bar
 }

@@ -15,20 +15,27 @@ pub(crate) struct Provenance {
     pub cpu_model: String,
     pub hostname: String,
     /// The effective configuration of the sample (suite base, variant and
-    /// overrides applied), as its report's `config` would show.
-    pub config: serde_json::Value,
-    /// The machine the engine ran on (synthetic for `sim`).
-    pub topology: serde_json::Value,
+    /// overrides applied); only when there is no report, whose `config`
+    /// holds it (a record stores nothing twice).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
+    /// The machine the engine ran on (synthetic for `sim`); only when there
+    /// is no report, whose `topology` holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<serde_json::Value>,
     /// The noise loop's calibration on this machine, measured once per
     /// suite invocation (real engine), or null.
     pub noise_calibration: Option<serde_json::Value>,
 }
 
 impl Provenance {
+    /// `reported`: whether the record holds the sample's report (which then
+    /// holds its configuration and machine).
     pub(crate) fn new(
         config: &Config,
         topology: &Topology,
         noise_calibration: Option<&braid_noise::Calibration>,
+        reported: bool,
     ) -> Provenance {
         Provenance {
             braid_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -37,8 +44,9 @@ impl Provenance {
             hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| "unknown".into()),
-            config: serde_json::to_value(config).expect("a config serializes"),
-            topology: serde_json::to_value(topology).expect("a topology serializes"),
+            config: (!reported).then(|| serde_json::to_value(config).expect("a config serializes")),
+            topology: (!reported)
+                .then(|| serde_json::to_value(topology).expect("a topology serializes")),
             noise_calibration: noise_calibration
                 .map(|c| serde_json::to_value(c).expect("a calibration serializes")),
         }
@@ -46,7 +54,12 @@ impl Provenance {
 
     #[cfg(test)]
     pub(crate) fn for_tests() -> Provenance {
-        Provenance::new(&Config::default(), &Topology::detect().unwrap(), None)
+        Provenance::new(
+            &Config::default(),
+            &Topology::detect().unwrap(),
+            None,
+            false,
+        )
     }
 }
 

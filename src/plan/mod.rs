@@ -292,6 +292,7 @@ fn settings(cfg: &Config, problem: &Problem, workload: Workload) -> Settings {
         slow: cfg.slow,
         workload,
         interrupt: Interrupt::none(),
+        progress: crate::engine::Progress::default(),
     }
 }
 

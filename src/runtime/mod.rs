@@ -40,7 +40,7 @@ use crossbeam_utils::CachePadded;
 pub(crate) use barrier::{Crossing, StopBarrier};
 pub(crate) use stop::{Idler, StopFlag};
 
-use crate::engine::{Clock, Outcome, Settings, StopReason, TraceSample};
+use crate::engine::{Clock, CoreTime, Outcome, Settings, StopReason, TraceSample};
 use crate::problem::{Problem, residual_norm};
 use crate::schedule::{EstimateLine, Refutation, Sampler, StopRule, Verdicts, epoch_end};
 use crate::subdomain::{self, Subdomain};
@@ -64,6 +64,11 @@ struct Shared<'a> {
     stop: StopFlag,
     barrier: StopBarrier,
     thread_updates: Vec<CachePadded<AtomicU64>>,
+    /// Each worker thread's wall nanoseconds, over every epoch.
+    life_ns: Vec<CachePadded<AtomicU64>>,
+    /// Each worker thread's nanoseconds waiting for its core, over every
+    /// epoch; `u64::MAX` once a read of schedstat failed.
+    waited_ns: Vec<CachePadded<AtomicU64>>,
     max_lag: Vec<CachePadded<AtomicU64>>,
     assignment: Assignment,
     balancer: Option<SharedBalancer>,
@@ -161,6 +166,18 @@ impl Shared<'_> {
         self.progress.store(p.to_bits(), Ordering::Relaxed);
     }
 
+    /// What the command line's progress line shows: the most updates, the
+    /// clock and (in one process) the residual estimate; across ranks a
+    /// rank sees only its own part of the residual, so none.
+    fn show_progress(&self) {
+        let residual = self.peers.is_none() && self.settings.tolerance.is_some();
+        self.settings.progress.publish(
+            self.most_updates(),
+            self.start.elapsed().as_secs_f64(),
+            residual.then(|| self.residual_sq_estimate()),
+        );
+    }
+
     /// Progress as last published.
     fn progress(&self) -> f64 {
         f64::from_bits(self.progress.load(Ordering::Relaxed))
@@ -208,6 +225,7 @@ fn run_observed(
     if let Some(p) = peers {
         p.start();
     }
+    settings.progress.start(r0);
     let shared = Shared::new(problem, &subs, settings, placement, r0, peers);
     let mut trace = Vec::new();
     let mut refuted = 0;
@@ -322,6 +340,18 @@ impl Shared<'_> {
             lb: self.balancer.as_ref().map(SharedBalancer::stats),
             trace,
             ranks: None,
+            thread_core_time: self
+                .life_ns
+                .iter()
+                .zip(&self.waited_ns)
+                .map(|(life, waited)| {
+                    let waited = waited.load(Ordering::Relaxed);
+                    CoreTime {
+                        life_s: life.load(Ordering::Relaxed) as f64 * 1e-9,
+                        waited_s: (waited != u64::MAX).then_some(waited as f64 * 1e-9),
+                    }
+                })
+                .collect(),
             subdomain_busy_s: self
                 .clocks
                 .as_ref()
@@ -351,6 +381,8 @@ impl<'a> Shared<'a> {
             stop: StopFlag::default(),
             barrier: StopBarrier::new(local.len()),
             thread_updates: (0..threads).map(|_| Default::default()).collect(),
+            life_ns: (0..threads).map(|_| Default::default()).collect(),
+            waited_ns: (0..threads).map(|_| Default::default()).collect(),
             max_lag: (0..threads).map(|_| Default::default()).collect(),
             assignment: Assignment::new(subs, threads),
             balancer: settings
@@ -409,6 +441,7 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
         while shared.finished.load(Ordering::Acquire) < threads {
             std::thread::sleep(MONITOR_PERIOD);
             shared.publish_progress();
+            shared.show_progress();
             let now = start.elapsed();
             // The workers watch their budgets, and in sync the barrier's
             // leader the estimate (whose local residuals are then exact).
@@ -472,6 +505,7 @@ fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
         while running() {
             std::thread::sleep(MONITOR_PERIOD);
             shared.publish_progress();
+            shared.show_progress();
             abort_on_panic();
             if let Some(reason) = own_verdict() {
                 shared
@@ -484,6 +518,7 @@ fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
     loop {
         abort_on_panic();
         shared.publish_progress();
+        shared.show_progress();
         // A worker at its budget has set this rank's flag: that is its wish.
         let wish = shared.stop.reason().or_else(own_verdict);
         if let Some(reason) = shared.exchange(peers, wish) {

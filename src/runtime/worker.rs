@@ -37,23 +37,52 @@ use crate::variant::Mode;
 /// report says why), and the worker counts as finished either way. The
 /// panic's message has gone to stderr through the panic hook.
 pub(super) fn run(sh: &Shared<'_>, t: usize) {
+    // Set once the thread is on its core: before that a new thread waits
+    // on its parent's core, which says nothing about the machine.
+    let mut pinned_at = None;
     // Unwind safety: what a panicking update leaves behind is one
     // subdomain's half-written `next` buffer, which is never published (the
     // swap comes after the sweep), and counters that only ever grow.
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(sh, t)));
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(sh, t, &mut pinned_at)));
     if result.is_err() {
         sh.stop.request(StopReason::WorkerPanic);
+    }
+    let Some((born, waited_before)) = pinned_at else {
+        sh.finished.fetch_add(1, Ordering::Release);
+        return;
+    };
+    let life = born.elapsed().as_nanos() as u64;
+    sh.life_ns[t].fetch_add(life, Ordering::Relaxed);
+    match (waited_before, waited_ns()) {
+        (Some(b), Some(a)) => {
+            // Saturates at u64::MAX, which marks "unknown": never reached
+            // by nanoseconds a run can wait.
+            let _ = sh.waited_ns[t].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                (w != u64::MAX).then(|| w.saturating_add(a.saturating_sub(b)))
+            });
+        }
+        _ => sh.waited_ns[t].store(u64::MAX, Ordering::Relaxed),
     }
     sh.finished.fetch_add(1, Ordering::Release);
 }
 
-fn work(sh: &Shared<'_>, t: usize) {
+/// Nanoseconds this thread has waited on a run queue (the second field of
+/// Linux's `/proc/thread-self/schedstat`), if the kernel says.
+fn waited_ns() -> Option<u64> {
+    let path = std::path::Path::new("/proc/thread-self/schedstat");
+    let text = braid_noise::files::read_text(path, 256).ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, Option<u64>)>) {
     let core = core_affinity::CoreId {
         id: sh.placement.cores[t],
     };
     if core_affinity::set_for_current(core) {
         sh.pinned.fetch_add(1, Ordering::Relaxed);
     }
+    *pinned_at = Some((std::time::Instant::now(), waited_ns()));
     let mut w = Worker::new(sh, t);
     let mut set = sh.assignment.current(t);
     // First touch, now that this thread is pinned: its cells go on its node.

@@ -48,6 +48,7 @@ impl Simulation<'_> {
             lb: self.balance.as_ref().map(|b| b.caller.stats()),
             trace: std::mem::take(&mut self.trace),
             ranks: None,
+            thread_core_time: Vec::new(),
             subdomain_busy_s: self.board.loads.as_ref().map(|l| {
                 l.busy_ps
                     .iter()

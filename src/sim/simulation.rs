@@ -61,7 +61,12 @@ pub(super) struct Simulation<'a> {
     /// Whether `steady_ps` holds: the workload neither moves nor grows,
     /// and the threads share one node.
     steady: bool,
+    /// Looks since the last publish of progress, and when that was (wall).
+    published: (u32, std::time::Instant),
 }
+
+/// Wall time between publishes of progress: the watcher looks less often.
+const PUBLISH_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// A virtual thread: its core, and where it is in its sweep.
 pub(super) struct Thread {
@@ -155,7 +160,11 @@ impl<'a> Simulation<'a> {
             refuted: 0,
             verified: None,
             done: 0,
+            published: (0, std::time::Instant::now()),
         };
+        if numbers == Numbers::Held {
+            settings.progress.start(r0);
+        }
         // With nothing on top (remote and node add exactly 0), `price`
         // gives the same bits as `cost_now`: a uniform run stays byte for
         // byte what it was.
@@ -373,6 +382,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn check_stop(&mut self) -> bool {
+        self.publish_progress();
         if self.now >= RANGE_PS {
             // Past the range a time is capped, not exact: refused.
             self.stop = Some(StopReason::ClockRange);
@@ -386,6 +396,24 @@ impl<'a> Simulation<'a> {
         let rule = self.rule;
         self.stop = rule.first(look, || self.estimate_met() && self.verify());
         self.stop.is_some()
+    }
+
+    /// Every 64 looks, if [`PUBLISH_EVERY`] has passed: the most updates,
+    /// the virtual clock and the residual estimate. Reads only; the
+    /// simulation's bytes do not depend on it.
+    fn publish_progress(&mut self) {
+        self.published.0 += 1;
+        if !self.published.0.is_multiple_of(64) || self.published.1.elapsed() < PUBLISH_EVERY {
+            return;
+        }
+        self.published.1 = std::time::Instant::now();
+        let residual_sq = (self.residual == Residual::Compute && self.settings.tolerance.is_some())
+            .then(|| self.subs.iter().map(Subdomain::residual_sq).sum::<f64>());
+        self.settings.progress.publish(
+            self.board.updates.iter().max().copied().unwrap_or(0),
+            seconds(self.now),
+            residual_sq,
+        );
     }
 
     /// Starts thread `t`'s next update at `self.now`; false if it has none
