@@ -241,3 +241,105 @@ fn the_checker_finds_what_is_broken() {
         [(1, "x.md".to_string()), (1, "y.png#z".to_string())]
     );
 }
+
+/// The fenced blocks of `lang` in a page, in order.
+fn blocks(page: &str, lang: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join(page)).unwrap();
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        match (&mut current, line.trim_start().strip_prefix("```")) {
+            (None, Some(l)) if l == lang => current = Some(String::new()),
+            (Some(_), Some(_)) => out.push(current.take().unwrap()),
+            (Some(b), None) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Runs `braid ARGS` (words split at spaces) in `dir`.
+fn braid_in(dir: &Path, line: &str) {
+    let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_braid"))
+        .args(&words)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn the_first_experiment_runs_as_written_and_gives_its_table_and_figure() {
+    // The page shows the suite file as shipped.
+    let shown: toml::Value = toml::from_str(&blocks("docs/first-experiment.md", "toml")[0]).unwrap();
+    let shipped: toml::Value =
+        toml::from_str(&std::fs::read_to_string(root().join("experiments/first.toml")).unwrap()).unwrap();
+    assert_eq!(shown, shipped);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("first-experiment");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("experiments")).unwrap();
+    std::fs::copy(root().join("experiments/first.toml"), dir.join("experiments/first.toml")).unwrap();
+    let commands: Vec<String> = blocks("docs/first-experiment.md", "sh")
+        .iter()
+        .flat_map(|b| b.lines().map(String::from).collect::<Vec<_>>())
+        .filter(|l| l.starts_with("braid "))
+        .collect();
+    assert_eq!(commands.len(), 3, "{commands:?}");
+    for c in &commands {
+        braid_in(&dir, c);
+    }
+    assert!(dir.join("results/first-plots/time-to-solution.png").is_file());
+    let table = std::fs::read_to_string(dir.join("results/first.csv")).unwrap();
+    assert_eq!(table.lines().count(), 1 + 20, "a header and a row per sample");
+    // The pandas lines, where pandas is installed (CI installs it).
+    let python = blocks("docs/first-experiment.md", "python").concat();
+    let has_pandas = std::process::Command::new("python3")
+        .args(["-c", "import pandas"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_pandas {
+        let out = std::process::Command::new("python3")
+            .args(["-c", &python])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let shown = String::from_utf8_lossy(&out.stdout);
+        assert!(shown.contains("async(4)+split(0.001)") && shown.contains("time_to_solution_s"), "{shown}");
+    } else if std::env::var_os("BRAID_REQUIRE_PANDAS").is_some() {
+        panic!("BRAID_REQUIRE_PANDAS is set but python3 cannot import pandas");
+    }
+}
+
+#[test]
+fn the_suite_reference_documents_every_key_the_shipped_suites_use_and_its_example_runs() {
+    let reference = std::fs::read_to_string(root().join("docs/suites.md")).unwrap();
+    for entry in std::fs::read_dir(root().join("experiments")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let suite: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (key, value) in &suite {
+            let named = match value.is_table() {
+                true => format!("`[{key}]`"),
+                false => format!("`{key}`"),
+            };
+            assert!(reference.contains(&named), "{}: {named} is not in docs/suites.md", path.display());
+            if key == "payoff" {
+                for inner in value.as_table().unwrap().keys() {
+                    assert!(reference.contains(&format!("`{inner}`")), "payoff.{inner}");
+                }
+            }
+        }
+    }
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("suite-reference");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("mine.toml"), &blocks("docs/suites.md", "toml")[0]).unwrap();
+    braid_in(&dir, "braid experiment mine.toml --out mine.jsonl");
+}
