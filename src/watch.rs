@@ -99,7 +99,10 @@ fn terminal(progress: &Progress, limits: Limits, ended: &mpsc::Receiver<()>) {
 fn plain(progress: &Progress, limits: Limits, ended: &mpsc::Receiver<()>, every: Duration) {
     let mut pace = Pace::new(Instant::now());
     while tick(ended, every) {
-        eprintln!("braid: {}", line(&progress.now(), limits, &mut pace));
+        // A closed stderr must not end the run: the report is what matters.
+        use std::io::Write;
+        let text = line(&progress.now(), limits, &mut pace);
+        let _ = writeln!(std::io::stderr(), "braid: {text}");
     }
 }
 

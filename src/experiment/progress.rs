@@ -71,18 +71,18 @@ impl SuiteProgress {
             .unwrap_or_default();
         match &self.bar {
             Some(bar) => bar.inc(1),
-            None => eprintln!(
+            None => say(&format!(
                 "braid: [{}/{}] {key}: {how} in {wall_s:.1} s{eta}",
                 self.done, self.total
-            ),
+            )),
         }
     }
 
     /// A line that must not be drawn over by the bar.
     pub(crate) fn say(&self, line: &str) {
         match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
+            Some(bar) => bar.suspend(|| say(line)),
+            None => say(line),
         }
     }
 
@@ -110,6 +110,13 @@ impl SuiteProgress {
             bar.finish_and_clear();
         }
     }
+}
+
+/// A line on stderr. A log that went away (`2>&1 | head`) must not stop
+/// the suite: the results file is what matters.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// `42 s`, `3 min 5 s`, `2 h 10 min`.

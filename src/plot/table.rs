@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::landscape::variant_order;
 use super::stats::quantile;
-use super::tts::times;
+use super::tts::{timed, times};
 use super::{PlotError, by_engine};
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
@@ -26,14 +26,33 @@ fn paper(variant: &str) -> (&'static str, &'static str) {
     }
 }
 
+/// A paper figure as a number for the CSV: `13%` is 0.13, and `<1%` is
+/// 0.01 with the bound `<` in a column of its own (empty when exact).
+fn paper_number(text: &str) -> (String, &'static str) {
+    let (bound, digits) = match text.strip_prefix('<') {
+        Some(rest) => ("<", rest),
+        None => ("", text),
+    };
+    match digits.strip_suffix('%').and_then(|d| d.parse::<f64>().ok()) {
+        Some(p) => ((p / 100.0).to_string(), bound),
+        None => (String::new(), ""),
+    }
+}
+
 pub(super) struct Line {
     pub engine: EngineKind,
     pub variant: String,
     pub quiet: Option<f64>,
     pub noisy: Option<f64>,
+    /// The quartiles around each median.
+    pub quiet_iqr: Option<(f64, f64)>,
+    pub noisy_iqr: Option<(f64, f64)>,
     pub samples: (usize, usize),
     /// Samples that finished without reaching the target.
     pub unconverged: usize,
+    /// Converged samples taken while other work held a core, and those
+    /// whose machine was measured at all.
+    pub busy: (usize, usize),
 }
 
 impl Line {
@@ -52,13 +71,22 @@ pub(super) fn lines(records: &[&Record]) -> Vec<Line> {
             if total == 0 {
                 continue;
             }
+            let iqr = |t: &[f64]| Some((quantile(t, 0.25)?, quantile(t, 0.75)?));
+            let flags: Vec<bool> = [false, true]
+                .into_iter()
+                .flat_map(|noise| timed(&of, v, noise))
+                .filter_map(|(_, busy)| busy)
+                .collect();
             out.push(Line {
                 engine,
                 variant: v.clone(),
                 quiet: quantile(&q, 0.5),
                 noisy: quantile(&n, 0.5),
+                quiet_iqr: iqr(&q),
+                noisy_iqr: iqr(&n),
                 samples: (q.len(), n.len()),
                 unconverged: total - q.len() - n.len(),
+                busy: (flags.iter().filter(|&&b| b).count(), flags.len()),
             });
         }
     }
@@ -71,40 +99,63 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
 
 pub(super) fn write(records: &[&Record], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let lines = lines(records);
-    let mut md = String::from(
-        "# Table 2: time to solution increase when 19% noise is added to one core\n\n\
-         Medians of converged samples; times in seconds (virtual for `sim`).\n\n\
-         | engine | variant | quiet (s) | noisy (s) | increase | samples quiet/noisy | not converged | paper Cirrus | paper ARCHER |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+    let noise = super::noise_label(records);
+    let mut md = format!(
+        "# Table 2: time to solution increase with {noise}\n\n\
+         Medians of converged samples, with their quartiles; times in seconds (virtual for \
+         `sim`). `busy`: samples taken while other work held more than 5% of a worker's core, \
+         of those measured (`-`: not measured, as in the simulator); their times are not the \
+         machine's.\n\n\
+         | engine | variant | quiet (s) | noisy (s) | increase | samples quiet/noisy | not converged | busy | paper Cirrus | paper ARCHER |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     let mut csv = String::from(
-        "engine,variant,quiet_s,noisy_s,increase,samples_quiet,samples_noisy,unconverged,paper_cirrus,paper_archer\n",
+        "engine,variant,quiet_s,quiet_q1_s,quiet_q3_s,noisy_s,noisy_q1_s,noisy_q3_s,increase,\
+         samples_quiet,samples_noisy,unconverged,busy_samples,measured_samples,\
+         paper_cirrus,paper_cirrus_bound,paper_archer,paper_archer_bound\n",
     );
+    let with_iqr = |m: Option<f64>, iqr: Option<(f64, f64)>| match (m, iqr) {
+        (Some(m), Some((a, b))) if b > a => format!("{m:.4} ({a:.4}-{b:.4})"),
+        (m, _) => opt(m, |v| format!("{v:.4}")),
+    };
     for l in &lines {
         let (c, a) = paper(&l.variant);
+        let busy = match l.busy {
+            (_, 0) => "-".to_string(),
+            (b, m) => format!("{b}/{m}"),
+        };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {}/{} | {} | {c} | {a} |",
+            "| {} | {} | {} | {} | {} | {}/{} | {} | {busy} | {c} | {a} |",
             l.engine.command(),
             l.variant,
-            opt(l.quiet, |v| format!("{v:.4}")),
-            opt(l.noisy, |v| format!("{v:.4}")),
+            with_iqr(l.quiet, l.quiet_iqr),
+            with_iqr(l.noisy, l.noisy_iqr),
             opt(l.increase(), |v| format!("{:+.1}%", 100.0 * v)),
             l.samples.0,
             l.samples.1,
             l.unconverged,
         );
+        let num = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
+        let (cv, cb) = paper_number(c);
+        let (av, ab) = paper_number(a);
         let _ = writeln!(
             csv,
-            "{},\"{}\",{},{},{},{},{},{},{c},{a}",
+            "{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},{cv},{cb},{av},{ab}",
             l.engine.command(),
             l.variant,
-            opt(l.quiet, |v| v.to_string()),
-            opt(l.noisy, |v| v.to_string()),
-            opt(l.increase(), |v| v.to_string()),
+            num(l.quiet),
+            num(l.quiet_iqr.map(|q| q.0)),
+            num(l.quiet_iqr.map(|q| q.1)),
+            num(l.noisy),
+            num(l.noisy_iqr.map(|q| q.0)),
+            num(l.noisy_iqr.map(|q| q.1)),
+            num(l.increase()),
             l.samples.0,
             l.samples.1,
             l.unconverged,
+            l.busy.0,
+            l.busy.1,
         );
     }
     let mut written = Vec::new();
@@ -119,4 +170,17 @@ pub(super) fn write(records: &[&Record], dir: &Path) -> Result<Vec<PathBuf>, Plo
         written.push(path);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paper_number;
+
+    #[test]
+    fn the_papers_figures_are_numbers_with_their_bounds_apart() {
+        assert_eq!(paper_number("13%"), ("0.13".into(), ""));
+        assert_eq!(paper_number("-2%"), ("-0.02".into(), ""));
+        assert_eq!(paper_number("<1%"), ("0.01".into(), "<"));
+        assert_eq!(paper_number(""), (String::new(), ""));
+    }
 }

@@ -16,10 +16,19 @@ use super::{
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
 
+/// The legend's strip above the rows, pixels: four entries.
+const LEGEND_PX: u32 = 110;
+
+/// A sample taken while other work held a core.
+const BUSY: RGBColor = RGBColor(200, 0, 0);
+
 pub(super) struct Row {
     pub variant: String,
     pub quiet: Option<Five>,
     pub noisy: Option<Five>,
+    /// Each converged sample's time, and whether the machine was busy then
+    /// (None: not measured), quiet then noisy.
+    pub samples: [Vec<(f64, Option<bool>)>; 2],
 }
 
 pub(super) struct Panel {
@@ -36,10 +45,18 @@ pub(super) struct TimeToSolution {
 /// Times to solution of one variant under one noise setting (converged
 /// samples only).
 pub(super) fn times(records: &[&Record], variant: &str, noise: bool) -> Vec<f64> {
+    timed(records, variant, noise).into_iter().map(|(t, _)| t).collect()
+}
+
+/// [`times`], each with whether its machine was busy (None: not measured).
+pub(super) fn timed(records: &[&Record], variant: &str, noise: bool) -> Vec<(f64, Option<bool>)> {
     records
         .iter()
         .filter(|r| r.sample.variant == variant && r.sample.noise == noise)
-        .filter_map(|r| r.report.as_ref()?.time_to_solution_s)
+        .filter_map(|r| {
+            let rep = r.report.as_ref()?;
+            Some((rep.time_to_solution_s?, rep.machine_busy()))
+        })
         .collect()
 }
 
@@ -55,6 +72,7 @@ impl TimeToSolution {
                     variant: v.clone(),
                     quiet: Five::of(&times(&of, v, false)),
                     noisy: Five::of(&times(&of, v, true)),
+                    samples: [timed(&of, v, false), timed(&of, v, true)],
                 })
                 .filter(|r| r.quiet.is_some() || r.noisy.is_some())
                 .collect();
@@ -74,7 +92,8 @@ impl TimeToSolution {
 impl Draw for TimeToSolution {
     fn size(&self) -> (u32, u32) {
         let rows = self.panels.iter().map(|p| p.rows.len()).max().unwrap_or(1) as u32;
-        (1000 * self.panels.len().max(1) as u32, 200 + 70 * rows)
+        // The rows, and the legend's strip above them.
+        (1000 * self.panels.len().max(1) as u32, 200 + 70 * rows + LEGEND_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -105,7 +124,10 @@ where
         x_labels: 60,
         y_labels: 240,
     };
-    let mut chart = chart(area, &p.title, frame, left..(x1 + pad), -0.6..(n - 0.4))?;
+    // The legend gets a strip of its own above the first row: it covers
+    // no box.
+    let legend_rows = f64::from(LEGEND_PX) / 70.0;
+    let mut chart = chart(area, &p.title, frame, left..(x1 + pad), -0.6..(n - 0.4 + legend_rows))?;
     let unit = seconds(p.virtual_time);
     mesh(&mut chart, 17, 14)
         .x_desc(format!(
@@ -113,6 +135,7 @@ where
         ))
         .y_labels(0)
         .disable_y_mesh()
+        .light_line_style(TRANSPARENT)
         .x_label_formatter(&|v| format!("{v:.3}"))
         .draw()?;
     let quiet = colour(0);
@@ -120,9 +143,21 @@ where
     for (i, row) in p.rows.iter().enumerate() {
         // Rows run top to bottom in suite order.
         let y = n - 1.0 - i as f64;
-        for (five, dy, c) in [(row.quiet, 0.17, quiet), (row.noisy, -0.17, noisy)] {
+        for (k, (five, dy, c)) in [(row.quiet, 0.17, quiet), (row.noisy, -0.17, noisy)]
+            .into_iter()
+            .enumerate()
+        {
             if let Some(f) = five {
                 draw_box(&mut chart, f, y + dy, c, (x0, x1))?;
+            }
+            // Every sample, so that a few are not read as many; those taken
+            // while other work held a core are crosses.
+            for &(t, busy) in row.samples[k].iter().filter(|(t, _)| *t <= x1) {
+                let at = (t, y + dy + 0.2);
+                match busy {
+                    Some(true) => chart.draw_series([Cross::new(at, 4, BUSY.stroke_width(2))])?,
+                    _ => chart.draw_series([Circle::new(at, 2, BLACK.mix(0.7).filled())])?,
+                };
             }
         }
         // The variant's name, right-aligned left of the axis.
@@ -139,12 +174,23 @@ where
     for (label, c) in [("quiet", quiet), (p.noise.as_str(), noisy)] {
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label(label)
+            .label(format!("{label} (box: quartiles, bar: median)"))
             .legend(move |(x, y)| {
                 Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.mix(0.6).filled())
             });
     }
-    legend(&mut chart, SeriesLabelPosition::LowerRight, 15)?;
+    chart
+        .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+        .label("one sample")
+        .legend(|(x, y)| Circle::new((x + 8, y), 2, BLACK.mix(0.7).filled()));
+    let busy = p.rows.iter().flat_map(|r| r.samples.iter().flatten()).filter(|s| s.1 == Some(true)).count();
+    if busy > 0 {
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            .label(format!("one sample on a busy machine ({busy})"))
+            .legend(|(x, y)| Cross::new((x + 8, y), 4, BUSY.stroke_width(2)));
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperRight, 15)?;
     if clipped > 0 {
         let (px, py) = chart.backend_coord(&(left, -0.6));
         area.draw(&Text::new(
