@@ -269,20 +269,30 @@ fn braid_in(dir: &Path, line: &str) {
         .current_dir(dir)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{line}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
 fn the_first_experiment_runs_as_written_and_gives_its_table_and_figure() {
     // The page shows the suite file as shipped.
-    let shown: toml::Value = toml::from_str(&blocks("docs/first-experiment.md", "toml")[0]).unwrap();
+    let shown: toml::Value =
+        toml::from_str(&blocks("docs/first-experiment.md", "toml")[0]).unwrap();
     let shipped: toml::Value =
-        toml::from_str(&std::fs::read_to_string(root().join("experiments/first.toml")).unwrap()).unwrap();
+        toml::from_str(&std::fs::read_to_string(root().join("experiments/first.toml")).unwrap())
+            .unwrap();
     assert_eq!(shown, shipped);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("first-experiment");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("experiments")).unwrap();
-    std::fs::copy(root().join("experiments/first.toml"), dir.join("experiments/first.toml")).unwrap();
+    std::fs::copy(
+        root().join("experiments/first.toml"),
+        dir.join("experiments/first.toml"),
+    )
+    .unwrap();
     let commands: Vec<String> = blocks("docs/first-experiment.md", "sh")
         .iter()
         .flat_map(|b| b.lines().map(String::from).collect::<Vec<_>>())
@@ -292,24 +302,42 @@ fn the_first_experiment_runs_as_written_and_gives_its_table_and_figure() {
     for c in &commands {
         braid_in(&dir, c);
     }
-    assert!(dir.join("results/first-plots/time-to-solution.png").is_file());
+    assert!(
+        dir.join("results/first-plots/time-to-solution.png")
+            .is_file()
+    );
     let table = std::fs::read_to_string(dir.join("results/first.csv")).unwrap();
-    assert_eq!(table.lines().count(), 1 + 20, "a header and a row per sample");
+    assert_eq!(
+        table.lines().count(),
+        1 + 20,
+        "a header and a row per sample"
+    );
     // The pandas lines, where pandas is installed (CI installs it).
-    let python = blocks("docs/first-experiment.md", "python").concat();
-    let has_pandas = std::process::Command::new("python3")
-        .args(["-c", "import pandas"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if has_pandas {
-        let out = std::process::Command::new("python3")
-            .args(["-c", &python])
+    let pandas_lines = blocks("docs/first-experiment.md", "python").concat();
+    // The first Python that has pandas (Debian's python3-pandas is for
+    // /usr/bin/python3, which may not be the python3 on PATH).
+    let python = ["python3", "/usr/bin/python3"].into_iter().find(|p| {
+        std::process::Command::new(p)
+            .args(["-c", "import pandas"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if let Some(interpreter) = python {
+        let out = std::process::Command::new(interpreter)
+            .args(["-c", &pandas_lines])
             .current_dir(&dir)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let shown = String::from_utf8_lossy(&out.stdout);
-        assert!(shown.contains("async(4)+split(0.001)") && shown.contains("time_to_solution_s"), "{shown}");
+        assert!(
+            shown.contains("async(4)+split(0.001)") && shown.contains("time_to_solution_s"),
+            "{shown}"
+        );
     } else if std::env::var_os("BRAID_REQUIRE_PANDAS").is_some() {
         panic!("BRAID_REQUIRE_PANDAS is set but python3 cannot import pandas");
     }
@@ -329,7 +357,11 @@ fn the_suite_reference_documents_every_key_the_shipped_suites_use_and_its_exampl
                 true => format!("`[{key}]`"),
                 false => format!("`{key}`"),
             };
-            assert!(reference.contains(&named), "{}: {named} is not in docs/suites.md", path.display());
+            assert!(
+                reference.contains(&named),
+                "{}: {named} is not in docs/suites.md",
+                path.display()
+            );
             if key == "payoff" {
                 for inner in value.as_table().unwrap().keys() {
                     assert!(reference.contains(&format!("`{inner}`")), "payoff.{inner}");

@@ -6,7 +6,9 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::{Draw, DrawResult, Frame, chart, colour, legend, mesh, panel_title, seconds};
+use super::{
+    Draw, DrawResult, Frame, Key, Mark, Stroke, chart, colour, mesh, panel_title, seconds,
+};
 use crate::engine::EngineKind;
 use crate::engine::TraceSample;
 use crate::experiment::results::Record;
@@ -100,9 +102,12 @@ impl Braid {
     }
 }
 
+/// The legend's strip right of the strands, pixels.
+const LEGEND_PX: u32 = 420;
+
 impl Draw for Braid {
     fn size(&self) -> (u32, u32) {
-        (1200, 700)
+        (1200 + LEGEND_PX, 700)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -110,6 +115,7 @@ impl Draw for Braid {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
+        let (plot, keys) = root.split_horizontally(1200);
         let pts = self.strands.iter().flat_map(|s| s.points.iter());
         let (t1, y0, y1) = pts.fold((0.0f64, 0.0f64, 0.0f64), |(t, lo, hi), &(x, y)| {
             (t.max(x), lo.min(y), hi.max(y))
@@ -122,30 +128,41 @@ impl Draw for Braid {
             y_labels: 80,
         };
         let x = 0.0..t1.max(1e-9);
-        let mut chart = chart(root, &self.title, frame, x, (y0 - pad)..(y1 + pad))?;
+        let mut chart = chart(&plot, &self.title, frame, x, (y0 - pad)..(y1 + pad))?;
         mesh(&mut chart, 17, 14)
             .x_desc(format!("time ({})", seconds(self.virtual_time)))
             .y_desc("update count minus the mean over all subdomains")
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
+        let mut legend = Vec::new();
         for (i, s) in self.strands.iter().enumerate() {
             let c = colour(i);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))?
-                .label(format!(
-                    "subdomain {} (thread {} at start)",
-                    s.subdomain, s.first_owner
-                ))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                });
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))?;
             chart.draw_series(
                 s.moves
                     .iter()
                     .map(|&p| Circle::new(p, 5, c.stroke_width(2))),
             )?;
+            legend.push(Key::new(
+                format!(
+                    "subdomain {} (thread {} at start)",
+                    s.subdomain, s.first_owner
+                ),
+                c,
+                Stroke::Solid,
+                Mark::None,
+            ));
         }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
-        Ok(())
+        legend.push(Key {
+            open: true,
+            ..Key::new(
+                "ring: it moved to another thread since the previous sample",
+                BLACK,
+                Stroke::None,
+                Mark::Circle,
+            )
+        });
+        let (_, keys) = keys.split_vertically(60);
+        super::draw_keys(&keys, &legend, 14)
     }
 }

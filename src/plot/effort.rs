@@ -10,8 +10,8 @@ use plotters::prelude::*;
 
 use super::landscape::variant_order;
 use super::{
-    Draw, DrawResult, Frame, by_engine, chart, colour, legend, mesh, panel_title, seconds,
-    side_by_side,
+    Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, colour, mesh, panel_title,
+    seconds, side_by_side,
 };
 use crate::engine::Effort;
 use crate::engine::EngineKind;
@@ -128,32 +128,91 @@ impl EffortOverTime {
             .y_desc("effort: % of time lost to the gap and calls")
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        for line in &p.lines {
+        for (k, line) in p.lines.iter().enumerate() {
             let c = colour(line.variant);
-            chart
-                .draw_series(LineSeries::new(
-                    line.points.iter().copied(),
-                    c.stroke_width(2),
-                ))?
-                .label(self.variants[line.variant].clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3))
-                });
+            let pts = line.points.iter().copied();
+            match self.under(p, k) {
+                None => chart.draw_series(LineSeries::new(pts, c.stroke_width(2)))?,
+                Some(_) => {
+                    chart.draw_series(DashedLineSeries::new(pts, 6, 4, c.stroke_width(2)))?
+                }
+            };
         }
-        legend(&mut chart, SeriesLabelPosition::UpperRight, 13)
+        Ok(())
+    }
+
+    /// The series that line `k` of `p` lies on (every bin within 3% of the
+    /// panel's height), if it is not the first of them: it is drawn dashed
+    /// over it, and its legend entry says so.
+    fn under(&self, p: &Panel, k: usize) -> Option<usize> {
+        let top = p
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter())
+            .map(|q| q.1)
+            .fold(0.0, f64::max);
+        let by_bin: Vec<Vec<(f64, f64)>> = p
+            .lines
+            .iter()
+            .map(|l| {
+                l.points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| (i as f64, q.1))
+                    .collect()
+            })
+            .collect();
+        super::coinciding(&by_bin, 0.03 * top)
+            .into_iter()
+            .find(|g| g[1..].contains(&k))
+            .map(|g| p.lines[g[0]].variant)
+    }
+
+    /// One legend for the figure, each entry drawn as its line is.
+    fn keys(&self) -> Vec<Key> {
+        let mut keys = Vec::new();
+        for (vi, v) in self.variants.iter().enumerate() {
+            let under = self.panels.iter().find_map(|p| {
+                let k = p.lines.iter().position(|l| l.variant == vi)?;
+                self.under(p, k)
+            });
+            let (label, stroke) = match under {
+                Some(u) => (
+                    format!("{v}: on {}'s line (within 3%)", self.variants[u]),
+                    Stroke::Dashed(6, 4),
+                ),
+                None => (v.clone(), Stroke::Solid),
+            };
+            if self
+                .panels
+                .iter()
+                .any(|p| p.lines.iter().any(|l| l.variant == vi))
+            {
+                keys.push(Key::new(label, colour(vi), stroke, Mark::None));
+            }
+        }
+        keys
     }
 }
 
+/// The legend's strip right of the panels, pixels.
+const LEGEND_PX: u32 = 520;
+
 impl Draw for EffortOverTime {
     fn size(&self) -> (u32, u32) {
-        (900 * self.panels.len().max(1) as u32, 620)
+        (900 * self.panels.len().max(1) as u32 + LEGEND_PX, 620)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
     where
         DB::ErrorType: 'static,
     {
-        side_by_side(root, &self.panels, |p, area| self.draw_panel(p, area))
+        root.fill(&WHITE)?;
+        let (w, _) = root.dim_in_pixel();
+        let (panels, keys) = root.split_horizontally(w - LEGEND_PX);
+        side_by_side(&panels, &self.panels, |p, area| self.draw_panel(p, area))?;
+        let (_, keys) = keys.split_vertically(60);
+        super::draw_keys(&keys, &self.keys(), 13)
     }
 }
 

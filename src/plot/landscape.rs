@@ -7,8 +7,8 @@ use plotters::prelude::*;
 
 use super::stats::Five;
 use super::{
-    Chart, Draw, DrawResult, Frame, by_engine, chart, colour, legend, mesh, noise_label, num,
-    panel_title, seconds, side_by_side,
+    Chart, Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, colour, mesh, noise_label,
+    num, panel_title, seconds, side_by_side,
 };
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
@@ -86,53 +86,158 @@ impl Landscape {
     }
 }
 
+/// The legend's strip right of the panels, pixels.
+const LEGEND_PX: u32 = 330;
+
 impl Draw for Landscape {
     fn size(&self) -> (u32, u32) {
-        (1000 * self.panels.len().max(1) as u32, 720)
+        (1000 * self.panels.len().max(1) as u32 + LEGEND_PX, 720)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
     where
         DB::ErrorType: 'static,
     {
-        side_by_side(root, &self.panels, |p, area| self.draw_panel(p, area))
+        root.fill(&WHITE)?;
+        let (w, _) = root.dim_in_pixel();
+        let (panels, keys) = root.split_horizontally(w - LEGEND_PX);
+        side_by_side(&panels, &self.panels, |p, area| self.draw_panel(p, area))?;
+        let (_, keys) = keys.split_vertically(60);
+        super::draw_keys(&keys, &self.keys(), 14)
     }
 }
 
 impl Landscape {
+    /// One legend for the figure: each variant's marker, then what filled
+    /// and open mean.
+    fn keys(&self) -> Vec<Key> {
+        let mut keys: Vec<Key> = self
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(vi, v)| {
+                let mark = match family(v) {
+                    0 => Mark::Square,
+                    1 => Mark::Circle,
+                    _ => Mark::Triangle,
+                };
+                Key::new(v.clone(), colour(vi), Stroke::None, mark)
+            })
+            .collect();
+        keys.push(Key::new("filled: quiet", BLACK, Stroke::None, Mark::Circle));
+        let noise = self
+            .panels
+            .first()
+            .map_or("noise".to_string(), |p| p.noise.clone());
+        keys.push(Key {
+            open: true,
+            ..Key::new(format!("open: {noise}"), BLACK, Stroke::None, Mark::Circle)
+        });
+        keys.push(Key::new(
+            "bars: quartiles",
+            BLACK,
+            Stroke::Solid,
+            Mark::None,
+        ));
+        keys
+    }
+
     fn draw_panel<DB: DrawingBackend>(&self, p: &Panel, area: &DrawingArea<DB, Shift>) -> DrawResult
     where
         DB::ErrorType: 'static,
     {
-        let mut chart = axes(p, area)?;
+        let scale = Scale::of(p);
+        let mut chart = axes(p, area, scale)?;
         for q in &p.points {
             let c = colour(q.variant);
-            let (x, y) = (q.rate.median, q.spread.median);
+            let (x, y) = (q.rate.median, scale.y(q.spread.median));
             chart.draw_series([
                 PathElement::new(vec![(q.rate.q1, y), (q.rate.q3, y)], c.stroke_width(2)),
-                PathElement::new(vec![(x, q.spread.q1), (x, q.spread.q3)], c.stroke_width(2)),
+                PathElement::new(
+                    vec![(x, scale.y(q.spread.q1)), (x, scale.y(q.spread.q3))],
+                    c.stroke_width(2),
+                ),
             ])?;
         }
+        let dodge = dodges(p, scale);
         for (vi, v) in self.variants.iter().enumerate() {
-            markers(&mut chart, p, vi, v)?;
+            markers(&mut chart, p, vi, v, scale, &dodge)?;
         }
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label("filled: quiet")
-            .legend(|(x, y)| Circle::new((x + 7, y), 6, BLACK.filled()));
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label(format!("open: {}", p.noise))
-            .legend(|(x, y)| Circle::new((x + 7, y), 6, BLACK.stroke_width(2)));
-        legend(&mut chart, SeriesLabelPosition::UpperLeft, 14)?;
         Ok(())
     }
+}
+
+/// The y axis: linear, or log10 of the spread when it spans decades (a few
+/// variants far above the rest would squash the rest into the bottom).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Scale {
+    log: bool,
+}
+
+impl Scale {
+    fn of(p: &Panel) -> Scale {
+        let hi = p.points.iter().map(|q| q.spread.q3).fold(1.0, f64::max);
+        let lo = p
+            .points
+            .iter()
+            .map(|q| q.spread.median.max(1.0))
+            .fold(f64::MAX, f64::min);
+        Scale {
+            log: hi / lo >= 30.0,
+        }
+    }
+
+    fn y(self, spread: f64) -> f64 {
+        match self.log {
+            true => spread.max(1.0).log10(),
+            false => spread,
+        }
+    }
+}
+
+/// Pixel offsets that set apart markers drawn on one spot (within half a
+/// per cent of both axes): each point's index in `p.points`, its offset.
+fn dodges(p: &Panel, scale: Scale) -> Vec<i32> {
+    let span = |f: &dyn Fn(&Point) -> f64| {
+        let (lo, hi) = p
+            .points
+            .iter()
+            .map(f)
+            .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
+        (hi - lo).max(1e-12)
+    };
+    let (sx, sy) = (
+        span(&|q| q.rate.median),
+        span(&|q| scale.y(q.spread.median)),
+    );
+    let mut offsets = vec![0; p.points.len()];
+    let mut done = vec![false; p.points.len()];
+    for i in 0..p.points.len() {
+        if done[i] {
+            continue;
+        }
+        let near = |j: usize| {
+            let (a, b) = (&p.points[i], &p.points[j]);
+            (a.rate.median - b.rate.median).abs() <= 0.005 * sx
+                && (scale.y(a.spread.median) - scale.y(b.spread.median)).abs() <= 0.005 * sy
+        };
+        let group: Vec<usize> = (i..p.points.len())
+            .filter(|&j| !done[j] && near(j))
+            .collect();
+        let k = group.len() as i32;
+        for (n, &j) in group.iter().enumerate() {
+            offsets[j] = (2 * n as i32 - (k - 1)) * 8;
+            done[j] = true;
+        }
+    }
+    offsets
 }
 
 /// The panel's axes, sized to its whiskers.
 fn axes<'a, DB: DrawingBackend>(
     p: &Panel,
     area: &DrawingArea<DB, Shift>,
+    scale: Scale,
 ) -> Result<Chart<'a, DB>, Box<dyn std::error::Error + Send + Sync>>
 where
     DB::ErrorType: 'static,
@@ -141,24 +246,44 @@ where
         (a.min(q.rate.q1), b.max(q.rate.q3))
     });
     let pad = ((x1 - x0) * 0.08).max(x1.abs() * 0.01).max(1e-9);
-    // At least 10 updates tall, so that whole-number ticks never repeat.
-    let y1 = p.points.iter().map(|q| q.spread.q3).fold(10.0, f64::max);
     let frame = Frame {
         caption: 22,
         margin: 18,
         x_labels: 60,
         y_labels: 80,
     };
-    let (x, y) = ((x0 - pad)..(x1 + pad), (-0.04 * y1)..(y1 * 1.1));
-    let mut chart = chart(area, &p.title, frame, x, y)?;
+    // Linear: at least 10 updates tall, so that whole-number ticks never
+    // repeat. Log: from 1 update to above the highest quartile.
+    let top = p.points.iter().map(|q| q.spread.q3).fold(10.0, f64::max);
+    let y = match scale.log {
+        true => -0.1..(scale.y(top) + 0.2),
+        false => (-0.04 * top)..(top * 1.1),
+    };
+    let mut chart = chart(area, &p.title, frame, (x0 - pad)..(x1 + pad), y)?;
     let per = seconds(p.virtual_time).trim_end_matches('s');
+    let y_desc = match scale.log {
+        true => "update spread (subdomain updates, log scale, lower is better)",
+        false => "update spread (subdomain updates, lower is better)",
+    };
+    let log_label = |v: &f64| {
+        let n = 10f64.powf(*v);
+        match n {
+            n if n >= 100.0 => format!("{:.0}", (n / 10.0).round() * 10.0),
+            n => format!("{n:.0}"),
+        }
+    };
+    let lin_label = |v: &f64| format!("{v:.0}");
+    let y_label: &dyn Fn(&f64) -> String = match scale.log {
+        true => &log_label,
+        false => &lin_label,
+    };
     mesh(&mut chart, 17, 14)
         .x_desc(format!(
-            "iteration rate (iterations per {per}, higher is better)"
+            "iteration rate (iterations per thread per {per}, higher is better)"
         ))
-        .y_desc("update spread (subdomain updates, lower is better)")
+        .y_desc(y_desc)
         .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(y_label)
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     Ok(chart)
@@ -166,57 +291,43 @@ where
 
 /// Variant `vi`'s points: shape by family (square: sync/ssync, circle:
 /// plain async, triangle: balanced), so that 11 series stay apart even where
-/// colours are close; filled quiet, open with noise.
+/// colours are close; filled quiet, open with noise; points on one spot set
+/// apart by `dodge` pixels.
 fn markers<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &Panel,
     vi: usize,
     v: &str,
+    scale: Scale,
+    dodge: &[i32],
 ) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
-    let at = |noise: bool| -> Vec<(f64, f64)> {
+    let at = |noise: bool| -> Vec<((f64, f64), i32)> {
         p.points
             .iter()
-            .filter(|q| q.variant == vi && q.noise == noise)
-            .map(|q| (q.rate.median, q.spread.median))
+            .zip(dodge)
+            .filter(|(q, _)| q.variant == vi && q.noise == noise)
+            .map(|(q, &d)| ((q.rate.median, scale.y(q.spread.median)), d))
             .collect()
     };
     let (quiet, noisy) = (at(false), at(true));
-    if quiet.is_empty() && noisy.is_empty() {
-        return Ok(());
-    }
     let c = colour(vi);
     let (filled, open) = (c.filled(), c.stroke_width(3));
-    match family(v) {
-        0 => {
-            let sq = |pt, st| EmptyElement::at(pt) + Rectangle::new([(-6, -6), (6, 6)], st);
-            chart
-                .draw_series(quiet.iter().map(|&pt| sq(pt, filled)))?
-                .label(v)
-                .legend(move |(x, y)| Rectangle::new([(x + 1, y - 6), (x + 13, y + 6)], filled));
-            chart.draw_series(noisy.iter().map(|&pt| sq(pt, open)))?;
-        }
-        1 => {
-            chart
-                .draw_series(quiet.iter().map(|&pt| Circle::new(pt, 7, filled)))?
-                .label(v)
-                .legend(move |(x, y)| Circle::new((x + 7, y), 6, filled));
-            chart.draw_series(noisy.iter().map(|&pt| Circle::new(pt, 7, open)))?;
-        }
-        _ => {
-            chart
-                .draw_series(quiet.iter().map(|&pt| TriangleMarker::new(pt, 9, filled)))?
-                .label(v)
-                .legend(move |(x, y)| TriangleMarker::new((x + 7, y), 8, filled));
-            // TriangleMarker always fills: the open one is a path.
-            let outline = vec![(0, -9), (8, 5), (-8, 5), (0, -9)];
-            chart.draw_series(
-                noisy
-                    .iter()
-                    .map(|&pt| EmptyElement::at(pt) + PathElement::new(outline.clone(), open)),
-            )?;
+    for (points, style) in [(quiet, filled), (noisy, open)] {
+        for (pt, d) in points {
+            match family(v) {
+                0 => chart.draw_series([
+                    EmptyElement::at(pt) + Rectangle::new([(d - 6, -6), (d + 6, 6)], style)
+                ])?,
+                1 => chart.draw_series([EmptyElement::at(pt) + Circle::new((d, 0), 7, style)])?,
+                _ if style.filled => chart
+                    .draw_series([EmptyElement::at(pt) + TriangleMarker::new((d, 0), 9, style)])?,
+                // TriangleMarker always fills: the open one is a path.
+                _ => chart.draw_series([EmptyElement::at(pt)
+                    + PathElement::new(vec![(d, -9), (d + 8, 5), (d - 8, 5), (d, -9)], style)])?,
+            };
         }
     }
     Ok(())

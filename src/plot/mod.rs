@@ -351,6 +351,152 @@ where
     Ok(())
 }
 
+/// How a series is drawn, so that its legend entry shows the same.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Stroke {
+    None,
+    Solid,
+    /// Dash and gap, pixels.
+    Dashed(u32, u32),
+}
+
+/// A series' marker.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Mark {
+    None,
+    Square,
+    Circle,
+    Triangle,
+}
+
+/// One legend entry.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Key {
+    pub label: String,
+    pub colour: RGBColor,
+    pub stroke: Stroke,
+    pub mark: Mark,
+    /// An open (outlined) marker.
+    pub open: bool,
+}
+
+impl Key {
+    pub(super) fn new(
+        label: impl Into<String>,
+        colour: RGBColor,
+        stroke: Stroke,
+        mark: Mark,
+    ) -> Key {
+        Key {
+            label: label.into(),
+            colour,
+            stroke,
+            mark,
+            open: false,
+        }
+    }
+}
+
+/// `keys` as one legend filling `area` (a strip of its own beside or above
+/// the panels, so that it covers no data), in as many columns as fit, each
+/// swatch drawn as its series is (dashes, markers, open or filled).
+fn draw_keys<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    keys: &[Key],
+    size: u32,
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (w, h) = area.dim_in_pixel();
+    let row = (size as i32 * 3) / 2 + 4;
+    let rows = ((h as i32 - 8) / row).max(1) as usize;
+    let cols = keys.len().div_ceil(rows).max(1);
+    let col_w = (w as i32 - 8) / cols as i32;
+    let font = TextStyle::from((FONT, size).into_font());
+    for (i, k) in keys.iter().enumerate() {
+        let (c, r) = ((i / rows) as i32, (i % rows) as i32);
+        let (x, y) = (8 + c * col_w, 4 + r * row + row / 2);
+        let colour = k.colour;
+        match k.stroke {
+            Stroke::None => {}
+            Stroke::Solid => {
+                area.draw(&PathElement::new(
+                    vec![(x, y), (x + 28, y)],
+                    colour.stroke_width(3),
+                ))?;
+            }
+            Stroke::Dashed(dash, gap) => {
+                let mut at = x;
+                while at < x + 28 {
+                    let end = (at + dash as i32).min(x + 28);
+                    area.draw(&PathElement::new(
+                        vec![(at, y), (end, y)],
+                        colour.stroke_width(2),
+                    ))?;
+                    at = end + gap as i32;
+                }
+            }
+        }
+        let style = match k.open {
+            true => colour.stroke_width(2),
+            false => colour.filled(),
+        };
+        let m = (x + 14, y);
+        match k.mark {
+            Mark::None => {}
+            Mark::Square => area.draw(&Rectangle::new(
+                [(m.0 - 5, m.1 - 5), (m.0 + 5, m.1 + 5)],
+                style,
+            ))?,
+            Mark::Circle => area.draw(&Circle::new(m, 5, style))?,
+            Mark::Triangle => area.draw(&PathElement::new(
+                vec![
+                    (m.0, m.1 - 7),
+                    (m.0 + 6, m.1 + 4),
+                    (m.0 - 6, m.1 + 4),
+                    (m.0, m.1 - 7),
+                ],
+                colour.stroke_width(2),
+            ))?,
+        }
+        if k.mark == Mark::Triangle && !k.open {
+            area.draw(&TriangleMarker::new(m, 7, colour.filled()))?;
+        }
+        area.draw(&Text::new(
+            k.label.clone(),
+            (x + 36, y),
+            font.pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Left,
+                plotters::style::text_anchor::VPos::Center,
+            )),
+        ))?;
+    }
+    Ok(())
+}
+
+/// Groups of series whose points all lie within `tol` of each other's
+/// (same x, |dy| <= tol): each group's indices, the first drawn lowest.
+/// Such series hide one another; a figure draws them apart and says so.
+pub(super) fn coinciding(series: &[Vec<(f64, f64)>], tol: f64) -> Vec<Vec<usize>> {
+    let same = |a: &[(f64, f64)], b: &[(f64, f64)]| {
+        a.len() == b.len()
+            && !a.is_empty()
+            && a.iter()
+                .zip(b)
+                .all(|(p, q)| p.0 == q.0 && (p.1 - q.1).abs() <= tol)
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for i in 0..series.len() {
+        match groups.iter_mut().find(|g| same(&series[g[0]], &series[i])) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups.retain(|g| g.len() > 1);
+    groups
+}
+
 /// A panel's title: the engine and the machine it ran (or simulated).
 fn panel_title(r: &Record) -> String {
     let rep = r.report.as_ref().expect("plotted records have reports");
@@ -402,28 +548,57 @@ fn noise_label(records: &[&Record]) -> String {
     }
 }
 
-/// Distinct colours for up to a dozen series (Tableau-like, readable on
-/// white).
+/// Sixteen distinct colours (Tableau's ten, then six darker ones), so that
+/// a figure of up to 16 series repeats none; readable on white.
+pub(super) const PALETTE: [(u8, u8, u8); 16] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+    (0, 0, 0),
+    (0, 0, 128),
+    (128, 128, 0),
+    (0, 128, 128),
+    (128, 0, 0),
+    (200, 0, 200),
+];
+
+/// Series `i`'s colour (past 16, the palette again).
 fn colour(i: usize) -> RGBColor {
-    const C: [(u8, u8, u8); 12] = [
-        (31, 119, 180),
-        (255, 127, 14),
-        (44, 160, 44),
-        (214, 39, 40),
-        (148, 103, 189),
-        (140, 86, 75),
-        (227, 119, 194),
-        (127, 127, 127),
-        (188, 189, 34),
-        (23, 190, 207),
-        (0, 0, 0),
-        (255, 187, 120),
-    ];
-    let (r, g, b) = C[i % C.len()];
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
     RGBColor(r, g, b)
 }
 
 /// A number read from a record's report, if it has one.
 fn num(r: &Record, field: impl Fn(&Report) -> f64) -> Option<f64> {
     r.report.as_ref().map(field)
+}
+
+#[cfg(test)]
+mod palette_tests {
+    #[test]
+    fn series_that_lie_on_one_another_are_found() {
+        let a = vec![(1.0, 2.0), (2.0, 3.0)];
+        let b = vec![(1.0, 2.01), (2.0, 2.99)];
+        let c = vec![(1.0, 5.0), (2.0, 3.0)];
+        assert_eq!(
+            super::coinciding(&[a.clone(), c.clone(), b.clone()], 0.05),
+            vec![vec![0, 2]]
+        );
+        assert!(super::coinciding(&[a, c, b], 0.001).is_empty());
+    }
+
+    #[test]
+    fn sixteen_series_get_sixteen_colours() {
+        let mut seen = super::PALETTE.to_vec();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 16);
+    }
 }

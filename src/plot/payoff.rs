@@ -11,7 +11,7 @@ use plotters::prelude::*;
 
 use super::landscape::{family, variant_order};
 use super::stats::quantile;
-use super::{Chart, Draw, DrawResult, FONT, Frame, chart, colour, legend, mesh};
+use super::{Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, chart, colour, mesh};
 use crate::experiment::results::Record;
 use crate::model::{Forecast, WorkloadForecast};
 
@@ -227,10 +227,17 @@ fn grid(n: usize) -> (usize, usize) {
     (n.div_ceil(cols).max(1), cols)
 }
 
+/// The legend's strip above the panels, pixels.
+const LEGEND_PX: u32 = 120;
+/// The model's two forecasts' dashes: plain async, a perfect balancer.
+const MODEL_DASH: (u32, u32) = (8, 5);
+const IDEAL_DASH: (u32, u32) = (2, 4);
+const GREY: RGBColor = RGBColor(90, 90, 90);
+
 impl Draw for PayoffMap {
     fn size(&self) -> (u32, u32) {
         let (rows, cols) = grid(self.panels.len());
-        (720 * cols as u32, 560 * rows as u32)
+        (720 * cols as u32, 560 * rows as u32 + LEGEND_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -238,7 +245,9 @@ impl Draw for PayoffMap {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
-        let areas = root.split_evenly(grid(self.panels.len()));
+        let (top, rest) = root.split_vertically(LEGEND_PX);
+        super::draw_keys(&top, &self.keys(), 14)?;
+        let areas = rest.split_evenly(grid(self.panels.len()));
         for (p, area) in self.panels.iter().zip(&areas) {
             self.draw_panel(p, area)?;
         }
@@ -247,6 +256,51 @@ impl Draw for PayoffMap {
 }
 
 impl PayoffMap {
+    /// One legend for the whole figure: every variant in any panel, then
+    /// the model's lines, each drawn as in the panels.
+    fn keys(&self) -> Vec<Key> {
+        let mut keys: Vec<Key> = (0..self.variants.len())
+            .filter(|vi| {
+                self.panels
+                    .iter()
+                    .any(|p| p.lines.iter().any(|(i, _)| i == vi))
+            })
+            .map(|vi| {
+                let mark = match family(&self.variants[vi]) {
+                    0 => Mark::Square,
+                    1 => Mark::Circle,
+                    _ => Mark::Triangle,
+                };
+                Key::new(self.variants[vi].clone(), colour(vi), Stroke::Solid, mark)
+            })
+            .collect();
+        if self.panels.iter().any(|p| !p.model.is_empty()) {
+            let (d, g) = MODEL_DASH;
+            keys.push(Key::new(
+                "model: plain async",
+                GREY,
+                Stroke::Dashed(d, g),
+                Mark::None,
+            ));
+        }
+        if self.panels.iter().any(|p| !p.ideal.is_empty()) {
+            let (d, g) = IDEAL_DASH;
+            keys.push(Key::new(
+                "model: perfect balancer",
+                GREY,
+                Stroke::Dashed(d, g),
+                Mark::None,
+            ));
+        }
+        keys.push(Key::new(
+            "dashed over a line: two series within 0.5%",
+            RGBColor(60, 60, 60),
+            Stroke::Dashed(4, 3),
+            Mark::None,
+        ));
+        keys
+    }
+
     fn draw_panel<DB: DrawingBackend>(&self, p: &Panel, area: &DrawingArea<DB, Shift>) -> DrawResult
     where
         DB::ErrorType: 'static,
@@ -266,7 +320,11 @@ impl PayoffMap {
             x_labels: 50,
             y_labels: 60,
         };
-        let (x, y) = (0.0..(x1 * 1.08), (y0 - 0.05 * (y1 - y0))..y1);
+        // Room above the top for what is off the scale: it is drawn at
+        // `clip`, inside the frame and below the caption.
+        let span = y1 - y0;
+        let clip = y1 + 0.04 * span;
+        let (x, y) = (0.0..(x1 * 1.08), (y0 - 0.05 * span)..(y1 + 0.1 * span));
         let mut chart = chart(area, &p.title, frame, x, y)?;
         mesh(&mut chart, 15, 13)
             .x_desc(p.x_desc)
@@ -275,18 +333,24 @@ impl PayoffMap {
             .y_label_formatter(&|v| format!("{v:.1}"))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        for (vi, pts) in &p.lines {
-            self.draw_line(&mut chart, *vi, pts, y1)?;
+        let series: Vec<Vec<(f64, f64)>> = p.lines.iter().map(|(_, pts)| pts.clone()).collect();
+        let mut place = vec![(0usize, 1usize); series.len()];
+        for group in super::coinciding(&series, 0.005 * span) {
+            for (j, &i) in group.iter().enumerate() {
+                place[i] = (j, group.len());
+            }
+        }
+        for (k, (vi, pts)) in p.lines.iter().enumerate() {
+            self.draw_line(&mut chart, *vi, pts, clip, place[k])?;
         }
         draw_forecasts(&mut chart, p)?;
-        legend(&mut chart, SeriesLabelPosition::UpperLeft, 13)?;
         if !off.is_empty() {
-            let (px, py) = chart.backend_coord(&(x1 * 1.08, y1));
+            let (px, py) = chart.backend_coord(&(x1 * 1.08, clip));
             area.draw(&Text::new(
                 format!("off the scale: {}", off.join(", ")),
                 (
                     px - area.get_base_pixel().0 - 6,
-                    py - area.get_base_pixel().1 + 4,
+                    py - area.get_base_pixel().1 + 8,
                 ),
                 TextStyle::from((FONT, 13).into_font()).pos(
                     plotters::style::text_anchor::Pos::new(
@@ -321,16 +385,20 @@ impl PayoffMap {
             .iter()
             .flat_map(|(_, pts)| pts.iter())
             .fold(x1, |x, &(a, _)| x.max(a));
-        (x1, y0, top * 1.25)
+        (x1, y0, top * 1.05)
     }
 
     /// Variant `vi`'s line, its markers shaped by family, clipped at `y1`.
+    /// `(j, of)`: it is the j-th of `of` series that lie on one another:
+    /// past the first, its line is dashed over the one below, and each
+    /// one's markers sit side by side.
     fn draw_line<DB: DrawingBackend>(
         &self,
         chart: &mut Chart<'_, DB>,
         vi: usize,
         pts: &[(f64, f64)],
         y1: f64,
+        (j, of): (usize, usize),
     ) -> DrawResult
     where
         DB::ErrorType: 'static,
@@ -338,17 +406,26 @@ impl PayoffMap {
         let c = colour(vi);
         let fam = family(&self.variants[vi]);
         let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x, y.min(y1))).collect();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
-            .label(self.variants[vi].as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(3)));
+        match j {
+            0 => chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?,
+            _ => chart.draw_series(DashedLineSeries::new(
+                pts.iter().copied(),
+                4,
+                3,
+                c.stroke_width(2),
+            ))?,
+        };
+        let dx = (2 * j as i32 - (of as i32 - 1)) * 6;
         for &pt in &pts {
             match fam {
-                0 => chart.draw_series([
-                    EmptyElement::at(pt) + Rectangle::new([(-5, -5), (5, 5)], c.filled())
+                0 => chart
+                    .draw_series([EmptyElement::at(pt)
+                        + Rectangle::new([(dx - 5, -5), (dx + 5, 5)], c.filled())])?,
+                1 => chart
+                    .draw_series([EmptyElement::at(pt) + Circle::new((dx, 0), 5, c.filled())])?,
+                _ => chart.draw_series([
+                    EmptyElement::at(pt) + TriangleMarker::new((dx, 0), 7, c.filled())
                 ])?,
-                1 => chart.draw_series([Circle::new(pt, 5, c.filled())])?,
-                _ => chart.draw_series([TriangleMarker::new(pt, 7, c.filled())])?,
             };
         }
         Ok(())
@@ -361,25 +438,16 @@ fn draw_forecasts<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, p: &Panel) -> D
 where
     DB::ErrorType: 'static,
 {
-    let grey = RGBColor(90, 90, 90);
-    let forecasts = [
-        (&p.model, (8, 5), "model: plain async", grey.stroke_width(2)),
-        (
-            &p.ideal,
-            (2, 4),
-            "model: perfect balancer",
-            grey.mix(0.5).stroke_width(2),
-        ),
-    ];
-    for (points, (dash, gap), label, key) in forecasts {
+    for (points, (dash, gap)) in [(&p.model, MODEL_DASH), (&p.ideal, IDEAL_DASH)] {
         if points.is_empty() {
             continue;
         }
-        let line = DashedLineSeries::new(points.iter().copied(), dash, gap, grey.stroke_width(2));
-        chart
-            .draw_series(line)?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], key));
+        chart.draw_series(DashedLineSeries::new(
+            points.iter().copied(),
+            dash,
+            gap,
+            GREY.stroke_width(2),
+        ))?;
     }
     Ok(())
 }

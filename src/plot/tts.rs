@@ -45,7 +45,10 @@ pub(super) struct TimeToSolution {
 /// Times to solution of one variant under one noise setting (converged
 /// samples only).
 pub(super) fn times(records: &[&Record], variant: &str, noise: bool) -> Vec<f64> {
-    timed(records, variant, noise).into_iter().map(|(t, _)| t).collect()
+    timed(records, variant, noise)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect()
 }
 
 /// [`times`], each with whether its machine was busy (None: not measured).
@@ -93,7 +96,10 @@ impl Draw for TimeToSolution {
     fn size(&self) -> (u32, u32) {
         let rows = self.panels.iter().map(|p| p.rows.len()).max().unwrap_or(1) as u32;
         // The rows, and the legend's strip above them.
-        (1000 * self.panels.len().max(1) as u32, 200 + 70 * rows + LEGEND_PX)
+        (
+            1000 * self.panels.len().max(1) as u32,
+            200 + 70 * rows + LEGEND_PX,
+        )
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -127,7 +133,13 @@ where
     // The legend gets a strip of its own above the first row: it covers
     // no box.
     let legend_rows = f64::from(LEGEND_PX) / 70.0;
-    let mut chart = chart(area, &p.title, frame, left..(x1 + pad), -0.6..(n - 0.4 + legend_rows))?;
+    let mut chart = chart(
+        area,
+        &p.title,
+        frame,
+        left..(x1 + pad),
+        -0.6..(n - 0.4 + legend_rows),
+    )?;
     let unit = seconds(p.virtual_time);
     mesh(&mut chart, 17, 14)
         .x_desc(format!(
@@ -183,7 +195,12 @@ where
         .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
         .label("one sample")
         .legend(|(x, y)| Circle::new((x + 8, y), 2, BLACK.mix(0.7).filled()));
-    let busy = p.rows.iter().flat_map(|r| r.samples.iter().flatten()).filter(|s| s.1 == Some(true)).count();
+    let busy = p
+        .rows
+        .iter()
+        .flat_map(|r| r.samples.iter().flatten())
+        .filter(|s| s.1 == Some(true))
+        .count();
     if busy > 0 {
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
