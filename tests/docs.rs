@@ -375,3 +375,42 @@ fn the_suite_reference_documents_every_key_the_shipped_suites_use_and_its_exampl
     std::fs::write(dir.join("mine.toml"), &blocks("docs/suites.md", "toml")[0]).unwrap();
     braid_in(&dir, "braid experiment mine.toml --out mine.jsonl");
 }
+
+#[test]
+fn each_suites_stated_time_is_what_its_committed_results_took() {
+    // `(about N s` or `(about N min` on the `# braid experiment` line.
+    let stated = |text: &str| -> Option<f64> {
+        let line = text.lines().find(|l| l.starts_with("# braid experiment"))?;
+        let rest = line.split("(about ").nth(1)?;
+        let mut words = rest.split_whitespace();
+        let n: f64 = words.next()?.parse().ok()?;
+        match words.next()? {
+            "s" => Some(n),
+            "min" => Some(60.0 * n),
+            _ => None,
+        }
+    };
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root().join("experiments")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let suite: toml::Table = toml::from_str(&text).unwrap();
+        let name = suite["name"].as_str().unwrap();
+        let data = ["plots/data", "plots/strategies/data", "plots/trace/data", "plots/workloads/data"]
+            .iter()
+            .map(|d| root().join(d).join(format!("{name}.jsonl")))
+            .find(|p| p.is_file());
+        let Some(data) = data else { continue };
+        let took: f64 = std::fs::read_to_string(&data)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["wall_s"].as_f64().unwrap())
+            .sum();
+        let said = stated(&text).unwrap_or_else(|| panic!("{}: no `(about N s|min` in its header", path.display()));
+        // Rounded to a second or a minute, within a factor of two.
+        let (lo, hi) = (took.min(said), took.max(said));
+        assert!(hi <= 2.0 * lo.max(1.0), "{}: says {said} s, its results took {took:.0} s", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked}");
+}
