@@ -396,20 +396,34 @@ fn each_suites_stated_time_is_what_its_committed_results_took() {
         let text = std::fs::read_to_string(&path).unwrap();
         let suite: toml::Table = toml::from_str(&text).unwrap();
         let name = suite["name"].as_str().unwrap();
-        let data = ["plots/data", "plots/strategies/data", "plots/trace/data", "plots/workloads/data"]
-            .iter()
-            .map(|d| root().join(d).join(format!("{name}.jsonl")))
-            .find(|p| p.is_file());
+        let data = [
+            "plots/data",
+            "plots/strategies/data",
+            "plots/trace/data",
+            "plots/workloads/data",
+        ]
+        .iter()
+        .map(|d| root().join(d).join(format!("{name}.jsonl")))
+        .find(|p| p.is_file());
         let Some(data) = data else { continue };
         let took: f64 = std::fs::read_to_string(&data)
             .unwrap()
             .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["wall_s"].as_f64().unwrap())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["wall_s"]
+                    .as_f64()
+                    .unwrap()
+            })
             .sum();
-        let said = stated(&text).unwrap_or_else(|| panic!("{}: no `(about N s|min` in its header", path.display()));
+        let said = stated(&text)
+            .unwrap_or_else(|| panic!("{}: no `(about N s|min` in its header", path.display()));
         // Rounded to a second or a minute, within a factor of two.
         let (lo, hi) = (took.min(said), took.max(said));
-        assert!(hi <= 2.0 * lo.max(1.0), "{}: says {said} s, its results took {took:.0} s", path.display());
+        assert!(
+            hi <= 2.0 * lo.max(1.0),
+            "{}: says {said} s, its results took {took:.0} s",
+            path.display()
+        );
         checked += 1;
     }
     assert!(checked >= 15, "{checked}");

@@ -16,7 +16,16 @@ use std::path::{Path, PathBuf};
 const LEVELS: &[&[&str]] = &[
     // Leaves: bounds, numbers, files, signals, processes, the problem (the
     // stencil is the braid-kernel crate, which imports nothing of braid).
-    &["limits", "rng", "interrupt", "files", "child", "problem"],
+    // "Did you mean" is a leaf too.
+    &[
+        "limits",
+        "rng",
+        "interrupt",
+        "files",
+        "child",
+        "problem",
+        "suggest",
+    ],
     // What each subdomain costs (the application's own imbalance).
     &["workload"],
     // The machine, the noise, the model, and the pure balancing decisions.
@@ -32,12 +41,14 @@ const LEVELS: &[&[&str]] = &[
     &["plan"],
     // The engines, and the parasites beside a real run.
     &["runtime", "sim", "parasites"],
-    // What drives or measures an engine.
-    &["ranks", "calibrate"],
+    // What drives or measures an engine (and the machine around a run, and
+    // a run's progress as it goes).
+    &["ranks", "calibrate", "busy", "watch"],
     // -> report -> experiment -> plot
     &["report"],
     &["runner", "experiment"],
-    &["plot"],
+    // Figures and tables from results.
+    &["plot", "table"],
     &["cli"],
 ];
 
