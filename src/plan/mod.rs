@@ -177,6 +177,16 @@ impl Plan {
     /// A simulated run whose cores run at the speeds a real run measured
     /// (`braid sim --replay-speeds`), if given.
     pub fn replaying(config: &Config, speeds: Option<MeasuredSpeeds>) -> Result<Plan, PlanError> {
+        // Said before the machine is: a thread count that differs from the
+        // replayed run's is the mistake, not the cores it would need.
+        if let (Some(speeds), crate::config::AutoOr::Value(threads)) = (&speeds, config.threads)
+            && speeds.threads() != threads
+        {
+            return Err(PlanError::SpeedThreads {
+                measured: speeds.threads(),
+                threads,
+            });
+        }
         let machine = Topology::simulated(&config.sim_topology)?;
         let mut plan = Plan::placed(config, &machine, EngineKind::Sim)?;
         let sim = simulated::settings(&plan, speeds.map(Arc::new));
