@@ -137,7 +137,7 @@ pub struct Report {
     /// How busy the machine was during a real run: when it started, the
     /// load average, and each used CPU's share lost to other processes and
     /// to steal (null in the simulator and across ranks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub machine: Option<MachineLoad>,
     /// The effective configuration (`threads` resolved).
     pub config: Config,
