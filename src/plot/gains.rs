@@ -209,6 +209,7 @@ impl Draw for Gains {
             .y_desc("instances")
             .y_label_formatter(&|v| format!("{v:.0}"))
             .x_label_formatter(&|v| format!("{v:.1}"))
+            .light_line_style(TRANSPARENT)
             .draw()?;
         let k = self.standards.len().max(1) as f64;
         for (si, s) in self.standards.iter().enumerate() {

@@ -293,6 +293,7 @@ impl Workloads {
             .y_desc("ratio (median)")
             .y_label_formatter(&|v| format!("{v:.2}"))
             .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
             .draw()?;
         for (c, col) in self.columns.iter().enumerate() {
             if let Some(ideal) = col.ideal {
@@ -350,6 +351,7 @@ impl Workloads {
             .y_desc("updates")
             .y_label_formatter(&|v| format!("{v:.0}"))
             .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
             .draw()?;
         for vi in 0..self.variants.len() {
             let c = colour(vi);
