@@ -425,3 +425,52 @@ placements = [{ name = "centre", cores = "1" }, { name = "edge", cores = "auto" 
         assert!(svg.contains(needle), "{needle}");
     }
 }
+
+#[test]
+fn a_record_keeps_its_effort_series_coarsened_with_its_totals() {
+    let dir = scratch("exp_effort");
+    let args = [
+        "--variant",
+        "async(4)+split(0.0001)",
+        "sim_topology=pack:1 core:4",
+        "domain_size=32",
+        "max_iterations=20000",
+    ];
+    let mut run = vec!["sim", "--json", "-"];
+    run.extend_from_slice(&args);
+    let direct = braid(&dir, &run);
+    assert_eq!(direct.status, Some(0), "{}", direct.stderr);
+    let direct: Value = serde_json::from_str(&direct.stdout).unwrap();
+    write_suite(
+        &dir,
+        r#"
+name = "effort"
+figure = "effort"
+engine = "sim"
+variants = ["async(4)+split(0.0001)"]
+[set]
+sim_topology = "pack:1 core:4"
+domain_size = 32
+max_iterations = 20000
+"#,
+    );
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let recorded = &records(&dir.join("r.jsonl"))[0]["report"];
+    let series = |r: &Value| r["lb"]["effort"].as_array().unwrap().clone();
+    let total = |r: &Value, k: &str| {
+        series(r)
+            .iter()
+            .map(|e| e[k].as_f64().unwrap())
+            .sum::<f64>()
+    };
+    assert!(series(&direct).len() > 120, "{}", series(&direct).len());
+    assert!(series(recorded).len() <= 120, "{}", series(recorded).len());
+    for k in ["interval_s", "lost_s", "cost_s"] {
+        let (a, b) = (total(&direct, k), total(recorded, k));
+        assert!(
+            (a - b).abs() <= 1e-9 * a.abs().max(1e-12),
+            "{k}: {a} then {b}"
+        );
+    }
+}

@@ -92,8 +92,8 @@ impl ExperimentError {
 
 /// Effort samples a results record keeps (a run's report keeps
 /// [`crate::engine::EFFORT_SAMPLES`]): adjacent intervals merged, so totals
-/// are kept and a figure still has a point per pixel or two.
-const RECORD_EFFORT_SAMPLES: usize = 256;
+/// are kept, and the effort figure (60 bins) still has two per bin.
+const RECORD_EFFORT_SAMPLES: usize = 120;
 
 /// What a finished invocation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
