@@ -9,6 +9,7 @@ mod braid;
 mod check;
 mod effort;
 mod gains;
+mod glyphs;
 mod landscape;
 mod payoff;
 mod stats;
@@ -104,7 +105,8 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
     let (w, h) = fig.size();
     let mut pixels = vec![0u8; w as usize * h as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
+        let bitmap = BitMapBackend::with_buffer(&mut pixels, (w, h));
+        let root = glyphs::Baseline::new(bitmap, DEJAVU).into_drawing_area();
         fig.draw(&root).map_err(|e| fail(&png, &e))?;
         root.present().map_err(|e| fail(&png, &e))?;
     }
