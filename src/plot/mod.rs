@@ -369,6 +369,7 @@ pub(super) enum Mark {
     Square,
     Circle,
     Triangle,
+    Cross,
 }
 
 /// One legend entry.
@@ -446,7 +447,7 @@ where
         };
         let m = (x + 14, y);
         match k.mark {
-            Mark::None => {}
+            Mark::None | Mark::Cross => {}
             Mark::Square => area.draw(&Rectangle::new(
                 [(m.0 - 5, m.1 - 5), (m.0 + 5, m.1 + 5)],
                 style,
@@ -461,6 +462,9 @@ where
                 ],
                 colour.stroke_width(2),
             ))?,
+        }
+        if k.mark == Mark::Cross {
+            area.draw(&Cross::new(m, 4, colour.stroke_width(2)))?;
         }
         if k.mark == Mark::Triangle && !k.open {
             area.draw(&TriangleMarker::new(m, 7, colour.filled()))?;

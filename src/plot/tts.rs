@@ -10,14 +10,14 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::landscape::variant_order;
 use super::stats::Five;
 use super::{
-    Draw, DrawResult, FONT, Frame, by_engine, chart, colour, legend, mesh, noise_label,
+    Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, by_engine, chart, colour, mesh, noise_label,
     panel_title, seconds, side_by_side,
 };
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
 
-/// The legend's strip above the rows, pixels: four entries.
-const LEGEND_PX: u32 = 110;
+/// The legend's strip above the panels, pixels: two rows of entries.
+const LEGEND_PX: u32 = 70;
 
 /// A sample taken while other work held a core.
 const BUSY: RGBColor = RGBColor(200, 0, 0);
@@ -40,6 +40,50 @@ pub(super) struct Panel {
 
 pub(super) struct TimeToSolution {
     pub panels: Vec<Panel>,
+}
+
+impl TimeToSolution {
+    /// One legend for the figure, above the panels.
+    fn keys(&self) -> Vec<Key> {
+        let mut noise: Vec<&str> = self.panels.iter().map(|p| p.noise.as_str()).collect();
+        noise.dedup();
+        let mut keys = vec![
+            Key::new(
+                "quiet (box: quartiles, bar: median)",
+                colour(0),
+                Stroke::None,
+                Mark::Square,
+            ),
+            Key::new(
+                format!("{} (box: quartiles, bar: median)", noise.join(" / ")),
+                colour(1),
+                Stroke::None,
+                Mark::Square,
+            ),
+            Key::new(
+                "one sample",
+                RGBColor(77, 77, 77),
+                Stroke::None,
+                Mark::Circle,
+            ),
+        ];
+        let busy = self
+            .panels
+            .iter()
+            .flat_map(|p| p.rows.iter())
+            .flat_map(|r| r.samples.iter().flatten())
+            .filter(|s| s.1 == Some(true))
+            .count();
+        if busy > 0 {
+            keys.push(Key::new(
+                format!("one sample on a busy machine ({busy})"),
+                BUSY,
+                Stroke::None,
+                Mark::Cross,
+            ));
+        }
+        keys
+    }
 }
 
 /// Times to solution of one variant under one noise setting (converged
@@ -106,7 +150,10 @@ impl Draw for TimeToSolution {
     where
         DB::ErrorType: 'static,
     {
-        side_by_side(root, &self.panels, draw_panel)
+        root.fill(&WHITE)?;
+        let (keys, panels) = root.split_vertically(LEGEND_PX);
+        side_by_side(&panels, &self.panels, draw_panel)?;
+        super::draw_keys(&keys.margin(6, 0, 200, 0), &self.keys(), 15)
     }
 }
 
@@ -183,31 +230,6 @@ where
             TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Right, VPos::Center)),
         ))?;
     }
-    for (label, c) in [("quiet", quiet), (p.noise.as_str(), noisy)] {
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label(format!("{label} (box: quartiles, bar: median)"))
-            .legend(move |(x, y)| {
-                Rectangle::new([(x, y - 6), (x + 16, y + 6)], c.mix(0.6).filled())
-            });
-    }
-    chart
-        .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-        .label("one sample")
-        .legend(|(x, y)| Circle::new((x + 8, y), 2, BLACK.mix(0.7).filled()));
-    let busy = p
-        .rows
-        .iter()
-        .flat_map(|r| r.samples.iter().flatten())
-        .filter(|s| s.1 == Some(true))
-        .count();
-    if busy > 0 {
-        chart
-            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-            .label(format!("one sample on a busy machine ({busy})"))
-            .legend(|(x, y)| Cross::new((x + 8, y), 4, BUSY.stroke_width(2)));
-    }
-    legend(&mut chart, SeriesLabelPosition::UpperRight, 15)?;
     if clipped > 0 {
         let (px, py) = chart.backend_coord(&(left, -0.6));
         area.draw(&Text::new(
