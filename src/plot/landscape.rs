@@ -87,7 +87,7 @@ impl Landscape {
 }
 
 /// The legend's strip right of the panels, pixels.
-const LEGEND_PX: u32 = 330;
+const LEGEND_PX: u32 = 440;
 
 impl Draw for Landscape {
     fn size(&self) -> (u32, u32) {
