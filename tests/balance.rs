@@ -101,18 +101,22 @@ fn split_stays_on_its_socket_and_hybrid_and_joint_cross() {
         let first_owner = sub / 4;
         assert_eq!(sockets[t as usize], sockets[first_owner], "subdomain {sub}");
     }
-    let hybrid = run("async(4)+hybrid(0.0005,2)");
-    assert!(
-        hybrid["lb"]["cross_socket_moves"].as_u64().unwrap() > 0,
-        "{}",
-        hybrid["lb"]
-    );
-    let joint = run("async(4)+joint(0.0005)");
-    assert!(
-        joint["lb"]["cross_socket_moves"].as_u64().unwrap() > 0,
-        "{}",
-        joint["lb"]
-    );
+    // Which thread is fastest decides where a move goes: on a busy machine
+    // the slowed thread's CPU neighbour can be, and then a run's few moves
+    // stay on its socket. Crossing must happen in one of three runs.
+    for variant in ["async(4)+hybrid(0.0005,2)", "async(4)+joint(0.0005)"] {
+        let mut seen = Vec::new();
+        let crossed = (0..3).any(|_| {
+            let r = run(variant);
+            let crossed = r["lb"]["cross_socket_moves"].as_u64().unwrap() > 0;
+            seen.push(format!(
+                "moves {}, across {}",
+                r["lb"]["moves"], r["lb"]["cross_socket_moves"]
+            ));
+            crossed
+        });
+        assert!(crossed, "{variant} never crossed sockets: {seen:?}");
+    }
 }
 
 #[test]
