@@ -190,8 +190,8 @@ impl Pace {
     }
 }
 
-/// `850 ms`, `4.2 s`, `3 min 5 s`.
-fn seconds(s: f64) -> String {
+/// `850 ms`, `4.2 s`, `3 min 5 s`: a duration as the progress lines show it.
+pub(crate) fn seconds(s: f64) -> String {
     match s {
         s if s < 1.0 => format!("{:.0} ms", s * 1e3),
         s if s < 60.0 => format!("{s:.1} s"),

@@ -102,7 +102,7 @@ impl SuiteProgress {
             .iter()
             .map(|v| self.cost.get(v).map_or(overall, |&(s, n)| s / f64::from(n)))
             .sum();
-        Some(duration(left))
+        Some(crate::watch::seconds(left))
     }
 
     pub(crate) fn finish(self) {
@@ -117,19 +117,6 @@ impl SuiteProgress {
 fn say(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
-}
-
-/// `42 s`, `3 min 5 s`, `2 h 10 min`.
-fn duration(s: f64) -> String {
-    match s {
-        s if s < 60.0 => format!("{s:.0} s"),
-        s if s < 3600.0 => format!("{} min {} s", (s / 60.0) as u64, (s % 60.0) as u64),
-        s => format!(
-            "{} h {} min",
-            (s / 3600.0) as u64,
-            ((s % 3600.0) / 60.0) as u64
-        ),
-    }
 }
 
 #[cfg(test)]

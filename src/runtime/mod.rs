@@ -128,8 +128,12 @@ impl Shared<'_> {
     }
 
     fn estimate_met(&self) -> bool {
-        EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed))
-            .met(self.residual_sq_estimate())
+        self.line_met(self.residual_sq_estimate())
+    }
+
+    /// Whether `estimate_sq` is under the convergence estimate's line.
+    fn line_met(&self, estimate_sq: f64) -> bool {
+        EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed)).met(estimate_sq)
     }
 
     fn most_updates(&self) -> u64 {
@@ -168,14 +172,17 @@ impl Shared<'_> {
 
     /// What the command line's progress line shows: the most updates, the
     /// clock and (in one process) the residual estimate; across ranks a
-    /// rank sees only its own part of the residual, so none.
-    fn show_progress(&self) {
+    /// rank sees only its own part of the residual, so none. Returns the
+    /// estimate it read, for the monitor's convergence test to reuse.
+    fn show_progress(&self) -> Option<f64> {
         let residual = self.peers.is_none() && self.settings.tolerance.is_some();
+        let estimate = residual.then(|| self.residual_sq_estimate());
         self.settings.progress.publish(
             self.most_updates(),
             self.start.elapsed().as_secs_f64(),
-            residual.then(|| self.residual_sq_estimate()),
+            estimate,
         );
+        estimate
     }
 
     /// Progress as last published.
@@ -441,7 +448,7 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
         while shared.finished.load(Ordering::Acquire) < threads {
             std::thread::sleep(MONITOR_PERIOD);
             shared.publish_progress();
-            shared.show_progress();
+            let estimate = shared.show_progress();
             let now = start.elapsed();
             // The workers watch their budgets, and in sync the barrier's
             // leader the estimate (whose local residuals are then exact).
@@ -450,7 +457,9 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
                 most_updates: None,
                 now: Some(now.as_nanos() as u64),
             };
-            let converged = || mode != Mode::Sync && shared.estimate_met();
+            // The estimate just published (none without a tolerance,
+            // whose line is never met).
+            let converged = || mode != Mode::Sync && estimate.is_some_and(|e| shared.line_met(e));
             if let Some(reason) = shared.rule.first(look, converged) {
                 shared.stop.request(reason);
             }
@@ -505,7 +514,7 @@ fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
         while running() {
             std::thread::sleep(MONITOR_PERIOD);
             shared.publish_progress();
-            shared.show_progress();
+            let _ = shared.show_progress();
             abort_on_panic();
             if let Some(reason) = own_verdict() {
                 shared
@@ -518,7 +527,7 @@ fn monitor_ranks(shared: &Shared<'_>, peers: &dyn Peers) {
     loop {
         abort_on_panic();
         shared.publish_progress();
-        shared.show_progress();
+        let _ = shared.show_progress();
         // A worker at its budget has set this rank's flag: that is its wish.
         let wish = shared.stop.reason().or_else(own_verdict);
         if let Some(reason) = shared.exchange(peers, wish) {
