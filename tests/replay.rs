@@ -105,8 +105,13 @@ fn measured_noise_replays_against_another_balancer() {
     assert_eq!(plain.status, Some(0), "{}", plain.stderr);
     let plain = json(&dir.join("plain.json"));
     assert_eq!(plain["lb"], Value::Null);
+    // Measured here: joint's spread is 0.11-0.28 of plain's on a quiet
+    // machine and 0.01-0.36 beside two CPU hogs; CI, beside other work, once
+    // saw 0.51 (the replay holds the run's measured speeds, and a busy
+    // machine makes them jitter, so joint moves back and forth). Without
+    // joint it is 1.0, which is what this must catch.
     assert!(
-        sim["spread"].as_u64().unwrap() < plain["spread"].as_u64().unwrap() / 2,
+        4 * sim["spread"].as_u64().unwrap() < 3 * plain["spread"].as_u64().unwrap(),
         "joint evens the progress the slow core lost: replayed as it ran {}, with joint {} \
          (real {})",
         plain["spread"],
