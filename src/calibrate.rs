@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::engine::Residual;
 use crate::engine::SimCosts;
-use crate::kernel;
+use crate::kernel::{self, Block, Buffer};
 use crate::policy::{Policy, Progressive, Scope, Snapshot};
 use crate::problem::Problem;
 use crate::runtime::{StopBarrier, StopFlag};
@@ -36,19 +36,21 @@ pub(crate) fn measure() -> Measured {
 /// The paper's split: a 150 x 150 subdomain, with its halo.
 const SIDE: usize = 150;
 
-fn buffers() -> (Vec<f64>, Vec<f64>) {
-    let a = vec![1.0; (SIDE + 2) * (SIDE + 2)];
+/// Two buffers laid out as a subdomain's cells are.
+fn buffers() -> (Buffer, Buffer) {
+    let a = Buffer::new(Block::padded(SIDE, SIDE), 1.0);
     (a.clone(), a)
 }
 
 /// Seconds of `sweeps` sweeps, plain or with the residual fused in.
-fn time_sweeps(a: &mut Vec<f64>, b: &mut Vec<f64>, sweeps: usize, residual: bool) -> f64 {
+fn time_sweeps(a: &mut Buffer, b: &mut Buffer, sweeps: usize, residual: bool) -> f64 {
+    let block = a.block();
     let t = Instant::now();
     for _ in 0..sweeps {
         if residual {
-            std::hint::black_box(kernel::sweep_with_residual(a, b, SIDE, SIDE));
+            std::hint::black_box(kernel::sweep_block_with_residual(a, b, block));
         } else {
-            kernel::sweep(a, b, SIDE, SIDE);
+            kernel::sweep_block(a, b, block);
         }
         std::mem::swap(a, b);
     }

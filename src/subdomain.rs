@@ -46,15 +46,16 @@ use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
 use crate::engine::Residual;
-use crate::kernel;
+use crate::kernel::{self, Block, Buffer};
 use crate::problem::{Neighbour, Problem, Side, SubdomainGeom};
 
 /// The cells of one subdomain: current and next values, both padded with the
-/// halo. The boundary-ring parts of the halo are written once, at creation.
+/// halo, each row's interior on a cache line ([`Block::padded`]). The
+/// boundary-ring parts of the halo are written once, at creation.
 #[derive(Debug)]
 pub(crate) struct Cells {
-    cur: Vec<f64>,
-    next: Vec<f64>,
+    cur: Buffer,
+    next: Buffer,
 }
 
 /// A subdomain's cells, locked: the only way to update them. It carries its
@@ -106,15 +107,21 @@ pub(crate) enum EdgeVersion {
     Latest,
 }
 
+/// How a subdomain's cells lie in memory: rows padded to whole cache lines,
+/// each row's interior on one (measured: docs/speed.md).
+fn layout(geom: &SubdomainGeom) -> Block {
+    Block::padded(geom.height, geom.width)
+}
+
 impl Cells {
     /// Both buffers, halo included, from the initial global grid: the
     /// boundary parts of the halo never change afterwards.
     fn initial(problem: &Problem, geom: &SubdomainGeom) -> Cells {
-        let s = geom.width + 2;
-        let mut cur = vec![0.0; (geom.height + 2) * s];
-        for (i, row) in cur.chunks_exact_mut(s).enumerate() {
-            for (j, v) in row.iter_mut().enumerate() {
-                *v = problem.initial_value(geom.row0 - 1 + i, geom.col0 - 1 + j);
+        let b = layout(geom);
+        let mut cur = Buffer::new(b, 0.0);
+        for i in 0..b.h + 2 {
+            for j in 0..b.w + 2 {
+                cur[b.at(i, j)] = problem.initial_value(geom.row0 - 1 + i, geom.col0 - 1 + j);
             }
         }
         Cells {
@@ -123,25 +130,26 @@ impl Cells {
         }
     }
 
-    /// Not allocated yet (see [`Subdomain::touch`]).
+    /// Not allocated yet (see [`Subdomain::touch`]): two buffers of an
+    /// empty block, a few values each.
     fn untouched() -> Cells {
+        let none = Block::tight(0, 0);
         Cells {
-            cur: Vec::new(),
-            next: Vec::new(),
+            cur: Buffer::new(none, 0.0),
+            next: Buffer::new(none, 0.0),
         }
+    }
+
+    fn is_touched(&self) -> bool {
+        !self.cur.block().is_empty()
     }
 
     /// Copies both buffers into memory this thread allocates and writes
     /// first (fresh pages: first touch places them on this thread's NUMA
     /// node), and frees the old ones.
     fn rehome(&mut self) {
-        let copy = |v: &[f64]| {
-            let mut fresh = Vec::with_capacity(v.len());
-            fresh.extend_from_slice(v);
-            fresh
-        };
-        self.cur = copy(&self.cur);
-        self.next = copy(&self.next);
+        self.cur = self.cur.clone();
+        self.next = self.next.clone();
     }
 }
 
@@ -243,13 +251,13 @@ impl Subdomain {
     /// cells never touched: `out` already holds the initial values).
     pub(crate) fn copy_into(&self, out: &mut ndarray::Array2<f64>) {
         let cells = self.cells.lock();
-        if cells.cur.is_empty() {
+        if !cells.is_touched() {
             return;
         }
         let g = &self.geom;
-        let s = g.width + 2;
+        let b = layout(g);
         for i in 0..g.height {
-            let row = &cells.cur[(i + 1) * s + 1..(i + 1) * s + 1 + g.width];
+            let row = &cells.cur[b.at(i + 1, 1)..b.at(i + 1, 1) + g.width];
             for (j, &v) in row.iter().enumerate() {
                 out[[g.row0 + i, g.col0 + j]] = v;
             }
@@ -257,8 +265,8 @@ impl Subdomain {
     }
 
     fn fill_halo(&self, cur: &mut [f64], subs: &[Subdomain], version: EdgeVersion, own: u64) {
-        let (h, w) = (self.geom.height, self.geom.width);
-        let s = w + 2;
+        let b = layout(&self.geom);
+        let (h, w) = (b.h, b.w);
         for side in Side::ALL {
             let Neighbour::Sub(n) = self.geom.neighbour(side) else {
                 continue;
@@ -271,10 +279,10 @@ impl Subdomain {
             let edge = &other.edges[(v % 2) as usize].sides[side.opposite().index()];
             let load = |k: usize| f64::from_bits(edge[k].load(Ordering::Relaxed));
             match side {
-                Side::North => (0..w).for_each(|j| cur[1 + j] = load(j)),
-                Side::South => (0..w).for_each(|j| cur[(h + 1) * s + 1 + j] = load(j)),
-                Side::West => (0..h).for_each(|i| cur[(i + 1) * s] = load(i)),
-                Side::East => (0..h).for_each(|i| cur[(i + 1) * s + w + 1] = load(i)),
+                Side::North => (0..w).for_each(|j| cur[b.at(0, j + 1)] = load(j)),
+                Side::South => (0..w).for_each(|j| cur[b.at(h + 1, j + 1)] = load(j)),
+                Side::West => (0..h).for_each(|i| cur[b.at(i + 1, 0)] = load(i)),
+                Side::East => (0..h).for_each(|i| cur[b.at(i + 1, w + 1)] = load(i)),
             }
         }
     }
@@ -282,8 +290,8 @@ impl Subdomain {
     /// Publishes the sides that a neighbouring subdomain reads (a side on
     /// the boundary ring has no reader).
     fn publish(&self, cur: &[f64], copy: usize) {
-        let (h, w) = (self.geom.height, self.geom.width);
-        let s = w + 2;
+        let b = layout(&self.geom);
+        let (h, w) = (b.h, b.w);
         let e = &self.edges[copy].sides;
         let store = |a: &AtomicU64, v: f64| a.store(v.to_bits(), Ordering::Relaxed);
         for side in Side::ALL {
@@ -292,10 +300,10 @@ impl Subdomain {
             }
             let edge = &e[side.index()];
             match side {
-                Side::North => (0..w).for_each(|j| store(&edge[j], cur[s + 1 + j])),
-                Side::South => (0..w).for_each(|j| store(&edge[j], cur[h * s + 1 + j])),
-                Side::West => (0..h).for_each(|i| store(&edge[i], cur[(i + 1) * s + 1])),
-                Side::East => (0..h).for_each(|i| store(&edge[i], cur[(i + 1) * s + w])),
+                Side::North => (0..w).for_each(|j| store(&edge[j], cur[b.at(1, j + 1)])),
+                Side::South => (0..w).for_each(|j| store(&edge[j], cur[b.at(h, j + 1)])),
+                Side::West => (0..h).for_each(|i| store(&edge[i], cur[b.at(i + 1, 1)])),
+                Side::East => (0..h).for_each(|i| store(&edge[i], cur[b.at(i + 1, w)])),
             }
         }
     }
@@ -339,15 +347,15 @@ impl Subdomain {
     pub(crate) fn interior_into(&self, problem: &Problem, out: &mut Vec<f64>) {
         let cells = self.cells.lock();
         let g = &self.geom;
-        if cells.cur.is_empty() {
+        if !cells.is_touched() {
             for i in 0..g.height {
                 out.extend((0..g.width).map(|j| problem.initial_value(g.row0 + i, g.col0 + j)));
             }
             return;
         }
-        let s = g.width + 2;
+        let b = layout(g);
         for i in 0..g.height {
-            out.extend_from_slice(&cells.cur[(i + 1) * s + 1..(i + 1) * s + 1 + g.width]);
+            out.extend_from_slice(&cells.cur[b.at(i + 1, 1)..b.at(i + 1, 1) + g.width]);
         }
     }
 
@@ -363,7 +371,7 @@ impl Held<'_> {
     /// yet: a subdomain handed over before its first owner got to it is
     /// allocated by whoever updates it first.
     pub(crate) fn ensure_touched(&mut self, problem: &Problem, thread: usize) {
-        if self.cells.cur.is_empty() {
+        if !self.cells.is_touched() {
             *self.cells = Cells::initial(problem, &self.sub.geom);
             self.sub.stats.toucher.store(thread, Ordering::Relaxed);
         }
@@ -419,19 +427,15 @@ impl Held<'_> {
     fn extra_work(&mut self, residual: Residual, work: f64, stopped: impl Fn() -> bool) {
         let extra = work - 1.0;
         let cells = &mut *self.cells;
-        let (h, w) = (self.sub.geom.height, self.sub.geom.width);
+        let b = layout(&self.sub.geom);
+        let h = b.h;
         let sweep = |cur: &[f64], next: &mut [f64], rows: usize| {
-            let n = (rows + 2) * (w + 2);
+            let first = Block { h: rows, ..b };
             match residual {
                 Residual::Compute => {
-                    std::hint::black_box(kernel::sweep_with_residual(
-                        &cur[..n],
-                        &mut next[..n],
-                        rows,
-                        w,
-                    ));
+                    std::hint::black_box(kernel::sweep_block_with_residual(cur, next, first));
                 }
-                Residual::Skip => kernel::sweep(&cur[..n], &mut next[..n], rows, w),
+                Residual::Skip => kernel::sweep_block(cur, next, first),
             }
             std::hint::black_box(&mut *next);
         };
@@ -458,14 +462,14 @@ impl Held<'_> {
     ) {
         let sub = self.sub;
         let cells = &mut *self.cells;
-        let (h, w) = (sub.geom.height, sub.geom.width);
+        let b = layout(&sub.geom);
         let c = sub.stats.count.load(Ordering::Relaxed);
         sub.fill_halo(&mut cells.cur, subs, version, c);
         if residual == Residual::Compute {
-            let r = kernel::sweep_with_residual(&cells.cur, &mut cells.next, h, w);
+            let r = kernel::sweep_block_with_residual(&cells.cur, &mut cells.next, b);
             sub.stats.residual_sq.store(r.to_bits(), Ordering::Relaxed);
         } else {
-            kernel::sweep(&cells.cur, &mut cells.next, h, w);
+            kernel::sweep_block(&cells.cur, &mut cells.next, b);
         }
     }
 

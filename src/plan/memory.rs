@@ -38,7 +38,8 @@ impl Plan {
             let cells: u128 = p
                 .subs
                 .iter()
-                .map(|g| (g.height as u128 + 2) * (g.width as u128 + 2))
+                // Rows padded to whole cache lines, plus the aligning offset.
+                .map(|g| (g.height as u128 + 2) * (g.width as u128 + 2).div_ceil(8) * 8 + 8)
                 .sum();
             let edges: u128 = p
                 .subs
