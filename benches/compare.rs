@@ -175,18 +175,23 @@ fn on_core<T: Send>(core: usize, f: impl FnOnce() -> T + Send) -> T {
     })
 }
 
+/// braid's kernel on its own layout (a subdomain's: rows padded to whole
+/// cache lines, each row's interior on one), the same data as the C's.
 fn time_rust_sweeps(h: usize, w: usize, sweeps: usize, residual: bool) -> f64 {
-    let n = (h + 2) * (w + 2);
-    let mut a: Vec<f64> = (0..n).map(|k| ((k * 7919) % 101) as f64 / 13.0).collect();
+    let block = kernel::Block::padded(h, w);
+    let mut a = kernel::Buffer::new(block, 0.0);
+    for (k, v) in a.iter_mut().enumerate() {
+        *v = ((k * 7919) % 101) as f64 / 13.0;
+    }
     let mut b = a.clone();
-    kernel::sweep(&a, &mut b, h, w); // warm up, as the C does
+    kernel::sweep_block(&a, &mut b, block); // warm up, as the C does
     let mut total = 0.0;
     let t = Instant::now();
     for _ in 0..sweeps {
         if residual {
-            total += kernel::sweep_with_residual(&a, &mut b, h, w);
+            total += kernel::sweep_block_with_residual(&a, &mut b, block);
         } else {
-            kernel::sweep(&a, &mut b, h, w);
+            kernel::sweep_block(&a, &mut b, block);
         }
         std::mem::swap(&mut a, &mut b);
     }
@@ -281,6 +286,71 @@ const TTS: [&str; 4] = [
     "time_limit=120",
 ];
 
+/// The C/OpenMP time-to-solution reference, on the grid written by
+/// [`time_to_solution`]: seconds, sweeps, its own cell updates per second.
+fn c_tts(omp: &Path, grid_file: &Path, height: usize, width: usize) -> (f64, f64, f64) {
+    let out = Command::new(omp)
+        .arg(grid_file)
+        .args([height, width].map(|n| n.to_string()))
+        .args(["1e-4", "1000000"])
+        .env("OMP_NUM_THREADS", "2")
+        .env("OMP_PROC_BIND", "close")
+        .env("OMP_PLACES", "cores")
+        .output()
+        .expect("run the C/OpenMP time-to-solution reference");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Vec<f64> = text
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(f[2] <= 1e-4, "the C reference did not converge: {text}");
+    (f[0], f[1], (height * width) as f64 * f[1] / f[0])
+}
+
+/// A `braid-noise` parasite pinned to `core` at duty `duty`, in this
+/// process, for as long as the guard lives: braid and the C reference run
+/// under the very same one.
+struct Parasite {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<braid_noise::NoiseStats>>,
+}
+
+impl Parasite {
+    fn start(core: usize, duty: f64) -> Parasite {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            braid_noise::pin(core).expect("pin the parasite");
+            let sleep_us = braid_noise::DEFAULT_SLEEP.as_micros() as u64;
+            let work_iters = braid_noise::Calibration::measure()
+                .iters_for_duty(duty, sleep_us)
+                .expect("a duty in (0, 1)");
+            braid_noise::run(
+                braid_noise::Rhythm {
+                    sleep_us,
+                    work_iters,
+                },
+                &flag,
+                None,
+            )
+        });
+        // Let it calibrate before anything is timed beside it.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        Parasite {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops it and returns the duty it measured on itself.
+    fn stop(mut self) -> f64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let h = self.handle.take().unwrap();
+        h.thread().unpark();
+        h.join().unwrap().duty
+    }
+}
+
 fn time_to_solution(reps: usize) {
     let omp = compile("jacobi_tts.c", &["-fopenmp", "-lm"]);
     let problem = braid::problem::Problem::new(150, 2, 1).unwrap();
@@ -288,51 +358,63 @@ fn time_to_solution(reps: usize) {
     let grid_file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tts-grid.f64");
     let bytes: Vec<u8> = grid.iter().flat_map(|v| v.to_ne_bytes()).collect();
     std::fs::write(&grid_file, bytes).expect("write the initial grid for the C reference");
-    println!("time to solution, 2 threads, 150x150 per thread (150x300 grid), tolerance 1e-4:\n");
-    println!("| variant | braid s | C/OpenMP sync s | braid iterations | C sweeps | C / braid |");
-    println!("|---|---|---|---|---|---|");
-    let variants = ["sync", "async(4)", "async(4)+split(0.001)"];
-    let mut rows: Vec<[Vec<f64>; 5]> = variants.iter().map(|_| Default::default()).collect();
-    for _ in 0..reps {
-        for (label, row) in variants.iter().zip(rows.iter_mut()) {
-            let r = braid_run_with(label, &TTS);
-            let braid_s = r.time_to_solution_s.expect("braid reaches 1e-4");
-            let iterations =
-                r.thread_updates.iter().sum::<u64>() as f64 / (r.threads * r.subdomains) as f64;
-            let out = Command::new(&omp)
-                .arg(&grid_file)
-                .args([r.grid.height, r.grid.width].map(|n| n.to_string()))
-                .args(["1e-4", "1000000"])
-                .env("OMP_NUM_THREADS", "2")
-                .env("OMP_PROC_BIND", "close")
-                .env("OMP_PLACES", "cores")
-                .output()
-                .expect("run the C/OpenMP time-to-solution reference");
-            let text = String::from_utf8_lossy(&out.stdout);
-            let f: Vec<f64> = text
-                .split_whitespace()
-                .map(|x| x.parse().unwrap())
-                .collect();
-            assert!(f[2] <= 1e-4, "the C reference did not converge: {text}");
-            for (v, x) in row
-                .iter_mut()
-                .zip([braid_s, f[0], iterations, f[1], f[0] / braid_s])
-            {
-                v.push(x);
+    let variants = ["sync", "async(1)", "async(4)", "async(4)+split(0.001)"];
+    for noisy in [false, true] {
+        let parasite = noisy.then(|| Parasite::start(0, 0.19));
+        if noisy {
+            println!(
+                "time to solution under noise: the same, with a braid-noise parasite at duty \
+                 0.19 on core 0 beside both braid and the C reference:\n"
+            );
+        } else {
+            println!(
+                "time to solution, 2 threads, 150x150 per thread (150x300 grid), tolerance \
+                 1e-4:\n"
+            );
+        }
+        println!(
+            "| variant | braid s | C/OpenMP sync s | braid iterations | C sweeps | C Mcell/s | \
+             C / braid |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        let mut rows: Vec<[Vec<f64>; 6]> = variants.iter().map(|_| Default::default()).collect();
+        for _ in 0..reps {
+            for (label, row) in variants.iter().zip(rows.iter_mut()) {
+                let r = braid_run_with(label, &TTS);
+                let braid_s = r.time_to_solution_s.expect("braid reaches 1e-4");
+                let iterations =
+                    r.thread_updates.iter().sum::<u64>() as f64 / (r.threads * r.subdomains) as f64;
+                let (c_s, sweeps, rate) = c_tts(&omp, &grid_file, r.grid.height, r.grid.width);
+                for (v, x) in row.iter_mut().zip([
+                    braid_s,
+                    c_s,
+                    iterations,
+                    sweeps,
+                    rate / 1e6,
+                    c_s / braid_s,
+                ]) {
+                    v.push(x);
+                }
             }
         }
+        for (label, row) in variants.iter().zip(rows) {
+            let [b, c, bi, ci, rate, ratio] = row.map(median);
+            println!("| {label} | {b:.4} | {c:.4} | {bi:.0} | {ci:.0} | {rate:.0} | {ratio:.3} |");
+        }
+        if let Some(p) = parasite {
+            println!(
+                "\n(the parasite measured a duty of {:.3} on itself)",
+                p.stop()
+            );
+        }
+        println!();
     }
-    for (label, row) in variants.iter().zip(rows) {
-        let [b, c, bi, ci, ratio] = row.map(median);
-        println!("| {label} | {b:.4} | {c:.4} | {bi:.0} | {ci:.0} | {ratio:.3} |");
-    }
-    println!();
     println!(
         "what a tolerance costs (iteration rate with tolerance=1e-4 / without, same sweeps):\n"
     );
     println!("| variant | with it/s | without it/s | with / without |");
     println!("|---|---|---|---|");
-    for label in ["sync", "async(4)"] {
+    for label in ["sync", "async(1)", "async(4)"] {
         let (mut with, mut without, mut ratios) = (vec![], vec![], vec![]);
         for _ in 0..reps {
             let w = braid_run_with(label, &TTS);
@@ -543,14 +625,18 @@ fn sim_speed(reps: usize) {
     // same data (one block per simulated subdomain, round robin): 36
     // domains do not fit in one core's caches, for the simulator or anyone.
     let blocks_rate = |blocks: usize, h: usize, w: usize| {
-        let n = (h + 2) * (w + 2);
-        let mut bufs: Vec<(Vec<f64>, Vec<f64>)> =
-            (0..blocks).map(|_| (vec![1.0; n], vec![1.0; n])).collect();
+        let block = kernel::Block::padded(h, w);
+        let mut bufs: Vec<(kernel::Buffer, kernel::Buffer)> = (0..blocks)
+            .map(|_| {
+                let a = kernel::Buffer::new(block, 1.0);
+                (a.clone(), a)
+            })
+            .collect();
         let sweeps = 20;
         let t = Instant::now();
         for _ in 0..sweeps {
             for (a, b) in bufs.iter_mut() {
-                kernel::sweep(a, b, h, w);
+                kernel::sweep_block(a, b, block);
                 std::mem::swap(a, b);
             }
         }

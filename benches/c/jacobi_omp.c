@@ -1,26 +1,35 @@
 /* Reference for braid's sync benchmark: synchronous Jacobi over the whole
- * grid with an OpenMP barrier per iteration (the implicit one of `omp for`).
+ * grid with an OpenMP barrier per iteration (the implicit one of `omp for`),
+ * on grids laid out as in grid.h (aligned, padded rows), each row first
+ * touched by the thread that sweeps it.
  * Built by benches/compare.rs with gcc -O3 -march=native -fopenmp.
  * Usage: jacobi_omp H W ITERS  -> cell updates per second */
 #include <stdio.h>
 #include <stdlib.h>
 #include <omp.h>
 
+#include "grid.h"
+
 int main(int argc, char **argv) {
     if (argc != 4) { fprintf(stderr, "usage: jacobi_omp H W ITERS\n"); return 2; }
     int h = atoi(argv[1]), w = atoi(argv[2]), iters = atoi(argv[3]);
-    int s = w + 2;
+    int s = grid_stride(w);
     size_t n = (size_t)(h + 2) * s;
-    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    double *a = grid_alloc(h, w), *b = grid_alloc(h, w);
+    if (!a || !b) return 2;
     double t0 = 0.0;
 #pragma omp parallel
     {
-        /* first touch by the thread that will update the row */
+        /* first touch by the thread that will update the row (the same
+         * static schedule over the same rows as the sweep); the halo rows by
+         * the threads that read them */
 #pragma omp for schedule(static)
-        for (int i = 0; i < h + 2; i++)
+        for (int i = 1; i <= h; i++)
             for (int j = 0; j < s; j++)
-                a[(size_t)i * s + j] = b[(size_t)i * s + j] =
-                    (i == 0 || j == 0 || i == h + 1 || j == s - 1) ? 0.0 : 1.0;
+                a[(size_t)i * s + j] = b[(size_t)i * s + j] = (j == 0 || j > w) ? 0.0 : 1.0;
+#pragma omp single
+        for (int j = 0; j < s; j++)
+            a[j] = b[j] = a[(size_t)(h + 1) * s + j] = b[(size_t)(h + 1) * s + j] = 0.0;
 #pragma omp single
         t0 = omp_get_wtime();
         for (int it = 0; it < iters; it++) {

@@ -1,7 +1,8 @@
 /* Reference for braid's time-to-solution benchmark: synchronous Jacobi to a
  * relative residual target, the way a careful OpenMP programmer writes it.
- * One parallel region; one barrier per sweep; the residual of the state
- * being swept is fused into the sweep (`omp simd reduction`) and summed from
+ * Grids laid out as in grid.h (aligned, padded rows), each row first touched
+ * by the thread that sweeps it. One parallel region; one barrier per sweep; the residual of the state
+ * being swept is fused into the sweep (eight partial sums) and summed from
  * per-thread partials that every thread reads after the barrier, so all
  * threads take the same decision without a second barrier. A sweep reads
  * the state k and reports the residual of k, exactly as braid's sync does,
@@ -16,12 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "grid.h"
+
 #define MAX_THREADS 256
 /* One cache line per partial sum, two parities. */
 static double partial[2][MAX_THREADS][8];
 
 static double residual_sq(const double *u, int h, int w) {
-    int s = w + 2;
+    int s = grid_stride(w);
     double acc = 0.0;
     for (int i = 1; i <= h; i++)
         for (int j = 1; j <= w; j++) {
@@ -40,46 +43,69 @@ int main(int argc, char **argv) {
     int h = atoi(argv[2]), w = atoi(argv[3]);
     double tol = atof(argv[4]);
     long max_sweeps = atol(argv[5]);
-    int s = w + 2;
-    size_t n = (size_t)(h + 2) * s;
-    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    double line_sq = 0.0;
+    int s = grid_stride(w), tight = w + 2;
+    size_t n = (size_t)(h + 2) * tight;
+    double *file = malloc(n * sizeof *file);
+    double *a = grid_alloc(h, w), *b = grid_alloc(h, w);
     FILE *f = fopen(argv[1], "rb");
-    if (!f || fread(a, sizeof *a, n, f) != n) {
+    if (!file || !a || !b || !f || fread(file, sizeof *file, n, f) != n) {
         fprintf(stderr, "jacobi_tts: cannot read %zu values from %s\n", n, argv[1]);
         return 2;
     }
     fclose(f);
     if (omp_get_max_threads() > MAX_THREADS) return 2;
-    double line_sq = tol * tol * residual_sq(a, h, w);
     long sweeps = 0;
     double t0 = 0.0, secs = 0.0;
     double *first = a, *second = b;
 #pragma omp parallel
     {
         int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        /* first touch by the thread that will sweep the row */
+        /* first touch by the thread that will sweep the row (the sweep's
+         * static schedule over the same rows); the halo rows by one thread */
 #pragma omp for schedule(static)
-        for (int i = 0; i < h + 2; i++)
-            for (int j = 0; j < s; j++) second[(size_t)i * s + j] = first[(size_t)i * s + j];
+        for (int i = 1; i <= h; i++)
+            for (int j = 0; j < s; j++)
+                first[(size_t)i * s + j] = second[(size_t)i * s + j] =
+                    j < tight ? file[(size_t)i * tight + j] : 0.0;
 #pragma omp single
-        t0 = omp_get_wtime();
+        {
+            for (int i = 0; i <= h + 1; i += h + 1)
+                for (int j = 0; j < s; j++)
+                    first[(size_t)i * s + j] = second[(size_t)i * s + j] =
+                        j < tight ? file[(size_t)i * tight + j] : 0.0;
+            line_sq = tol * tol * residual_sq(first, h, w);
+            t0 = omp_get_wtime();
+        }
         for (long k = 0; k < max_sweeps; k++) {
             const double *src = (k & 1) ? second : first;
             double *dst = (k & 1) ? first : second;
-            double acc = 0.0;
+            double lanes[LINE] = {0};
 #pragma omp for schedule(static) nowait
             for (int i = 1; i <= h; i++) {
                 const double *up = src + (size_t)(i - 1) * s, *mid = src + (size_t)i * s,
                              *down = src + (size_t)(i + 1) * s;
                 double *out = dst + (size_t)i * s;
-#pragma omp simd reduction(+ : acc)
-                for (int j = 1; j <= w; j++) {
+                int j = 1;
+                /* eight partial sums: one accumulator would chain every
+                 * addition on the last */
+                for (; j + LINE - 1 <= w; j += LINE)
+#pragma omp simd
+                    for (int l = 0; l < LINE; l++) {
+                        double sum = ((up[j + l] + down[j + l]) + mid[j + l - 1]) + mid[j + l + 1];
+                        out[j + l] = 0.25 * sum;
+                        double r = sum - 4.0 * mid[j + l];
+                        lanes[l] += r * r;
+                    }
+                for (; j <= w; j++) {
                     double sum = ((up[j] + down[j]) + mid[j - 1]) + mid[j + 1];
                     out[j] = 0.25 * sum;
                     double r = sum - 4.0 * mid[j];
-                    acc += r * r;
+                    lanes[0] += r * r;
                 }
             }
+            double acc = 0.0;
+            for (int l = 0; l < LINE; l++) acc += lanes[l];
             partial[k & 1][t][0] = acc;
 #pragma omp barrier
             double total = 0.0;

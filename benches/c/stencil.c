@@ -1,7 +1,8 @@
 /* Reference for braid's kernel benchmark: the same 5-point Jacobi sweep as
- * src/kernel.rs, as a plain C loop, and the sweep with the squared residual
- * of the swept state fused in (`omp simd reduction`, as an OpenMP code
- * would write it). Built by benches/compare.rs with
+ * kernel/src/lib.rs, as a plain C loop, and the sweep with the squared
+ * residual of the swept state fused in (in eight partial sums, as a careful
+ * HPC programmer writes a reduction), on grids laid out as in grid.h (aligned, padded
+ * rows). Built by benches/compare.rs with
  * gcc -O3 -march=native -fopenmp-simd.
  * Usage: stencil H W SWEEPS REPS [plain|residual]  -> one line per rep: seconds */
 #include <stdio.h>
@@ -9,31 +10,48 @@
 #include <string.h>
 #include <time.h>
 
+#include "grid.h"
+
 static void sweep(const double *restrict src, double *restrict dst, int h, int w) {
-    int s = w + 2;
+    int s = grid_stride(w);
     for (int i = 1; i <= h; i++) {
-        const double *up = src + (i - 1) * s, *mid = src + i * s, *down = src + (i + 1) * s;
-        double *out = dst + i * s;
+        const double *up = src + (size_t)(i - 1) * s, *mid = src + (size_t)i * s,
+                     *down = src + (size_t)(i + 1) * s;
+        double *out = dst + (size_t)i * s;
         for (int j = 1; j <= w; j++)
             out[j] = 0.25 * (((up[j] + down[j]) + mid[j - 1]) + mid[j + 1]);
     }
 }
 
+/* The residual in eight independent partial sums: one accumulator would
+ * chain every addition on the last (the `omp simd reduction` loop this
+ * replaced was 6-27% slower here, docs/speed.md). */
 static double sweep_residual(const double *restrict src, double *restrict dst, int h, int w) {
-    int s = w + 2;
-    double acc = 0.0;
+    int s = grid_stride(w);
+    double acc[LINE] = {0};
     for (int i = 1; i <= h; i++) {
-        const double *up = src + (i - 1) * s, *mid = src + i * s, *down = src + (i + 1) * s;
-        double *out = dst + i * s;
-#pragma omp simd reduction(+ : acc)
-        for (int j = 1; j <= w; j++) {
+        const double *up = src + (size_t)(i - 1) * s, *mid = src + (size_t)i * s,
+                     *down = src + (size_t)(i + 1) * s;
+        double *out = dst + (size_t)i * s;
+        int j = 1;
+        for (; j + LINE - 1 <= w; j += LINE)
+#pragma omp simd
+            for (int l = 0; l < LINE; l++) {
+                double sum = ((up[j + l] + down[j + l]) + mid[j + l - 1]) + mid[j + l + 1];
+                out[j + l] = 0.25 * sum;
+                double r = sum - 4.0 * mid[j + l];
+                acc[l] += r * r;
+            }
+        for (; j <= w; j++) {
             double sum = ((up[j] + down[j]) + mid[j - 1]) + mid[j + 1];
             out[j] = 0.25 * sum;
             double r = sum - 4.0 * mid[j];
-            acc += r * r;
+            acc[0] += r * r;
         }
     }
-    return acc;
+    double total = 0.0;
+    for (int l = 0; l < LINE; l++) total += acc[l];
+    return total;
 }
 
 static double now(void) {
@@ -49,8 +67,9 @@ int main(int argc, char **argv) {
     }
     int h = atoi(argv[1]), w = atoi(argv[2]), sweeps = atoi(argv[3]), reps = atoi(argv[4]);
     int residual = argc == 6 && strcmp(argv[5], "residual") == 0;
-    size_t n = (size_t)(h + 2) * (w + 2);
-    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    size_t n = (size_t)(h + 2) * grid_stride(w);
+    double *a = grid_alloc(h, w), *b = grid_alloc(h, w);
+    if (!a || !b) return 2;
     double total = 0.0;
     for (size_t k = 0; k < n; k++) a[k] = b[k] = (double)((k * 7919) % 101) / 13.0;
     sweep(a, b, h, w); /* warm up */
