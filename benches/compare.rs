@@ -20,7 +20,13 @@
 //! * `noise`:    the slowdown from a parasite on the core of thread 0, for
 //!   sync, async(4) and async(4)+joint(0.001): noisy / quiet iteration rate;
 //! * `sim`:      the simulator's own speed: subdomain updates per real second
-//!   counting only, and numerics' cell rate against the bare kernel.
+//!   counting only, and numerics' cell rate against the bare kernel;
+//! * `roofline`: this core's cache and memory bandwidths and FMA peak,
+//!   measured here, and the kernel (plain and with the residual) at the
+//!   domain sizes braid uses, as a fraction of the bound of the level its
+//!   blocks fit in; draws `target/roofline.png`. Fails loudly if a bound is
+//!   not positive or the kernel beats its bound by more than 10% (a wrong
+//!   bound).
 //!
 //! The C references are in `benches/c/` and built here with the system gcc.
 
@@ -79,6 +85,9 @@ fn main() {
     if want("sim") {
         sim_speed(reps);
     }
+    if want("roofline") {
+        roofline(reps);
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -124,7 +133,12 @@ fn kernel_vs_c(reps: usize) {
         "| block | sweep | braid Mcell/s | C Mcell/s | braid / C | braid residual / braid plain |"
     );
     println!("|---|---|---|---|---|---|");
-    for (h, w, sweeps) in [(300, 300, 3000), (150, 150, 12000), (24, 24, 400_000)] {
+    for (h, w, sweeps) in [
+        (300, 300, 3000),
+        (150, 150, 12000),
+        (75, 75, 48000),
+        (24, 24, 400_000),
+    ] {
         let cells = (h * w * sweeps) as f64;
         // Per rep, interleaved: braid plain, C plain, braid residual, C residual.
         let mut rates: [Vec<f64>; 4] = Default::default();
@@ -266,6 +280,33 @@ fn sync_vs_openmp(reps: usize) {
             .output()
             .expect("run the OpenMP reference");
         let rate: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        ratios.push(r.cell_updates_per_s / rate);
+        ours.push(r.cell_updates_per_s / 1e6);
+        theirs.push(rate / 1e6);
+    }
+    println!(
+        "| {:.0} | {:.0} | {:.3} |\n",
+        median(ours),
+        median(theirs),
+        median(ratios)
+    );
+    // One thread: the whole run (halo, counters, barrier of one) against
+    // the bare C sweep on the same 300x300 domain, pinned to the same core.
+    let c = compile("stencil.c", &["-fopenmp-simd"]);
+    println!("sync, 1 thread, 300x300, whole run vs the C sweep alone:\n");
+    println!("| braid sync Mcell/s | C sweep Mcell/s | braid / C |");
+    println!("|---|---|---|");
+    let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let r = braid_run_with("sync", &["threads=1", "max_iterations=3000"]);
+        let out = Command::new("taskset")
+            .args(["-c", &r.cores[0].to_string()])
+            .arg(&c)
+            .args(["300", "300", "3000", "1", "plain"])
+            .output()
+            .expect("run the C stencil");
+        let secs: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        let rate = 300.0 * 300.0 * 3000.0 / secs;
         ratios.push(r.cell_updates_per_s / rate);
         ours.push(r.cell_updates_per_s / 1e6);
         theirs.push(rate / 1e6);
@@ -670,4 +711,235 @@ fn sim_speed(reps: usize) {
         );
     }
     println!();
+}
+
+/// Flops per cell of the plain sweep (three additions, one multiplication)
+/// and of braid's residual sweep (also `v - u` and a fused `acc + d * d`).
+const PLAIN_FLOPS: f64 = 4.0;
+const RESIDUAL_FLOPS: f64 = 7.0;
+/// Compulsory traffic per cell: its value read once, its new value written.
+const BYTES_PER_CELL: f64 = 16.0;
+
+/// This core's data caches, smallest first: (name, bytes), from sysfs.
+fn data_caches(core: usize) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for index in 0.. {
+        let dir = PathBuf::from(format!(
+            "/sys/devices/system/cpu/cpu{core}/cache/index{index}"
+        ));
+        let Ok(kind) = std::fs::read_to_string(dir.join("type")) else {
+            break;
+        };
+        if kind.trim() == "Instruction" {
+            continue;
+        }
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        let size = read("size");
+        let size = size.trim();
+        let bytes = match size.strip_suffix('K') {
+            Some(k) => k.parse::<usize>().ok().map(|k| k << 10),
+            None => size
+                .strip_suffix('M')
+                .and_then(|m| m.parse::<usize>().ok())
+                .map(|m| m << 20),
+        };
+        if let Some(bytes) = bytes {
+            out.push((format!("L{}", read("level").trim()), bytes));
+        }
+    }
+    assert!(
+        !out.is_empty(),
+        "roofline: no data cache described under /sys/devices/system/cpu/cpu{core}/cache"
+    );
+    out
+}
+
+/// Bytes per second of `dst = 0.5 src + 0.25` over two arrays of `bytes`
+/// in all, counting 8 read and 8 written per element (the stencil's
+/// compulsory traffic per cell, counted the same way).
+fn bandwidth(bytes: usize) -> f64 {
+    let n = (bytes / 16).max(1024);
+    let mut a = vec![1.0f64; n];
+    let mut b = vec![1.0f64; n];
+    let passes = (4usize << 30).div_ceil(16 * n).max(2);
+    let pass = |src: &[f64], dst: &mut [f64]| {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = 0.5 * s + 0.25;
+        }
+    };
+    pass(&a, &mut b); // warm up: pages touched, caches filled
+    let t = Instant::now();
+    for _ in 0..passes / 2 {
+        pass(&a, &mut b);
+        pass(&b, &mut a);
+    }
+    let secs = t.elapsed().as_secs_f64();
+    std::hint::black_box((&a, &b));
+    (passes / 2 * 2 * 16 * n) as f64 / secs
+}
+
+/// Flops per second of 8 independent 8-lane chains of fused multiply-adds
+/// (`x = 0.5 x + 0.25`, which stays normal): enough in flight to fill every
+/// FMA pipe whatever its latency. The chains stay in registers: nothing
+/// sees them until the loop is done.
+fn fma_peak() -> f64 {
+    const CHAINS: usize = 8;
+    let mut acc = [[1.0f64; 8]; CHAINS];
+    let (a, b) = (std::hint::black_box(0.5), std::hint::black_box(0.25));
+    let iters = 50_000_000usize;
+    let t = Instant::now();
+    for _ in 0..iters {
+        for v in acc.iter_mut() {
+            for x in v.iter_mut() {
+                *x = x.mul_add(a, b);
+            }
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    std::hint::black_box(acc);
+    (iters * CHAINS * 8 * 2) as f64 / secs
+}
+
+fn roofline(reps: usize) {
+    let core = last_core();
+    let caches = data_caches(core);
+    // Half of each cache (the other half for whatever else lives there),
+    // and memory at 8x the last level.
+    let largest = caches.last().unwrap().1;
+    let mut levels: Vec<(String, usize, usize)> = caches
+        .iter()
+        .map(|(name, bytes)| (name.clone(), *bytes, bytes / 2))
+        .collect();
+    levels.push(("memory".into(), usize::MAX, 8 * largest));
+    println!("roofline of core {core}, measured here (median of {reps} reps):\n");
+    println!("| ceiling | size | measured on | GB/s or Gflop/s |");
+    println!("|---|---|---|---|");
+    let mut ceilings = Vec::new();
+    for (name, size, on) in &levels {
+        let gb = median(
+            (0..reps)
+                .map(|_| on_core(core, || bandwidth(*on)))
+                .collect(),
+        ) / 1e9;
+        let shown = if *size == usize::MAX {
+            "-".to_string()
+        } else {
+            format!("{} KiB", size >> 10)
+        };
+        println!(
+            "| {name} | {shown} | {} KiB in two arrays | {gb:.1} GB/s |",
+            on >> 10
+        );
+        assert!(
+            gb > 0.0 && gb.is_finite(),
+            "roofline: {name} bandwidth {gb} GB/s"
+        );
+        ceilings.push(braid::roofline::Ceiling {
+            name: name.clone(),
+            gb_per_s: gb,
+        });
+    }
+    let peak = median((0..reps).map(|_| on_core(core, fma_peak)).collect()) / 1e9;
+    println!("| FMA peak | | 8 x 8 lanes of x = 0.5 x + 0.25 | {peak:.1} Gflop/s |\n");
+    assert!(
+        peak > 0.0 && peak.is_finite(),
+        "roofline: FMA peak {peak} Gflop/s"
+    );
+
+    // A block whose buffers overflow a level only a little is still served
+    // partly by it: its bound is the bandwidth measured on a footprint of
+    // its own size, which a level's ceiling would understate.
+    println!(
+        "the kernel under its bound (bound = min(peak, intensity x the bandwidth measured on a \
+         footprint the size of its two buffers); intensity = flops per cell / {BYTES_PER_CELL} \
+         bytes):\n"
+    );
+    println!(
+        "| block | sweep | two buffers | fits in | GB/s there | flop/byte | Mcell/s | Gflop/s \
+         | bound Gflop/s | of bound |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut points = Vec::new();
+    let mut over = Vec::new();
+    for (h, w, sweeps) in [
+        (24, 24, 400_000),
+        (75, 75, 48000),
+        (150, 150, 12000),
+        (300, 300, 3000),
+    ] {
+        let buffers = 2 * 8 * kernel::Block::padded(h, w).len();
+        let level = levels
+            .iter()
+            .position(|(_, size, _)| buffers <= *size)
+            .unwrap();
+        let there = median(
+            (0..reps)
+                .map(|_| on_core(core, || bandwidth(buffers)))
+                .collect(),
+        );
+        assert!(
+            there > 0.0,
+            "roofline: bandwidth on {buffers} bytes: {there}"
+        );
+        for (sweep, flops, residual) in [
+            ("plain", PLAIN_FLOPS, false),
+            ("residual", RESIDUAL_FLOPS, true),
+        ] {
+            let cells = (h * w * sweeps) as f64;
+            let rate = median(
+                (0..reps)
+                    .map(|_| cells / on_core(core, || time_rust_sweeps(h, w, sweeps, residual)))
+                    .collect(),
+            );
+            let intensity = flops / BYTES_PER_CELL;
+            let gflops = rate * flops / 1e9;
+            let bound = (intensity * there / 1e9).min(peak);
+            let share = gflops / bound;
+            println!(
+                "| {h}x{w} | {sweep} | {} KiB | {} | {:.1} | {intensity:.3} | {:.0} | {gflops:.1} \
+                 | {bound:.1} | {:.0}% |",
+                buffers >> 10,
+                levels[level].0,
+                there / 1e9,
+                rate / 1e6,
+                100.0 * share
+            );
+            if share > 1.1 {
+                over.push(format!("{sweep} {h}x{w} at {:.0}%", 100.0 * share));
+            }
+            points.push(braid::roofline::Point {
+                label: format!("{sweep} {h}x{w}"),
+                flop_per_byte: intensity,
+                gflops,
+            });
+        }
+    }
+    println!();
+    let figure = braid::roofline::Roofline {
+        machine: format!(
+            "{}, core {core}",
+            std::fs::read_to_string("/proc/cpuinfo")
+                .ok()
+                .and_then(|c| c
+                    .lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split(':').nth(1))
+                    .map(|m| m.trim().to_string()))
+                .unwrap_or_else(|| "this machine".into())
+        ),
+        ceilings,
+        peak_gflops: peak,
+        points,
+    };
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = tmp.parent().unwrap_or(tmp);
+    match figure.draw(dir, "roofline") {
+        Ok(files) => println!("drawn: {}\n", files[0].display()),
+        Err(e) => panic!("roofline: cannot draw the figure: {e}"),
+    }
+    assert!(
+        over.is_empty(),
+        "roofline: the kernel beats its bound by more than 10%, so a bound is wrong: {}",
+        over.join(", ")
+    );
 }

@@ -64,6 +64,8 @@ pub mod noise;
 pub(crate) mod parasites;
 pub mod plan;
 pub(crate) mod plot;
+/// The roofline figure the speed benchmark draws.
+pub use plot::roofline;
 pub mod policy;
 pub mod problem;
 #[cfg(feature = "mpi")]

@@ -27,8 +27,11 @@ pub const LINE: usize = 8;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Block {
+    /// Interior rows.
     pub h: usize,
+    /// Interior columns.
     pub w: usize,
+    /// Values from one row's start to the next's.
     pub stride: usize,
 }
 

@@ -12,6 +12,7 @@ mod gains;
 mod glyphs;
 mod landscape;
 mod payoff;
+pub mod roofline;
 mod stats;
 mod table;
 mod tts;
