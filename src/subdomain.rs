@@ -113,6 +113,34 @@ fn layout(geom: &SubdomainGeom) -> Block {
     Block::padded(geom.height, geom.width)
 }
 
+/// The halo cells on `side` of a block, in edge order (west to east,
+/// north to south).
+fn halo(cur: &mut [f64], b: Block, side: Side) -> std::iter::StepBy<std::slice::IterMut<'_, f64>> {
+    let (start, step, len) = match side {
+        Side::North => (b.at(0, 1), 1, b.w),
+        Side::South => (b.at(b.h + 1, 1), 1, b.w),
+        Side::West => (b.at(1, 0), b.stride, b.h),
+        Side::East => (b.at(1, b.w + 1), b.stride, b.h),
+    };
+    cur[start..start + (len - 1) * step + 1]
+        .iter_mut()
+        .step_by(step)
+}
+
+/// The interior cells along `side` of a block (what the neighbour across
+/// it reads), in edge order.
+fn outermost(cur: &[f64], b: Block, side: Side) -> std::iter::StepBy<std::slice::Iter<'_, f64>> {
+    let (start, step, len) = match side {
+        Side::North => (b.at(1, 1), 1, b.w),
+        Side::South => (b.at(b.h, 1), 1, b.w),
+        Side::West => (b.at(1, 1), b.stride, b.h),
+        Side::East => (b.at(1, b.w), b.stride, b.h),
+    };
+    cur[start..start + (len - 1) * step + 1]
+        .iter()
+        .step_by(step)
+}
+
 impl Cells {
     /// Both buffers, halo included, from the initial global grid: the
     /// boundary parts of the halo never change afterwards.
@@ -266,7 +294,6 @@ impl Subdomain {
 
     fn fill_halo(&self, cur: &mut [f64], subs: &[Subdomain], version: EdgeVersion, own: u64) {
         let b = layout(&self.geom);
-        let (h, w) = (b.h, b.w);
         for side in Side::ALL {
             let Neighbour::Sub(n) = self.geom.neighbour(side) else {
                 continue;
@@ -277,12 +304,9 @@ impl Subdomain {
                 EdgeVersion::Latest => other.count(),
             };
             let edge = &other.edges[(v % 2) as usize].sides[side.opposite().index()];
-            let load = |k: usize| f64::from_bits(edge[k].load(Ordering::Relaxed));
-            match side {
-                Side::North => (0..w).for_each(|j| cur[b.at(0, j + 1)] = load(j)),
-                Side::South => (0..w).for_each(|j| cur[b.at(h + 1, j + 1)] = load(j)),
-                Side::West => (0..h).for_each(|i| cur[b.at(i + 1, 0)] = load(i)),
-                Side::East => (0..h).for_each(|i| cur[b.at(i + 1, w + 1)] = load(i)),
+            // Zipped, so that no cell pays a bounds check.
+            for (c, e) in halo(cur, b, side).zip(edge.iter()) {
+                *c = f64::from_bits(e.load(Ordering::Relaxed));
             }
         }
     }
@@ -291,19 +315,14 @@ impl Subdomain {
     /// the boundary ring has no reader).
     fn publish(&self, cur: &[f64], copy: usize) {
         let b = layout(&self.geom);
-        let (h, w) = (b.h, b.w);
         let e = &self.edges[copy].sides;
         let store = |a: &AtomicU64, v: f64| a.store(v.to_bits(), Ordering::Relaxed);
         for side in Side::ALL {
             if self.geom.neighbour(side) == Neighbour::Boundary {
                 continue;
             }
-            let edge = &e[side.index()];
-            match side {
-                Side::North => (0..w).for_each(|j| store(&edge[j], cur[b.at(1, j + 1)])),
-                Side::South => (0..w).for_each(|j| store(&edge[j], cur[b.at(h, j + 1)])),
-                Side::West => (0..h).for_each(|i| store(&edge[i], cur[b.at(i + 1, 1)])),
-                Side::East => (0..h).for_each(|i| store(&edge[i], cur[b.at(i + 1, w)])),
+            for (a, &v) in e[side.index()].iter().zip(outermost(cur, b, side)) {
+                store(a, v);
             }
         }
     }
