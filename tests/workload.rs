@@ -225,6 +225,42 @@ fn a_quiet_uniform_simulation_is_unchanged_byte_for_byte() {
     assert!(now == golden, "the quiet uniform report changed");
 }
 
+/// A noisy simulation across nodes with hybrid balancing prints the report
+/// the simulator from before its event tree and its priced network
+/// (commit 7a8b5ba) printed, byte for byte: moves across nodes and
+/// sockets, noise and the network's costs all in it.
+#[test]
+fn a_noisy_simulation_across_nodes_is_unchanged_byte_for_byte() {
+    let dir = scratch("workload_nodes");
+    let run = braid(
+        &dir,
+        &[
+            "sim",
+            "--json",
+            "-",
+            "--variant",
+            "async(4)+hybrid(0.001,3)",
+            "noise=thread",
+            "noise_cores=auto:0.19",
+            "sim_topology=node:4 pack:2 core:4",
+            "max_iterations=3000",
+        ],
+    );
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let version = |s: &str| s.replacen(&format!("\"{}\"", env!("CARGO_PKG_VERSION")), "V", 1);
+    let now = version(&compact(&run.stdout));
+    let golden = version(include_str!("golden/nodes-hybrid-noisy-sim.json").trim_end());
+    assert!(now == golden, "the report across nodes changed");
+    let moves = now
+        .split("\"moves\":")
+        .nth(1)
+        .and_then(|m| m.split(',').next());
+    assert!(
+        moves.is_some_and(|m| m != "0"),
+        "hybrid moved nothing: {moves:?}"
+    );
+}
+
 #[test]
 fn bad_workload_values_exit_2_and_name_the_problem() {
     let dir = scratch("workload_bad");

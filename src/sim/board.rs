@@ -23,6 +23,8 @@ pub(crate) struct Board {
     pub(crate) nodes: Vec<usize>,
     /// Subdomains whose next update pays for a move to another node.
     pub(crate) crossed_nodes: Vec<bool>,
+    /// Owner changes so far (what a subdomain's network cost depends on).
+    pub(crate) moves: u64,
     /// Object loads, when measured: each subdomain's virtual time spent
     /// updating it and the nominal (full-speed) cost of those updates, and
     /// each thread's nominal work and the virtual time it took, all in ps.
@@ -65,6 +67,7 @@ impl Board {
             remote: vec![false; n],
             nodes: vec![0; problem.threads],
             crossed_nodes: vec![false; n],
+            moves: 0,
             loads: None,
         }
     }
@@ -114,6 +117,7 @@ impl schedule::Sets for Board {
             self.crossed_nodes[sub] = true;
         }
         self.owners[sub] = to;
+        self.moves += 1;
     }
     fn remove(&mut self, t: usize, sub: usize) {
         self.sets[t].retain(|&s| s != sub);

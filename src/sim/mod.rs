@@ -32,6 +32,7 @@
 mod board;
 pub(crate) mod clock;
 mod cores;
+mod events;
 mod outcome;
 mod simulation;
 pub(crate) mod steps;

@@ -4,12 +4,10 @@
 //! worker does (set refresh and balancer turn at the top of a sweep, the
 //! staleness gate, skipping what it no longer owns or what is in flight).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use super::board::{Balance, Board};
 use super::clock::{RANGE_PS, after, ps, seconds, step};
 use super::cores;
+use super::events::Events;
 use super::timeline::Timeline;
 use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReason, TraceSample};
 use crate::problem::{Neighbour, Problem, Side, residual_norm};
@@ -43,7 +41,7 @@ pub(super) struct Simulation<'a> {
     pub(super) rehomes: u64,
     pub(super) threads: Vec<Thread>,
     pub(super) now: u64,
-    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    events: Events,
     pub(super) balance: Option<Balance>,
     pub(super) trace: Vec<TraceSample>,
     sampler: Option<Sampler>,
@@ -55,12 +53,14 @@ pub(super) struct Simulation<'a> {
     /// Subdomain updates made so far, all threads (progress, for the
     /// workload, is this over the subdomains).
     done: u64,
-    /// Each subdomain's cost (ps) on its home core with nothing on top,
-    /// when that does not change during the run (`steady`).
+    /// Each subdomain's cost (ps) with no copy or move to pay, when that
+    /// does not change with progress (`steady`): across nodes it holds the
+    /// network's edge bytes for the owners as of `priced_at` moves.
     steady_ps: Vec<f64>,
-    /// Whether `steady_ps` holds: the workload neither moves nor grows,
-    /// and the threads share one node.
+    /// Whether `steady_ps` holds: the workload neither moves nor grows.
     steady: bool,
+    /// The board's `moves` when `steady_ps` was priced.
+    priced_at: u64,
     /// Looks since the last publish of progress, and when that was (wall).
     published: (u32, std::time::Instant),
 }
@@ -141,13 +141,14 @@ impl<'a> Simulation<'a> {
             cells: p.subs.iter().map(|g| g.cells() as u64).collect(),
             steady_ps: Vec::new(),
             steady: false,
+            priced_at: 0,
             busy: vec![false; p.subs.len()],
             spans_nodes: board.nodes.iter().any(|&n| n != board.nodes[0]),
             board,
             rehomes: 0,
             threads,
             now: 0,
-            heap: BinaryHeap::new(),
+            events: Events::new(p.threads),
             balance: settings.scheme.balancer().map(|b| Balance {
                 rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
                 caller: Caller::new(b, measures),
@@ -165,13 +166,8 @@ impl<'a> Simulation<'a> {
         if numbers == Numbers::Held {
             settings.progress.start(r0);
         }
-        // With nothing on top (remote and node add exactly 0), `price`
-        // gives the same bits as `cost_now`: a uniform run stays byte for
-        // byte what it was.
-        sim.steady_ps = (0..p.subs.len())
-            .map(|s| sim.price(s, settings.workload.factor(s, 0.0), 0.0, 0.0))
-            .collect();
-        sim.steady = !settings.workload.moves() && !sim.spans_nodes;
+        sim.steady = !settings.workload.moves();
+        sim.reprice();
         sim
     }
 
@@ -199,12 +195,34 @@ impl<'a> Simulation<'a> {
     /// Nominal cost of updating `s` now, in picoseconds: its cells' part
     /// times its workload factor, plus the update's own.
     #[inline]
-    fn cost(&self, s: usize) -> f64 {
+    fn cost(&mut self, s: usize) -> f64 {
         // Runs on every update: the common case is a table look-up.
-        if self.steady && !self.board.remote[s] {
+        if self.steady && !self.board.remote[s] && !self.board.crossed_nodes[s] {
+            // One node's prices do not depend on the owners.
+            if self.spans_nodes && self.priced_at != self.board.moves {
+                self.reprice();
+            }
             return self.steady_ps[s];
         }
         self.cost_now(s)
+    }
+
+    /// Prices every subdomain with no copy or move to pay, for the owners
+    /// as they are. With nothing on top (remote adds exactly 0, and one
+    /// node's network 0 too), `price` gives the same bits as `cost_now`: a
+    /// run's bytes do not depend on the table.
+    fn reprice(&mut self) {
+        self.steady_ps = (0..self.cells.len())
+            .map(|s| {
+                let node = if self.spans_nodes {
+                    self.edge_ns(s)
+                } else {
+                    0.0
+                };
+                self.price(s, self.settings.workload.factor(s, 0.0), 0.0, node)
+            })
+            .collect();
+        self.priced_at = self.board.moves;
     }
 
     /// `cost` worked out in full, for a moving workload or a subdomain
@@ -242,6 +260,18 @@ impl<'a> Simulation<'a> {
     /// each edge it sends to a subdomain owned on another node, and after a
     /// move to another node, a latency and the bytes of its cells.
     pub(super) fn node_cost(&self, s: usize) -> f64 {
+        let mut ns = self.edge_ns(s);
+        if self.board.crossed_nodes[s] {
+            let c = &self.costs;
+            ns += c.node_latency_ns + 8.0 * self.cells[s] as f64 * c.node_byte_ns;
+        }
+        ns
+    }
+
+    /// The network's part of updating `s` for its edges alone, in
+    /// nanoseconds: the bytes of each edge it sends to a subdomain owned on
+    /// another node.
+    fn edge_ns(&self, s: usize) -> f64 {
         let (c, b) = (&self.costs, &self.board);
         let here = b.nodes[b.owners[s]];
         let g = &self.problem.subs[s];
@@ -256,11 +286,7 @@ impl<'a> Simulation<'a> {
                 };
             }
         }
-        let mut ns = bytes as f64 * c.node_byte_ns;
-        if b.crossed_nodes[s] {
-            ns += c.node_latency_ns + 8.0 * self.cells[s] as f64 * c.node_byte_ns;
-        }
-        ns
+        bytes as f64 * c.node_byte_ns
     }
 
     /// Locks subdomain `s` and computes its next values (numerics only).
@@ -324,16 +350,22 @@ impl<'a> Simulation<'a> {
         }
         let mut batch = Vec::new();
         let mut waiting: Vec<usize> = Vec::new();
-        while let Some(Reverse((time, t))) = self.heap.pop() {
+        while let Some((time, t)) = self.events.first() {
             self.now = time;
             batch.clear();
             batch.push(t);
-            while let Some(&Reverse((t2, th))) = self.heap.peek() {
-                if t2 != time {
-                    break;
+            // Alone at its time (the common case), the thread keeps its
+            // entry until its next update replaces it: one pass up the tree
+            // per event instead of two.
+            if self.events.tied() {
+                self.events.clear(t);
+                while let Some((t2, th)) = self.events.first() {
+                    if t2 != time {
+                        break;
+                    }
+                    self.events.clear(th);
+                    batch.push(th);
                 }
-                self.heap.pop();
-                batch.push(th);
             }
             for &t in &batch {
                 self.complete(t);
@@ -347,10 +379,11 @@ impl<'a> Simulation<'a> {
             let retry: Vec<usize> = batch.iter().copied().chain(waiting.drain(..)).collect();
             for t in retry {
                 if !self.start_next(t) {
+                    self.events.clear(t);
                     waiting.push(t);
                 }
             }
-            if self.heap.is_empty() {
+            if self.events.first().is_none() {
                 // Everyone waits on everyone: cannot happen with ssync (the
                 // least updated subdomain can always go); reported as what
                 // it is should a change ever break that.
@@ -455,7 +488,7 @@ impl<'a> Simulation<'a> {
             th.began = now;
             th.nominal = cost;
             self.busy[s] = true;
-            self.heap.push(Reverse((end, t)));
+            self.events.set(t, end);
             return true;
         }
     }
