@@ -648,19 +648,33 @@ fn simulate(label: &str, overrides: &[&str]) -> (f64, u64) {
 }
 
 fn sim_speed(reps: usize) {
-    println!("simulator speed, one core, 2 x 18 virtual cores, one at 19% noise:\n");
+    println!("simulator speed, one core, virtual cores with one at 19% noise:\n");
     println!(
         "| simulation | real time | subdomain updates / real s | vs bare kernel on the same data |"
     );
     println!("|---|---|---|---|");
-    for label in ["async(4)", "async(4)+joint(0.001)", "sync"] {
-        let runs: Vec<(f64, u64)> = (0..reps).map(|_| simulate(label, &[])).collect();
-        let secs = median(runs.iter().map(|r| r.0).collect());
-        let rate = median(runs.iter().map(|r| r.1 as f64 / r.0).collect());
-        println!(
-            "| {label}, counts only, 5000 iterations | {:.3} s | {:.2e} | |",
-            secs, rate
-        );
+    let machines: [(&str, &[&str]); 2] = [
+        ("2 x 18, 5000 iterations", &[]),
+        (
+            "node:64 pack:2 core:32 (4096 threads), 1000 iterations",
+            &["sim_topology=node:64 pack:2 core:32", "max_iterations=1000"],
+        ),
+    ];
+    for (machine, overrides) in machines {
+        for label in [
+            "async(4)",
+            "async(4)+joint(0.001)",
+            "async(4)+split(0.001)",
+            "sync",
+        ] {
+            let runs: Vec<(f64, u64)> = (0..reps).map(|_| simulate(label, overrides)).collect();
+            let secs = median(runs.iter().map(|r| r.0).collect());
+            let rate = median(runs.iter().map(|r| r.1 as f64 / r.0).collect());
+            println!(
+                "| {label}, counts only, {machine} | {:.3} s | {:.2e} | |",
+                secs, rate
+            );
+        }
     }
     // Numerics: cells per real second against the bare kernel sweeping the
     // same data (one block per simulated subdomain, round robin): 36

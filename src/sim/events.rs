@@ -8,24 +8,31 @@
 /// No pending completion.
 const NONE: u64 = u64::MAX;
 
+/// `(time, thread)` in one number, ordered as the pair is: one
+/// comparison, without a branch, per level of the tree (as a pair the
+/// comparisons branched, and mispredicted, at every level).
+fn key(time: u64, thread: usize) -> u128 {
+    (u128::from(time) << 64) | thread as u128
+}
+
 /// Each thread's pending completion time, if any.
 #[derive(Debug, Clone)]
 pub(super) struct Events {
     /// Leaves: a power of two, at least the threads.
     leaves: usize,
     /// Node `k` (1-based; children `2k` and `2k + 1`; thread `t`'s leaf at
-    /// `leaves + t`) holds the least `(time, thread)` of its subtree, so
-    /// that a comparison reads the two children and nothing else.
-    node: Vec<(u64, usize)>,
+    /// `leaves + t`) holds the least [`key`] of its subtree, so that a
+    /// comparison reads the two children and nothing else.
+    node: Vec<u128>,
 }
 
 impl Events {
     /// No thread has a pending completion.
     pub(super) fn new(threads: usize) -> Self {
         let leaves = threads.max(1).next_power_of_two();
-        let mut node = vec![(NONE, usize::MAX); 2 * leaves];
+        let mut node = vec![key(NONE, 0); 2 * leaves];
         for (t, leaf) in node[leaves..].iter_mut().enumerate() {
-            leaf.1 = t;
+            *leaf = key(NONE, t);
         }
         for k in (1..leaves).rev() {
             node[k] = node[2 * k].min(node[2 * k + 1]);
@@ -48,7 +55,7 @@ impl Events {
     /// change (the ones above that depend on nothing that changed).
     fn replay(&mut self, t: usize, time: u64) {
         let mut k = self.leaves + t;
-        self.node[k] = (time, t);
+        self.node[k] = key(time, t);
         while k > 1 {
             let parent = k / 2;
             let won = self.node[k].min(self.node[k ^ 1]);
@@ -64,10 +71,11 @@ impl Events {
     /// earliest: it would be the winner of a subtree beside the earliest's
     /// path, so reading those siblings tells, without changing anything.
     pub(super) fn tied(&self) -> bool {
-        let (time, t) = self.node[1];
-        let mut k = self.leaves + t;
+        let top = self.node[1];
+        let time = top >> 64;
+        let mut k = self.leaves + (top as u64 as usize);
         while k > 1 {
-            if self.node[k ^ 1].0 == time {
+            if self.node[k ^ 1] >> 64 == time {
                 return true;
             }
             k /= 2;
@@ -78,7 +86,8 @@ impl Events {
     /// The earliest pending completion, ties to the lowest thread.
     pub(super) fn first(&self) -> Option<(u64, usize)> {
         let top = self.node[1];
-        (top.0 != NONE).then_some(top)
+        let time = (top >> 64) as u64;
+        (time != NONE).then_some((time, top as u64 as usize))
     }
 }
 

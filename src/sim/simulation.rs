@@ -350,6 +350,9 @@ impl<'a> Simulation<'a> {
         }
         let mut batch = Vec::new();
         let mut waiting: Vec<usize> = Vec::new();
+        // Reused from event to event: an allocation per event was 4% of a
+        // simulation at 36 threads.
+        let mut retry: Vec<usize> = Vec::new();
         while let Some((time, t)) = self.events.first() {
             self.now = time;
             batch.clear();
@@ -376,8 +379,10 @@ impl<'a> Simulation<'a> {
             }
             // Threads that found nothing to do retry whenever anything ends.
             waiting.retain(|&t| self.threads[t].current.is_none());
-            let retry: Vec<usize> = batch.iter().copied().chain(waiting.drain(..)).collect();
-            for t in retry {
+            retry.clear();
+            retry.extend_from_slice(&batch);
+            retry.append(&mut waiting);
+            for &t in &retry {
                 if !self.start_next(t) {
                     self.events.clear(t);
                     waiting.push(t);
