@@ -53,6 +53,9 @@ pub(super) struct Simulation<'a> {
     /// Subdomain updates made so far, all threads (progress, for the
     /// workload, is this over the subdomains).
     done: u64,
+    /// The most updates any thread has made (kept as they are counted: a
+    /// scan of every thread's count at each event grows with the threads).
+    most_updates: u64,
     /// Each subdomain's cost (ps) with no copy or move to pay, when that
     /// does not change with progress (`steady`): across nodes it holds the
     /// network's edge bytes for the owners as of `priced_at` moves.
@@ -161,6 +164,7 @@ impl<'a> Simulation<'a> {
             refuted: 0,
             verified: None,
             done: 0,
+            most_updates: 0,
             published: (0, std::time::Instant::now()),
         };
         if numbers == Numbers::Held {
@@ -324,8 +328,7 @@ impl<'a> Simulation<'a> {
                         loads.add(s, t, cost, clock - began);
                     }
                     self.board.counts[s] += 1;
-                    self.board.updates[t] += 1;
-                    self.done += 1;
+                    self.count_update(t);
                 }
                 end = end.max(clock);
             }
@@ -411,12 +414,19 @@ impl<'a> Simulation<'a> {
         self.rehomes += u64::from(self.board.remote[s]);
         self.board.remote[s] = false;
         self.board.crossed_nodes[s] = false;
-        self.board.updates[t] += 1;
-        self.done += 1;
+        self.count_update(t);
         if let Some(loads) = &mut self.board.loads {
             let th = &self.threads[t];
             loads.add(s, t, th.nominal, self.now - th.began);
         }
+    }
+
+    /// Counts an update by thread `t`.
+    fn count_update(&mut self, t: usize) {
+        let u = &mut self.board.updates[t];
+        *u += 1;
+        self.most_updates = self.most_updates.max(*u);
+        self.done += 1;
     }
 
     fn check_stop(&mut self) -> bool {
@@ -428,7 +438,7 @@ impl<'a> Simulation<'a> {
         }
         let look = Verdicts {
             interrupted: self.settings.interrupt.signal().is_some(),
-            most_updates: self.board.updates.iter().max().copied(),
+            most_updates: (!self.threads.is_empty()).then_some(self.most_updates),
             now: Some(self.now),
         };
         let rule = self.rule;
@@ -447,11 +457,9 @@ impl<'a> Simulation<'a> {
         self.published.1 = std::time::Instant::now();
         let residual_sq = (self.residual == Residual::Compute && self.settings.tolerance.is_some())
             .then(|| self.subs.iter().map(Subdomain::residual_sq).sum::<f64>());
-        self.settings.progress.publish(
-            self.board.updates.iter().max().copied().unwrap_or(0),
-            seconds(self.now),
-            residual_sq,
-        );
+        self.settings
+            .progress
+            .publish(self.most_updates, seconds(self.now), residual_sq);
     }
 
     /// Starts thread `t`'s next update at `self.now`; false if it has none
