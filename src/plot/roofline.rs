@@ -115,11 +115,18 @@ impl Draw for Roofline {
             .label(format!("FMA peak {:.0} Gflop/s", self.peak_gflops))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
         // Points at one intensity lie close together: each gets its own
-        // colour and a legend entry instead of a label beside it.
+        // colour and a legend entry instead of a label beside it, and each
+        // is drawn smaller than the one before, so that none hides another.
+        let n = self.points.len() as i32;
         for (i, p) in self.points.iter().enumerate() {
             let col = colour(self.ceilings.len() + i);
+            let radius = 4 + 2 * (n - 1 - i as i32).max(0);
             chart
-                .draw_series([Circle::new((p.flop_per_byte, p.gflops), 5, col.filled())])?
+                .draw_series([Circle::new(
+                    (p.flop_per_byte, p.gflops),
+                    radius,
+                    col.filled(),
+                )])?
                 .label(format!("{}: {:.1} Gflop/s", p.label, p.gflops))
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, col.filled()));
         }
