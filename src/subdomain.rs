@@ -113,32 +113,31 @@ fn layout(geom: &SubdomainGeom) -> Block {
     Block::padded(geom.height, geom.width)
 }
 
-/// The halo cells on `side` of a block, in edge order (west to east,
-/// north to south).
+/// Where the cells along `side` of a block lie, in edge order (west to
+/// east, north to south): the first, the step between two, how many. At
+/// `inset` 0 they are the halo; at 1 the outermost interior cells, what
+/// the neighbour across `side` reads.
+fn along(b: Block, side: Side, inset: usize) -> (usize, usize, usize) {
+    match side {
+        Side::North => (b.at(inset, 1), 1, b.w),
+        Side::South => (b.at(b.h + 1 - inset, 1), 1, b.w),
+        Side::West => (b.at(1, inset), b.stride, b.h),
+        Side::East => (b.at(1, b.w + 1 - inset), b.stride, b.h),
+    }
+}
+
+/// The halo cells on `side` of a block, in edge order.
 fn halo(cur: &mut [f64], b: Block, side: Side) -> std::iter::StepBy<std::slice::IterMut<'_, f64>> {
-    let (start, step, len) = match side {
-        Side::North => (b.at(0, 1), 1, b.w),
-        Side::South => (b.at(b.h + 1, 1), 1, b.w),
-        Side::West => (b.at(1, 0), b.stride, b.h),
-        Side::East => (b.at(1, b.w + 1), b.stride, b.h),
-    };
-    cur[start..start + (len - 1) * step + 1]
+    let (first, step, n) = along(b, side, 0);
+    cur[first..first + (n - 1) * step + 1]
         .iter_mut()
         .step_by(step)
 }
 
-/// The interior cells along `side` of a block (what the neighbour across
-/// it reads), in edge order.
+/// The interior cells along `side` of a block, in edge order.
 fn outermost(cur: &[f64], b: Block, side: Side) -> std::iter::StepBy<std::slice::Iter<'_, f64>> {
-    let (start, step, len) = match side {
-        Side::North => (b.at(1, 1), 1, b.w),
-        Side::South => (b.at(b.h, 1), 1, b.w),
-        Side::West => (b.at(1, 1), b.stride, b.h),
-        Side::East => (b.at(1, b.w), b.stride, b.h),
-    };
-    cur[start..start + (len - 1) * step + 1]
-        .iter()
-        .step_by(step)
+    let (first, step, n) = along(b, side, 1);
+    cur[first..first + (n - 1) * step + 1].iter().step_by(step)
 }
 
 impl Cells {

@@ -177,6 +177,10 @@ fn sync_across_ranks_is_sequential_jacobi_bit_for_bit() {
 fn async_across_ranks_converges_on_the_gathered_grid() {
     let mut s = Settings::plain(Scheme::Async { balancer: None }, u64::MAX / 8);
     s.tolerance = Some(1e-3);
+    // A bound, so that a broken exchange fails here instead of running for
+    // ever (it did, with a wrong halo column); it converges in well under a
+    // second.
+    s.time_limit = Some(std::time::Duration::from_secs(60));
     let out = run_as_threads(2, 2, 4, &s);
     assert_eq!(out.stop, StopReason::Converged);
     let r = out.residual.unwrap();
