@@ -269,8 +269,7 @@ fn sync_vs_openmp(reps: usize) {
     println!("sync, 2 threads, default config (300x600 grid, 5000 iterations):\n");
     println!("| braid sync Mcell/s | OpenMP Mcell/s | braid / OpenMP |");
     println!("|---|---|---|");
-    let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..reps {
+    print_rates(reps, || {
         let r = braid_run("sync");
         let out = Command::new(&omp)
             .args([r.grid.height, r.grid.width, 5000].map(|n| n.to_string()))
@@ -280,24 +279,15 @@ fn sync_vs_openmp(reps: usize) {
             .output()
             .expect("run the OpenMP reference");
         let rate: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-        ratios.push(r.cell_updates_per_s / rate);
-        ours.push(r.cell_updates_per_s / 1e6);
-        theirs.push(rate / 1e6);
-    }
-    println!(
-        "| {:.0} | {:.0} | {:.3} |\n",
-        median(ours),
-        median(theirs),
-        median(ratios)
-    );
+        (r.cell_updates_per_s, rate)
+    });
     // One thread: the whole run (halo, counters, barrier of one) against
     // the bare C sweep on the same 300x300 domain, pinned to the same core.
     let c = compile("stencil.c", &["-fopenmp-simd"]);
     println!("sync, 1 thread, 300x300, whole run vs the C sweep alone:\n");
     println!("| braid sync Mcell/s | C sweep Mcell/s | braid / C |");
     println!("|---|---|---|");
-    let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..reps {
+    print_rates(reps, || {
         let r = braid_run_with("sync", &["threads=1", "max_iterations=3000"]);
         let out = Command::new("taskset")
             .args(["-c", &r.cores[0].to_string()])
@@ -306,10 +296,20 @@ fn sync_vs_openmp(reps: usize) {
             .output()
             .expect("run the C stencil");
         let secs: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-        let rate = 300.0 * 300.0 * 3000.0 / secs;
-        ratios.push(r.cell_updates_per_s / rate);
-        ours.push(r.cell_updates_per_s / 1e6);
-        theirs.push(rate / 1e6);
+        (r.cell_updates_per_s, 300.0 * 300.0 * 3000.0 / secs)
+    });
+}
+
+/// Runs `rep` (braid's cell rate, the reference's) `reps` times and prints
+/// the row `| braid Mcell/s | reference Mcell/s | braid / reference |` of
+/// medians (the ratio's median is of the per-rep ratios).
+fn print_rates(reps: usize, mut rep: impl FnMut() -> (f64, f64)) {
+    let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let (braid, reference) = rep();
+        ratios.push(braid / reference);
+        ours.push(braid / 1e6);
+        theirs.push(reference / 1e6);
     }
     println!(
         "| {:.0} | {:.0} | {:.3} |\n",

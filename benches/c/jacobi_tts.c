@@ -82,28 +82,9 @@ int main(int argc, char **argv) {
             double *dst = (k & 1) ? first : second;
             double lanes[LINE] = {0};
 #pragma omp for schedule(static) nowait
-            for (int i = 1; i <= h; i++) {
-                const double *up = src + (size_t)(i - 1) * s, *mid = src + (size_t)i * s,
-                             *down = src + (size_t)(i + 1) * s;
-                double *out = dst + (size_t)i * s;
-                int j = 1;
-                /* eight partial sums: one accumulator would chain every
-                 * addition on the last */
-                for (; j + LINE - 1 <= w; j += LINE)
-#pragma omp simd
-                    for (int l = 0; l < LINE; l++) {
-                        double sum = ((up[j + l] + down[j + l]) + mid[j + l - 1]) + mid[j + l + 1];
-                        out[j + l] = 0.25 * sum;
-                        double r = sum - 4.0 * mid[j + l];
-                        lanes[l] += r * r;
-                    }
-                for (; j <= w; j++) {
-                    double sum = ((up[j] + down[j]) + mid[j - 1]) + mid[j + 1];
-                    out[j] = 0.25 * sum;
-                    double r = sum - 4.0 * mid[j];
-                    lanes[0] += r * r;
-                }
-            }
+            for (int i = 1; i <= h; i++)
+                row_residual(src + (size_t)(i - 1) * s, src + (size_t)i * s,
+                             src + (size_t)(i + 1) * s, dst + (size_t)i * s, w, lanes);
             double acc = 0.0;
             for (int l = 0; l < LINE; l++) acc += lanes[l];
             partial[k & 1][t][0] = acc;

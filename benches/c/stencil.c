@@ -23,32 +23,13 @@ static void sweep(const double *restrict src, double *restrict dst, int h, int w
     }
 }
 
-/* The residual in eight independent partial sums: one accumulator would
- * chain every addition on the last (the `omp simd reduction` loop this
- * replaced was 6-27% slower here, docs/speed.md). */
+/* The sweep with the residual, row by row (grid.h's `row_residual`). */
 static double sweep_residual(const double *restrict src, double *restrict dst, int h, int w) {
     int s = grid_stride(w);
     double acc[LINE] = {0};
-    for (int i = 1; i <= h; i++) {
-        const double *up = src + (size_t)(i - 1) * s, *mid = src + (size_t)i * s,
-                     *down = src + (size_t)(i + 1) * s;
-        double *out = dst + (size_t)i * s;
-        int j = 1;
-        for (; j + LINE - 1 <= w; j += LINE)
-#pragma omp simd
-            for (int l = 0; l < LINE; l++) {
-                double sum = ((up[j + l] + down[j + l]) + mid[j + l - 1]) + mid[j + l + 1];
-                out[j + l] = 0.25 * sum;
-                double r = sum - 4.0 * mid[j + l];
-                acc[l] += r * r;
-            }
-        for (; j <= w; j++) {
-            double sum = ((up[j] + down[j]) + mid[j - 1]) + mid[j + 1];
-            out[j] = 0.25 * sum;
-            double r = sum - 4.0 * mid[j];
-            acc[0] += r * r;
-        }
-    }
+    for (int i = 1; i <= h; i++)
+        row_residual(src + (size_t)(i - 1) * s, src + (size_t)i * s, src + (size_t)(i + 1) * s,
+                     dst + (size_t)i * s, w, acc);
     double total = 0.0;
     for (int l = 0; l < LINE; l++) total += acc[l];
     return total;
