@@ -31,13 +31,15 @@ use ndarray::Array2;
 use crate::engine::{Outcome, RanksInfo};
 use crate::plan::Plan;
 use crate::problem::{Neighbour, Problem, Side};
-use crate::runtime::peers::{Peers, Wish, from_urgency, subs_of, urgency};
+use crate::runtime::peers::{Peers, Wish, from_urgency, urgency};
 use crate::subdomain::Subdomain;
 use crate::topology::Placement;
 
 /// The tag of edge messages (one message per peer and exchange; MPI keeps
 /// messages of one sender and tag in order).
 const EDGES: i32 = 7;
+/// The tag of subdomains moving between ranks (`runtime/migrate.rs`).
+const MIGRATE: i32 = 8;
 /// How long a sync exchange spins (yielding) before it sleeps between
 /// tests: a crossing on a small domain takes tens of microseconds, and the
 /// rank's other threads wait at the barrier meanwhile. The monitor of an
@@ -119,7 +121,8 @@ impl Session {
         )?;
         let problem = &plan.problem;
         let spd = problem.subdomains_per_domain();
-        let mine = |r: usize| subs_of(&(r * threads..(r + 1) * threads), spd);
+        // Rank `r`'s subdomains before any move: those of its domains.
+        let mine = |r: usize| r * threads * spd..(r + 1) * threads * spd;
         let cells: Vec<usize> = (0..self.size)
             .map(|r| problem.subs[mine(r)].iter().map(|g| g.cells()).sum())
             .collect();
@@ -130,23 +133,15 @@ impl Session {
         {
             return Err(RanksError::TooManyCells { rank, cells });
         }
-        let owner = |sub: usize| sub / (threads * spd);
-        let routes = (0..self.size)
-            .filter(|&q| q != self.rank)
-            .map(|q| Route {
-                peer: q as i32,
-                send: edges_between(problem, mine(self.rank), q, &owner),
-                recv: edges_between(problem, mine(q), self.rank, &owner),
-            })
-            .filter(|r| !r.send.is_empty())
+        let owner_rank: Vec<usize> = (0..problem.subs.len())
+            .map(|sub| sub / (threads * spd))
             .collect();
+        let routes = routes(problem, self.rank, self.size, &owner_rank);
         Ok(Ranks {
             rank: self.rank,
             size: self.size,
             threads,
-            spd,
-            routes,
-            cells,
+            routes: std::sync::Mutex::new(routes),
             hosts: self.hosts(),
             cores: plan
                 .placement
@@ -157,6 +152,7 @@ impl Session {
             exchanges: AtomicU64::new(0),
             sent: AtomicU64::new(0),
             gathered: AtomicU64::new(0),
+            migrated: AtomicU64::new(0),
             spin: match plan.settings.mode() {
                 crate::variant::Mode::Sync => SPIN,
                 _ => Duration::ZERO,
@@ -214,21 +210,37 @@ fn to_u64(v: &[usize]) -> Vec<u64> {
     v.iter().map(|&x| x as u64).collect()
 }
 
-/// The edges of subdomains `subs` that a subdomain on rank `to` reads, in
-/// the one order both ends enumerate: by subdomain id, then side.
+/// What `rank` sends to and receives from each of its `size - 1` peers
+/// in an exchange, when subdomain `s` is on rank `owner_rank[s]`.
+fn routes(problem: &Problem, rank: usize, size: usize, owner_rank: &[usize]) -> Vec<Route> {
+    (0..size)
+        .filter(|&q| q != rank)
+        .map(|q| Route {
+            peer: q as i32,
+            send: edges_between(problem, rank, q, owner_rank),
+            recv: edges_between(problem, q, rank, owner_rank),
+        })
+        .filter(|r| !r.send.is_empty())
+        .collect()
+}
+
+/// The edges of rank `from`'s subdomains that a subdomain on rank `to`
+/// reads, in the one order both ends enumerate: by subdomain id, then side.
 fn edges_between(
     problem: &Problem,
-    subs: Range<usize>,
+    from: usize,
     to: usize,
-    owner: &impl Fn(usize) -> usize,
+    owner_rank: &[usize],
 ) -> Vec<(usize, Side)> {
-    problem.subs[subs]
+    problem
+        .subs
         .iter()
+        .filter(|g| owner_rank[g.id] == from)
         .flat_map(|g| {
             Side::ALL
                 .into_iter()
                 .filter_map(move |side| match g.neighbour(side) {
-                    Neighbour::Sub(n) if owner(n) == to => Some((g.id, side)),
+                    Neighbour::Sub(n) if owner_rank[n] == to => Some((g.id, side)),
                     _ => None,
                 })
         })
@@ -250,22 +262,23 @@ pub(crate) struct Ranks {
     rank: usize,
     size: usize,
     threads: usize,
-    spd: usize,
-    routes: Vec<Route>,
-    /// Interior cells of each rank's subdomains.
-    cells: Vec<usize>,
+    /// Where edges go, from the owners as of the last move between ranks
+    /// (only the exchanging thread uses them: the lock is never contended).
+    routes: std::sync::Mutex<Vec<Route>>,
     hosts: Vec<String>,
     cores: Vec<Vec<usize>>,
     exchanges: AtomicU64,
     sent: AtomicU64,
     gathered: AtomicU64,
+    migrated: AtomicU64,
     /// [`SPIN`] in sync, nothing otherwise.
     spin: Duration,
 }
 
 impl Ranks {
-    fn local_subs(&self) -> Range<usize> {
-        subs_of(&self.threads(), self.spd)
+    /// Whether this rank's threads own `sub` now.
+    fn owns(&self, sub: &Subdomain) -> bool {
+        sub.owner() / self.threads == self.rank
     }
 }
 
@@ -296,8 +309,8 @@ impl Peers for Ranks {
 
     fn exchange(&self, subs: &[Subdomain], wish: Wish) -> Wish {
         let world = SimpleCommunicator::world();
-        let sends: Vec<Vec<u64>> = self
-            .routes
+        let routes = self.routes.lock().expect("routes");
+        let sends: Vec<Vec<u64>> = routes
             .iter()
             .map(|r| {
                 let mut b = Vec::new();
@@ -307,24 +320,23 @@ impl Peers for Ranks {
                 b
             })
             .collect();
-        let mut recvs: Vec<Vec<u64>> = self
-            .routes
+        let mut recvs: Vec<Vec<u64>> = routes
             .iter()
             .map(|r| {
                 let len = r.recv.iter().map(|&(n, side)| 1 + subs[n].edge_len(side));
                 vec![0; len.sum()]
             })
             .collect();
-        let codes = [urgency(wish.stop), wish.most_updates];
-        let mut all_codes = [0u64; 2];
+        let codes = [urgency(wish.stop), wish.most_updates, wish.now_ns];
+        let mut all_codes = [0u64; 3];
         let mut all_estimate = 0.0f64;
         mpi::request::scope(|sc| {
             let mut pending = Vec::new();
-            for (r, b) in self.routes.iter().zip(&sends) {
+            for (r, b) in routes.iter().zip(&sends) {
                 let to = world.process_at_rank(r.peer);
                 pending.push(to.immediate_send_with_tag(sc, &b[..], EDGES));
             }
-            for (r, b) in self.routes.iter().zip(recvs.iter_mut()) {
+            for (r, b) in routes.iter().zip(recvs.iter_mut()) {
                 let from = world.process_at_rank(r.peer);
                 pending.push(from.immediate_receive_into_with_tag(sc, &mut b[..], EDGES));
             }
@@ -343,7 +355,7 @@ impl Peers for Ranks {
             complete(pending, self.spin);
             complete(vec![sum], self.spin);
         });
-        for (r, b) in self.routes.iter().zip(&recvs) {
+        for (r, b) in routes.iter().zip(&recvs) {
             let mut at = 0;
             for &(n, side) in &r.recv {
                 let len = 1 + subs[n].edge_len(side);
@@ -358,14 +370,58 @@ impl Peers for Ranks {
             stop: from_urgency(all_codes[0]),
             estimate_sq: all_estimate,
             most_updates: all_codes[1],
+            now_ns: all_codes[2],
         }
+    }
+
+    fn sum(&self, counts: &mut [u64], values: &mut [f64]) {
+        let world = SimpleCommunicator::world();
+        let (c, v) = (counts.to_vec(), values.to_vec());
+        mpi::request::scope(|sc| {
+            let a = world.immediate_all_reduce_into(sc, &c[..], counts, SystemOperation::sum());
+            let b = world.immediate_all_reduce_into(sc, &v[..], values, SystemOperation::sum());
+            complete(vec![a], self.spin);
+            complete(vec![b], self.spin);
+        });
+    }
+
+    fn migrate(&self, sends: &[(usize, Vec<u64>)], recvs: &[(usize, usize)]) -> Vec<Vec<u64>> {
+        let world = SimpleCommunicator::world();
+        let mut received: Vec<Vec<u64>> = recvs.iter().map(|&(_, len)| vec![0; len]).collect();
+        mpi::request::scope(|sc| {
+            let mut pending = Vec::new();
+            for (to, words) in sends {
+                let p = world.process_at_rank(*to as i32);
+                pending.push(p.immediate_send_with_tag(sc, &words[..], MIGRATE));
+            }
+            for ((from, _), buf) in recvs.iter().zip(received.iter_mut()) {
+                let p = world.process_at_rank(*from as i32);
+                pending.push(p.immediate_receive_into_with_tag(sc, &mut buf[..], MIGRATE));
+            }
+            complete(pending, self.spin);
+        });
+        let bytes: usize = sends.iter().map(|(_, w)| w.len() * 8).sum();
+        self.migrated.fetch_add(bytes as u64, Ordering::Relaxed);
+        received
+    }
+
+    fn reroute(&self, problem: &Problem, owner_rank: &[usize]) {
+        *self.routes.lock().expect("routes") = routes(problem, self.rank, self.size, owner_rank);
     }
 
     fn gather(&self, problem: &Problem, subs: &[Subdomain]) -> Option<Array2<f64>> {
         let world = SimpleCommunicator::world();
         let root = world.process_at_rank(0);
-        let mut mine = Vec::with_capacity(self.cells[self.rank]);
-        for s in &subs[self.local_subs()] {
+        // Each rank's cells, its subdomains in id order: every rank knows
+        // every owner, so rank 0 knows where each arrives.
+        let cells = |rank: usize| -> usize {
+            subs.iter()
+                .filter(|s| s.owner() / self.threads == rank)
+                .map(|s| s.geom.cells())
+                .sum()
+        };
+        let mut mine = Vec::with_capacity(cells(self.rank));
+        for s in subs.iter().filter(|s| self.owns(s)) {
             s.interior_into(problem, &mut mine);
         }
         if self.rank != 0 {
@@ -374,7 +430,7 @@ impl Peers for Ranks {
             root.gather_varcount_into(&mine[..]);
             return None;
         }
-        let counts: Vec<i32> = self.cells.iter().map(|&c| c as i32).collect();
+        let counts: Vec<i32> = (0..self.size).map(|r| cells(r) as i32).collect();
         let displs: Vec<i32> = counts
             .iter()
             .scan(0, |at, &c| {
@@ -383,18 +439,17 @@ impl Peers for Ranks {
                 Some(d)
             })
             .collect();
-        let mut all = vec![0.0; self.cells.iter().sum()];
+        let mut all = vec![0.0; counts.iter().map(|&c| c as usize).sum()];
+        let mut at: Vec<usize> = displs.iter().map(|&d| d as usize).collect();
         {
             let mut part = PartitionMut::new(&mut all[..], counts, displs);
             root.gather_varcount_into_root(&mine[..], &mut part);
         }
-        // Ranks hold consecutive subdomain ids, so the cells arrive in id
-        // order.
         let mut grid = problem.initial_grid();
-        let mut at = 0;
-        for g in &problem.subs {
-            crate::subdomain::place_interior(&mut grid, g, &all[at..at + g.cells()]);
-            at += g.cells();
+        for (g, s) in problem.subs.iter().zip(subs) {
+            let r = s.owner() / self.threads;
+            crate::subdomain::place_interior(&mut grid, g, &all[at[r]..at[r] + g.cells()]);
+            at[r] += g.cells();
         }
         Some(grid)
     }
@@ -410,27 +465,35 @@ impl Peers for Ranks {
 
     fn merge(&self, out: &mut Outcome) {
         let world = SimpleCommunicator::world();
-        let (threads, subs) = (self.threads(), self.local_subs());
+        let threads = self.threads();
+        let mine: Vec<bool> = {
+            let owners = &out.owners;
+            owners
+                .iter()
+                .map(|&o| o / self.threads == self.rank)
+                .collect()
+        };
         // Each rank's own entries, zero elsewhere, then the maximum of all.
         let max_of = |v: Vec<u64>| {
             let mut all = vec![0u64; v.len()];
             world.all_reduce_into(&v[..], &mut all[..], SystemOperation::max());
             all
         };
-        let own = |v: &[u64], range: &Range<usize>| -> Vec<u64> {
+        let own = |v: &[u64], keep: &dyn Fn(usize) -> bool| -> Vec<u64> {
             let mut v = v.to_vec();
             for (i, x) in v.iter_mut().enumerate() {
-                if !range.contains(&i) {
+                if !keep(i) {
                     *x = 0;
                 }
             }
             v
         };
-        out.subdomain_updates = max_of(own(&out.subdomain_updates, &subs));
+        let my_sub = |s: usize| mine[s];
+        out.subdomain_updates = max_of(own(&out.subdomain_updates, &my_sub));
         if let Some(busy) = out.subdomain_busy_s.as_mut() {
             // Seconds are never negative: zero elsewhere, then the maximum.
             for (i, x) in busy.iter_mut().enumerate() {
-                if !subs.contains(&i) {
+                if !mine[i] {
                     *x = 0.0;
                 }
             }
@@ -438,10 +501,9 @@ impl Peers for Ranks {
             world.all_reduce_into(&busy[..], &mut all[..], SystemOperation::max());
             *busy = all;
         }
-        out.thread_updates = max_of(own(&out.thread_updates, &threads));
-        let owners = max_of(own(&to_u64(&out.owners), &subs));
-        out.owners = owners.into_iter().map(|o| o as usize).collect();
-        let touchers = max_of(own(&to_u64(&out.first_touchers), &subs));
+        out.thread_updates = max_of(own(&out.thread_updates, &|t| threads.contains(&t)));
+        // Every rank applied every move: the owners are the same on all.
+        let touchers = max_of(own(&to_u64(&out.first_touchers), &my_sub));
         out.first_touchers = touchers.into_iter().map(|t| t as usize).collect();
         let mut v = [0u64; 2];
         world.all_reduce_into(
@@ -451,12 +513,13 @@ impl Peers for Ranks {
         );
         out.max_staleness_seen = v[0];
         out.pinned = v[1] == 0;
-        let mut sums = [0u64; 3];
+        let mut sums = [0u64; 4];
         world.all_reduce_into(
             &[
                 out.rehomes,
                 self.sent.load(Ordering::Relaxed),
                 self.gathered.load(Ordering::Relaxed),
+                self.migrated.load(Ordering::Relaxed),
             ][..],
             &mut sums[..],
             SystemOperation::sum(),
@@ -475,6 +538,8 @@ impl Peers for Ranks {
             exchanges: self.exchanges.load(Ordering::Relaxed),
             halo_bytes: sums[1],
             gathered_bytes: sums[2],
+            migrated_bytes: sums[3],
+            moves_across: 0,
         });
     }
 

@@ -359,6 +359,14 @@ impl Report {
                 r.exchanges,
                 r.halo_bytes as f64 / 1e6
             )?;
+            if r.moves_across > 0 {
+                writeln!(
+                    f,
+                    "  across ranks   {} subdomain(s) moved, {:.3} MB of cells",
+                    r.moves_across,
+                    r.migrated_bytes as f64 / 1e6
+                )?;
+            }
         }
         Ok(())
     }

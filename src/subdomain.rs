@@ -98,6 +98,10 @@ pub(crate) struct Subdomain {
     stats: CachePadded<Stats>,
 }
 
+/// The words before the cells in [`Subdomain::pack`]: count, residual,
+/// busy time.
+const PACKED_HEAD: usize = 3;
+
 /// Which version of its neighbours' edges an update reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EdgeVersion {
@@ -330,7 +334,6 @@ impl Subdomain {
     /// the subdomain across it reads): its count, then its values as bits.
     /// A rank sends this to the peer that holds the subdomain across `side`
     /// (see `runtime/peers.rs`).
-    #[cfg(any(test, feature = "mpi"))]
     pub(crate) fn export_edge(&self, side: Side, out: &mut Vec<u64>) {
         let v = self.count();
         out.push(v);
@@ -353,8 +356,106 @@ impl Subdomain {
         self.stats.count.store(count, Ordering::Release);
     }
 
+    /// Stores a copy of a neighbour's edge that a subdomain arriving from
+    /// another rank brought with it (`runtime/migrate.rs`): the values into
+    /// *both* copies, so that a reader finds them whatever parity it picks,
+    /// and the count raised to theirs if it is behind (a ghost's count only
+    /// grows). Without it, the arrival would read this side of `n` as this
+    /// rank last heard of it, which may be never: this rank may not have
+    /// read that side before. Only the rank's exchanging thread calls it.
+    pub(crate) fn import_edge_everywhere(&self, side: Side, data: &[u64]) {
+        let (&count, values) = data.split_first().expect("an edge starts with its count");
+        for copy in &self.edges {
+            let edge = &copy.sides[side.index()];
+            assert_eq!(edge.len(), values.len(), "an edge of the wrong length");
+            for (a, &v) in edge.iter().zip(values) {
+                a.store(v, Ordering::Relaxed);
+            }
+        }
+        self.stats.count.fetch_max(count, Ordering::Release);
+    }
+
+    /// How many `u64`s [`Self::pack`] writes for this subdomain (both ranks
+    /// of a move know it from the geometry alone).
+    pub(crate) fn packed_len(&self) -> usize {
+        let edges: usize = Side::ALL
+            .into_iter()
+            .filter(|&side| matches!(self.geom.neighbour(side), Neighbour::Sub(_)))
+            .map(|side| 1 + self.edge_len(side))
+            .sum();
+        PACKED_HEAD + self.geom.cells() + edges
+    }
+
+    /// Appends everything another rank needs to go on updating this
+    /// subdomain (`runtime/migrate.rs`): its count, last residual and busy
+    /// time, its interior cells, and the edge each neighbour shows it, as
+    /// this rank sees them. Takes the cells' lock, so it waits for an update
+    /// in flight (the old owner's last one: the owner was changed first).
+    pub(crate) fn pack(&self, problem: &Problem, subs: &[Subdomain], out: &mut Vec<u64>) {
+        let cells = self.lock();
+        out.push(self.stats.count.load(Ordering::Relaxed));
+        out.push(self.stats.residual_sq.load(Ordering::Relaxed));
+        out.push(self.stats.busy_ns.load(Ordering::Relaxed));
+        let mut interior = Vec::with_capacity(self.geom.cells());
+        cells.interior_into(problem, &mut interior);
+        out.extend(interior.iter().map(|v| v.to_bits()));
+        for side in Side::ALL {
+            if let Neighbour::Sub(n) = self.geom.neighbour(side) {
+                subs[n].export_edge(side.opposite(), out);
+            }
+        }
+    }
+
+    /// Installs what [`Self::pack`] wrote on another rank, for `thread`
+    /// (whose rank this is) to update next: the cells (allocated here if
+    /// they never were), the stats, the edges of the neighbours that
+    /// `foreign` says another rank holds, then this subdomain's own edges
+    /// in both copies and, last, its count with Release, as an update
+    /// publishes them. The caller sets the owner afterwards.
+    pub(crate) fn unpack(
+        &self,
+        problem: &Problem,
+        subs: &[Subdomain],
+        thread: usize,
+        data: &[u64],
+        foreign: impl Fn(usize) -> bool,
+    ) {
+        assert_eq!(
+            data.len(),
+            self.packed_len(),
+            "a packed subdomain of the wrong size"
+        );
+        let mut held = self.lock();
+        held.ensure_touched(problem, thread);
+        let g = &self.geom;
+        let (head, rest) = data.split_at(PACKED_HEAD);
+        let (interior, mut edges) = rest.split_at(g.cells());
+        let b = layout(g);
+        for (i, row) in interior.chunks_exact(g.width).enumerate() {
+            let at = b.at(i + 1, 1);
+            for (c, &v) in held.cells.cur[at..at + g.width].iter_mut().zip(row) {
+                *c = f64::from_bits(v);
+            }
+        }
+        self.stats.toucher.store(thread, Ordering::Relaxed);
+        self.stats.residual_sq.store(head[1], Ordering::Relaxed);
+        self.stats.busy_ns.store(head[2], Ordering::Relaxed);
+        for side in Side::ALL {
+            if let Neighbour::Sub(n) = g.neighbour(side) {
+                let len = 1 + self.edge_len(side);
+                let (edge, more) = edges.split_at(len);
+                if foreign(n) {
+                    subs[n].import_edge_everywhere(side.opposite(), edge);
+                }
+                edges = more;
+            }
+        }
+        self.publish(&held.cells.cur, 0);
+        self.publish(&held.cells.cur, 1);
+        self.stats.count.store(head[0], Ordering::Release);
+    }
+
     /// Cells on `side`'s edge.
-    #[cfg(feature = "mpi")]
     pub(crate) fn edge_len(&self, side: Side) -> usize {
         self.edges[0].sides[side.index()].len()
     }
@@ -363,18 +464,7 @@ impl Subdomain {
     /// were never touched).
     #[cfg(any(test, feature = "mpi"))]
     pub(crate) fn interior_into(&self, problem: &Problem, out: &mut Vec<f64>) {
-        let cells = self.cells.lock();
-        let g = &self.geom;
-        if !cells.is_touched() {
-            for i in 0..g.height {
-                out.extend((0..g.width).map(|j| problem.initial_value(g.row0 + i, g.col0 + j)));
-            }
-            return;
-        }
-        let b = layout(g);
-        for i in 0..g.height {
-            out.extend_from_slice(&cells.cur[b.at(i + 1, 1)..b.at(i + 1, 1) + g.width]);
-        }
+        self.lock().interior_into(problem, out);
     }
 
     /// Largest amount by which this subdomain's count is ahead of a
@@ -385,6 +475,22 @@ impl Subdomain {
 }
 
 impl Held<'_> {
+    /// Appends the interior cells, row by row (the initial values if they
+    /// were never touched).
+    fn interior_into(&self, problem: &Problem, out: &mut Vec<f64>) {
+        let g = &self.sub.geom;
+        if !self.cells.is_touched() {
+            for i in 0..g.height {
+                out.extend((0..g.width).map(|j| problem.initial_value(g.row0 + i, g.col0 + j)));
+            }
+            return;
+        }
+        let b = layout(g);
+        for i in 0..g.height {
+            out.extend_from_slice(&self.cells.cur[b.at(i + 1, 1)..b.at(i + 1, 1) + g.width]);
+        }
+    }
+
     /// Allocates the cells on the calling thread (`thread`) if nobody has
     /// yet: a subdomain handed over before its first owner got to it is
     /// allocated by whoever updates it first.

@@ -25,13 +25,20 @@ fn mpirun(dir: &Path, ranks: usize, args: &[&str]) -> Run {
 }
 
 fn launcher(dir: &Path, ranks: usize, args: &[&str]) -> Command {
+    launcher_bound(dir, ranks, "none", args)
+}
+
+/// `mpirun -n RANKS --bind-to BIND braid ARGS` in `dir`.
+fn launcher_bound(dir: &Path, ranks: usize, bind: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new("mpirun");
     cmd.args([
         "-n",
         &ranks.to_string(),
         "--oversubscribe",
+        "--map-by",
+        "core",
         "--bind-to",
-        "none",
+        bind,
     ]);
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
@@ -184,15 +191,22 @@ fn initial_grid_like(g: &Array2<f64>) -> Array2<f64> {
 fn a_rank_that_stops_first_never_leaves_another_waiting() {
     // Rank 0's thread stalls for 30 s early on (a wait that watches its
     // rank's stop flag): the other ranks spend their budget meanwhile, all
-    // ranks agree on the stop, and rank 0 leaves its stall at once.
-    for ranks in [2, 4] {
+    // ranks agree on the stop, and rank 0 leaves its stall at once. With
+    // a balancer, which moves the stalled thread's subdomains away (the
+    // one it stalls in too: a move waits for the update in flight).
+    for (ranks, variant) in [
+        (2, "async(2)"),
+        (4, "async(2)"),
+        (2, "async(2)+joint(0.001)"),
+        (4, "async(2)+hybrid(0.001,2)"),
+    ] {
         let dir = scratch("mpi_budget");
         let args = [
             "run",
             "--json",
             "r.json",
             "--variant",
-            "async(2)",
+            variant,
             "threads=1",
             "domain_size=32",
             "max_iterations=3000",
@@ -203,10 +217,17 @@ fn a_rank_that_stops_first_never_leaves_another_waiting() {
         let report = json(&dir.join("r.json"));
         assert_eq!(report["stop_reason"], "max_iterations");
         let threads = counts(&report, "thread_updates");
-        assert_eq!(threads.iter().max(), Some(&6000), "{threads:?}");
-        assert!(threads[0] <= 11, "rank 0 stalled: {threads:?}");
+        assert_eq!(threads.iter().max(), Some(&6000), "{variant}: {threads:?}");
+        // Without a balancer rank 0 stalls until the stop; with one, until
+        // its subdomain is moved away, and then it works on.
+        if !variant.contains('+') {
+            assert!(threads[0] <= 11, "rank 0 stalled: {threads:?}");
+        }
         let elapsed = report["elapsed_s"].as_f64().unwrap();
-        assert!(elapsed < 15.0, "rank 0 was waited for: {elapsed} s");
+        assert!(
+            elapsed < 15.0,
+            "{variant}: rank 0 was waited for: {elapsed} s"
+        );
     }
     // And a time limit stops sync and async runs on every rank.
     for variant in ["sync", "async(2)"] {
@@ -230,10 +251,85 @@ fn a_rank_that_stops_first_never_leaves_another_waiting() {
 }
 
 #[test]
+fn hybrid_and_joint_move_subdomains_across_ranks_and_lose_no_update() {
+    // Rank 0's thread is 4x slower on its CPU clock (the slow hook), so
+    // the balancers have a reason to move work off it, however busy the
+    // machine. Each rank is bound to a core, ranks 0 and 1 to different
+    // ones: with `--bind-to none` every rank starts at core 0, and two
+    // workers on one core take turns sweep by sweep (each yields to its
+    // monitor), which hides any difference in speed.
+    for (ranks, variant) in [
+        (2, "async(4)+joint(0.001)"),
+        (2, "async(4)+hybrid(0.001,2)"),
+        (4, "async(4)+joint(0.001)"),
+        (4, "async(4)+hybrid(0.001,2)"),
+    ] {
+        let dir = scratch("mpi_balance");
+        let args = [
+            "run",
+            "--json",
+            "r.json",
+            "--grid",
+            "r.npy",
+            "--variant",
+            variant,
+            "threads=1",
+            "domain_size=32",
+            "tolerance=1e-4",
+            "max_iterations=1000000",
+            "time_limit=60",
+            "slow=0:3",
+        ];
+        let mpirun = launcher_bound(&dir, ranks, "core:overload-allowed", &args);
+        let r = wait_for(mpirun, common::HANG);
+        assert_eq!(r.status, Some(0), "{variant} on {ranks}: {}", r.stderr);
+        let report = json(&dir.join("r.json"));
+        assert_eq!(report["stop_reason"], "converged", "{variant} on {ranks}");
+        let moved = report["ranks"]["moves_across"].as_u64().unwrap();
+        assert!(moved > 0, "{variant} on {ranks}: no move across ranks");
+        assert!(r.stdout.contains("subdomain(s) moved"), "{}", r.stdout);
+        // The residual braid reports is the gathered grid's.
+        let reported = report["residual"].as_f64().unwrap();
+        let g = grid(&dir.join("r.npy"));
+        let mine = relative_residual(&g, &initial_grid_like(&g));
+        assert!(
+            (mine / reported - 1.0).abs() < 1e-9,
+            "{reported} against {mine}"
+        );
+        // The counts add up: each subdomain's from the rank that owned it
+        // at the end, against the updates each thread made.
+        let subs = counts(&report, "subdomain_updates");
+        let threads = counts(&report, "thread_updates");
+        assert_eq!(
+            subs.iter().sum::<u64>(),
+            threads.iter().sum::<u64>(),
+            "{variant}"
+        );
+        // And rank 0's slow thread ends with less than its share.
+        let owners = counts(&report, "owners");
+        let held = owners.iter().filter(|&&o| o == 0).count();
+        assert!(held < owners.len() / ranks, "{variant}: {owners:?}");
+    }
+}
+
+#[test]
 fn killing_one_rank_ends_the_whole_run() {
+    killing_one_rank_ends(&["run", "threads=1", "domain_size=32", "time_limit=100"]);
+    // And with a balancer moving subdomains between the ranks.
+    killing_one_rank_ends(&[
+        "run",
+        "--variant",
+        "async(4)+joint(0.001)",
+        "threads=1",
+        "domain_size=32",
+        "time_limit=100",
+        "slow=0:3",
+    ]);
+}
+
+fn killing_one_rank_ends(args: &[&str]) {
     let dir = scratch("mpi_kill");
-    let args = ["run", "threads=1", "domain_size=32", "time_limit=100"];
-    let mut mpirun = launcher(&dir, 2, &args)
+    let mut mpirun = launcher(&dir, 2, args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -272,10 +368,6 @@ fn killing_one_rank_ends_the_whole_run() {
 fn what_does_not_run_across_ranks_is_refused_with_exit_2() {
     let dir = scratch("mpi_refused");
     for (args, says) in [
-        (
-            vec!["run", "--variant", "async(4)+joint(0.001)", "threads=1"],
-            "balancing",
-        ),
         (vec!["run", "threads=1", "trace_interval=0.01"], "trace"),
         (vec!["sim", "threads=1"], "only `braid run`"),
         (vec!["run", "threads=1", "domain_size=0"], "domain_size"),

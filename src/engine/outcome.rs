@@ -276,4 +276,10 @@ pub struct RanksInfo {
     pub halo_bytes: u64,
     /// Bytes of cells gathered on rank 0 at the ends of epochs.
     pub gathered_bytes: u64,
+    /// Subdomains the balancer moved from one rank to another...
+    #[serde(default)]
+    pub moves_across: u64,
+    /// ...and the bytes they took with them (cells, count, edges).
+    #[serde(default)]
+    pub migrated_bytes: u64,
 }

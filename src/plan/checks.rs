@@ -248,9 +248,6 @@ pub(super) fn grid(plan: &Plan) -> Result<(), PlanError> {
 /// What runs across MPI ranks do not support yet.
 pub(super) fn across_ranks(plan: &Plan) -> Result<(), PlanError> {
     let unsupported = |what| Err(PlanError::NotAcrossRanks { what });
-    if plan.settings.scheme.balancer().is_some() {
-        return unsupported("balancing (a balancer)");
-    }
     if plan.settings.trace_interval.is_some() {
         return unsupported("the trace (trace_interval > 0)");
     }

@@ -109,6 +109,21 @@ impl Assignment {
         guards.iter().map(|g| g.to_vec()).collect()
     }
 
+    /// Takes `sub` out of thread `t`'s set.
+    pub(super) fn remove(&self, t: usize, sub: usize) {
+        self.sets[t].lock().retain(|&s| s != sub);
+    }
+
+    /// Puts `sub` into thread `t`'s set.
+    pub(super) fn add(&self, t: usize, sub: usize) {
+        self.sets[t].lock().push(sub);
+    }
+
+    /// Tells thread `t` its set changed (it picks it up at its next sweep).
+    pub(super) fn changed(&self, t: usize) {
+        self.dirty[t].store(true, Ordering::Release);
+    }
+
     /// Copies thread `t`'s set into `set` if it changed since the last look.
     pub(super) fn refresh(&self, t: usize, set: &mut Vec<usize>) {
         // A plain load first: the flag is almost never set, and a swap is a
@@ -158,6 +173,13 @@ impl CoreClock {
             .store(braid_noise::thread_cpu_ns(), Ordering::Relaxed);
         self.wall_ns.store(wall_ns, Ordering::Relaxed);
     }
+
+    /// The last sample: (CPU seconds, wall seconds).
+    pub(super) fn seconds(&self) -> (f64, f64) {
+        let cpu = self.cpu_ns.load(Ordering::Relaxed);
+        let wall = self.wall_ns.load(Ordering::Relaxed);
+        (cpu as f64 / 1e9, wall as f64 / 1e9)
+    }
 }
 
 impl schedule::View for RunView<'_> {
@@ -183,12 +205,7 @@ impl schedule::View for RunView<'_> {
         self.clocks.map(|_| self.subs[sub].busy_s())
     }
     fn core_time(&self, t: usize) -> Option<(f64, f64)> {
-        let c = &self.clocks?[t];
-        let (cpu, wall) = (
-            c.cpu_ns.load(Ordering::Relaxed),
-            c.wall_ns.load(Ordering::Relaxed),
-        );
-        Some((cpu as f64 / 1e9, wall as f64 / 1e9))
+        Some(self.clocks?[t].seconds())
     }
 }
 
@@ -205,13 +222,13 @@ impl schedule::Sets for Handoff<'_> {
         self.subs[sub].set_owner(to);
     }
     fn remove(&mut self, t: usize, sub: usize) {
-        self.assignment.sets[t].lock().retain(|&s| s != sub);
+        self.assignment.remove(t, sub);
     }
     fn add(&mut self, t: usize, sub: usize) {
-        self.assignment.sets[t].lock().push(sub);
+        self.assignment.add(t, sub);
     }
     fn changed(&mut self, t: usize) {
-        self.assignment.dirty[t].store(true, Ordering::Release);
+        self.assignment.changed(t);
     }
 }
 

@@ -26,6 +26,7 @@
 
 mod balancer;
 mod barrier;
+mod migrate;
 pub(crate) mod peers;
 mod stop;
 mod sync;
@@ -40,13 +41,14 @@ use crossbeam_utils::CachePadded;
 pub(crate) use barrier::{Crossing, StopBarrier};
 pub(crate) use stop::{Idler, StopFlag};
 
-use crate::engine::{Clock, CoreTime, Outcome, Settings, StopReason, TraceSample};
+use crate::engine::{Balancer, Clock, CoreTime, Outcome, Settings, StopReason, TraceSample};
 use crate::problem::{Problem, residual_norm};
 use crate::schedule::{EstimateLine, Refutation, Sampler, StopRule, Verdicts, epoch_end};
 use crate::subdomain::{self, Subdomain};
 use crate::topology::Placement;
 use crate::variant::Mode;
 use balancer::{Assignment, CoreClock, RunView, SharedBalancer};
+use migrate::RankBalancer;
 use peers::{Peers, Wish, from_urgency, urgency, verdict};
 
 /// How often the monitor looks at the run (and, across ranks in ssync and
@@ -71,7 +73,13 @@ struct Shared<'a> {
     waited_ns: Vec<CachePadded<AtomicU64>>,
     max_lag: Vec<CachePadded<AtomicU64>>,
     assignment: Assignment,
+    /// The balancer the workers call in turn (one process).
     balancer: Option<SharedBalancer>,
+    /// Across ranks: the balancer the exchanging thread calls (`migrate`),
+    /// and when its next call is due, published for the workers' CPU-time
+    /// samples.
+    rank_balancer: Option<parking_lot::Mutex<RankBalancer>>,
+    rank_due_ns: AtomicU64,
     rule: StopRule,
     start: Instant,
     /// The estimate's [`EstimateLine`], as bits (tightened between epochs).
@@ -82,10 +90,10 @@ struct Shared<'a> {
     rehomes: AtomicU64,
     /// The other ranks of a run across ranks, if any.
     peers: Option<&'a dyn Peers>,
-    /// The threads this process runs (all of them without peers), and
-    /// their subdomains.
+    /// The threads this process runs (all of them without peers); its
+    /// subdomains are those they own, which across ranks changes as
+    /// subdomains move between ranks.
     local: Range<usize>,
-    local_subs: Range<usize>,
     /// Across ranks: the stop the monitor wants, left for the next exchange
     /// (sync), and the stop all ranks agreed (as [`urgency`] codes).
     wish: AtomicU64,
@@ -101,10 +109,21 @@ struct Shared<'a> {
 impl Shared<'_> {
     /// This process's subdomains' last squared local residuals, summed.
     fn residual_sq_estimate(&self) -> f64 {
-        self.subs[self.local_subs.clone()]
-            .iter()
-            .map(Subdomain::residual_sq)
-            .sum()
+        self.local_subs().map(Subdomain::residual_sq).sum()
+    }
+
+    /// The subdomains this process's threads own now.
+    fn local_subs(&self) -> impl Iterator<Item = &Subdomain> {
+        self.subs.iter().filter(|s| self.local.contains(&s.owner()))
+    }
+
+    /// When the balancer's next call is due (ns), if the run balances.
+    fn balancer_due_ns(&self) -> Option<u64> {
+        match (&self.balancer, &self.rank_balancer) {
+            (Some(b), _) => Some(b.due_ns()),
+            (None, Some(_)) => Some(self.rank_due_ns.load(Ordering::Relaxed)),
+            (None, None) => None,
+        }
     }
 
     /// What this rank brings to an exchange with its peers.
@@ -113,6 +132,7 @@ impl Shared<'_> {
             stop,
             estimate_sq: self.residual_sq_estimate(),
             most_updates: self.most_updates(),
+            now_ns: self.start.elapsed().as_nanos() as u64,
         }
     }
 
@@ -123,6 +143,11 @@ impl Shared<'_> {
         let agreed = verdict(&self.rule, &line, all);
         if agreed.is_some() {
             self.agreed.store(urgency(agreed), Ordering::Relaxed);
+        } else if let Some(b) = &self.rank_balancer {
+            let mut b = b.lock();
+            if b.after_exchange(self, peers, all.now_ns) {
+                self.rank_due_ns.store(b.due_ns(), Ordering::Relaxed);
+            }
         }
         agreed
     }
@@ -166,7 +191,7 @@ impl Shared<'_> {
             .iter()
             .map(|u| u.load(Ordering::Relaxed))
             .sum();
-        let p = done as f64 / self.local_subs.len().max(1) as f64;
+        let p = done as f64 / self.local_subs().count().max(1) as f64;
         self.progress.store(p.to_bits(), Ordering::Relaxed);
     }
 
@@ -193,7 +218,7 @@ impl Shared<'_> {
 
 /// Runs `problem` on the threads of `placement` to the end.
 pub fn run(problem: &Problem, placement: &Placement, settings: &Settings) -> Outcome {
-    run_observed(problem, placement, settings, None, None)
+    run_observed(problem, placement, settings, None, None, None)
 }
 
 /// Runs this rank's part of `problem` (the threads `peers.threads()` of the
@@ -206,7 +231,27 @@ pub(crate) fn run_ranks(
     settings: &Settings,
     peers: &dyn Peers,
 ) -> Outcome {
-    run_observed(problem, placement, settings, None, Some(peers))
+    run_observed(problem, placement, settings, None, Some(peers), None)
+}
+
+/// [`run_ranks`] with `balancer` in place of the scheme's (tests: a sync
+/// run, which has none, that moves subdomains between ranks).
+#[cfg(test)]
+pub(crate) fn run_ranks_balanced(
+    problem: &Problem,
+    placement: &Placement,
+    settings: &Settings,
+    peers: &dyn Peers,
+    balancer: &Balancer,
+) -> Outcome {
+    run_observed(
+        problem,
+        placement,
+        settings,
+        None,
+        Some(peers),
+        Some(balancer),
+    )
 }
 
 /// A thread beside the workers that looks at their shared state while they
@@ -220,6 +265,7 @@ fn run_observed(
     settings: &Settings,
     observer: Option<Observer<'_>>,
     peers: Option<&dyn Peers>,
+    balancer: Option<&Balancer>,
 ) -> Outcome {
     assert_eq!(
         placement.threads(),
@@ -233,7 +279,8 @@ fn run_observed(
         p.start();
     }
     settings.progress.start(r0);
-    let shared = Shared::new(problem, &subs, settings, placement, r0, peers);
+    let balancer = balancer.or(settings.scheme.balancer());
+    let shared = Shared::new(problem, &subs, settings, placement, r0, peers, balancer);
     let mut trace = Vec::new();
     let mut refuted = 0;
     let (stop, grid, residual) = loop {
@@ -251,6 +298,9 @@ fn run_observed(
     let mut outcome = shared.outcome(stop, grid, residual, refuted, trace);
     if let Some(p) = peers {
         p.merge(&mut outcome);
+        if let (Some(b), Some(info)) = (&shared.rank_balancer, outcome.ranks.as_mut()) {
+            info.moves_across = b.lock().across();
+        }
     }
     outcome
 }
@@ -344,7 +394,11 @@ impl Shared<'_> {
             refuted_estimates: refuted,
             rehomes: self.rehomes.load(Ordering::Relaxed),
             first_touchers: self.subs.iter().map(Subdomain::first_toucher).collect(),
-            lb: self.balancer.as_ref().map(SharedBalancer::stats),
+            lb: match (&self.balancer, &self.rank_balancer) {
+                (Some(b), _) => Some(b.stats()),
+                (None, Some(b)) => Some(b.lock().stats()),
+                (None, None) => None,
+            },
             trace,
             ranks: None,
             thread_core_time: self
@@ -376,10 +430,11 @@ impl<'a> Shared<'a> {
         placement: &'a Placement,
         r0: f64,
         peers: Option<&'a dyn Peers>,
+        balancer: Option<&Balancer>,
     ) -> Self {
         let threads = placement.threads();
         let local = peers.map_or(0..threads, |p| p.threads());
-        let spd = subs.len() / threads;
+        let loads = settings.measures_loads();
         Shared {
             problem,
             subs,
@@ -392,10 +447,13 @@ impl<'a> Shared<'a> {
             waited_ns: (0..threads).map(|_| Default::default()).collect(),
             max_lag: (0..threads).map(|_| Default::default()).collect(),
             assignment: Assignment::new(subs, threads),
-            balancer: settings
-                .scheme
-                .balancer()
-                .map(|b| SharedBalancer::new(b, threads, settings.measures_loads())),
+            balancer: balancer
+                .filter(|_| peers.is_none())
+                .map(|b| SharedBalancer::new(b, threads, loads)),
+            rank_balancer: balancer
+                .filter(|_| peers.is_some())
+                .map(|b| parking_lot::Mutex::new(RankBalancer::new(b, loads))),
+            rank_due_ns: AtomicU64::new(0),
             rule: StopRule {
                 budget: settings.update_budget,
                 time_limit: settings.time_limit.map(|d| d.as_nanos() as u64),
@@ -406,13 +464,10 @@ impl<'a> Shared<'a> {
             pinned: AtomicUsize::new(0),
             rehomes: AtomicU64::new(0),
             peers,
-            local_subs: peers::subs_of(&local, spd),
             local,
             wish: AtomicU64::new(0),
             agreed: AtomicU64::new(0),
-            clocks: settings
-                .measures_loads()
-                .then(|| (0..threads).map(|_| Default::default()).collect()),
+            clocks: loads.then(|| (0..threads).map(|_| Default::default()).collect()),
             progress: AtomicU64::new(0f64.to_bits()),
         }
     }

@@ -6,19 +6,22 @@
 //! # Protocol: a run across ranks
 //!
 //! **Who holds what.** Rank `r` of `R` runs threads (= domains) `r T ..
-//! (r + 1) T` of the global problem, and so a contiguous range of
-//! subdomain ids. Every rank keeps every subdomain's edges and count; the
-//! cells only of its own. A neighbouring rank's subdomain that touches one of
+//! (r + 1) T` of the global problem, and starts with their subdomains; a
+//! balancer may then move subdomains between ranks (`migrate.rs`), and every
+//! rank applies every move, so all ranks hold the same owner map. Every
+//! rank keeps every subdomain's edges and count; the cells only of its own. A neighbouring rank's subdomain that touches one of
 //! ours is a *ghost*: only this rank's exchanging thread writes its edges
 //! and count (never a worker: no thread owns it here), with the edge
 //! publication protocol of `subdomain.rs` (values of copy `c % 2`, then
 //! `count = c` with Release).
 //!
 //! **An exchange** ([`Peers::exchange`]) sends the latest published edge of
-//! each of our subdomains that a peer's subdomain reads, with its count;
-//! receives the peer's into the ghosts; and reduces every rank's [`Wish`]:
-//! the most urgent stop any rank wants ([`urgency`]), the sum of the local
-//! residual estimates, the most updates of any thread. Every rank gets the
+//! each of our subdomains that a peer's subdomain reads, with its count
+//! (the routes follow the owner map: [`Peers::reroute`]); receives the
+//! peer's into the ghosts; and reduces every rank's [`Wish`]: the most
+//! urgent stop any rank wants ([`urgency`]), the sum of the local residual
+//! estimates, the most updates of any thread, the latest clock. An
+//! exchange that agrees to go on may then call the balancer (`migrate.rs`). Every rank gets the
 //! same [`Wish`] back from the same exchange, so [`verdict`] gives every rank
 //! the same answer in the same exchange: no rank stops while another waits
 //! for it.
@@ -75,6 +78,9 @@ pub(crate) struct Wish {
     /// Most subdomain updates of one of this rank's threads; over all
     /// ranks, the most.
     pub most_updates: u64,
+    /// This rank's clock (ns since its start); over all ranks, the latest:
+    /// the one clock every rank's balancer reads (`migrate`).
+    pub now_ns: u64,
 }
 
 /// The other ranks of a run.
@@ -90,6 +96,16 @@ pub(crate) trait Peers: Sync {
     /// Rank 0's `residual` on every rank, and the most updates of any
     /// thread.
     fn share(&self, residual: f64, most_updates: u64) -> (f64, u64);
+    /// Sums `counts` and `values` over all ranks, element by element, in
+    /// place: every rank gets the sums (the balancer's view, `migrate`).
+    fn sum(&self, counts: &mut [u64], values: &mut [f64]);
+    /// Subdomains moving between ranks (`migrate`): sends each `(rank,
+    /// words)` and receives, from each `(rank, length)`, that many words,
+    /// returned in that order. Every rank calls it in the same exchange.
+    fn migrate(&self, sends: &[(usize, Vec<u64>)], recvs: &[(usize, usize)]) -> Vec<Vec<u64>>;
+    /// Owners changed: from the next exchange on, edges travel between the
+    /// ranks that `owner_rank` (one per subdomain) now names.
+    fn reroute(&self, problem: &Problem, owner_rank: &[usize]);
     /// Fills in what the other ranks' threads and subdomains did.
     fn merge(&self, outcome: &mut Outcome);
     /// Ends every rank of the job now (a worker panicked here).
@@ -131,10 +147,10 @@ pub(crate) fn verdict(rule: &StopRule, line: &EstimateLine, all: Wish) -> Option
         .or_else(|| line.met(all.estimate_sq).then_some(StopReason::Converged))
 }
 
-/// The subdomain ids of the domains `threads`, for `spd` subdomains per
-/// domain.
-pub(crate) fn subs_of(threads: &Range<usize>, spd: usize) -> Range<usize> {
-    threads.start * spd..threads.end * spd
+/// The rank each subdomain's owner runs on, `per_rank` threads to a rank:
+/// every rank computes the same from the same owners.
+pub(crate) fn owner_ranks(subs: &[Subdomain], per_rank: usize) -> Vec<usize> {
+    subs.iter().map(|s| s.owner() / per_rank).collect()
 }
 
 /// Ranks as threads of one process, exchanging through shared memory: the
@@ -175,6 +191,7 @@ mod examples {
             stop,
             estimate_sq,
             most_updates,
+            now_ns: 0,
         };
         assert_eq!(verdict(&rule, &line, all(None, 1.0, 3)), None);
         assert_eq!(verdict(&rule, &line, all(None, 0.01, 3)), Some(Converged));

@@ -77,9 +77,16 @@ impl StopFlag {
     }
 
     /// Sleeps up to `d`, returning early once the flag is set.
+    #[cfg(test)]
     pub(crate) fn sleep(&self, d: Duration) {
+        self.sleep_while(d, || true);
+    }
+
+    /// Sleeps up to `d` while `keep` holds, returning early once the flag
+    /// is set.
+    pub(crate) fn sleep_while(&self, d: Duration, keep: impl Fn() -> bool) {
         let end = Instant::now() + d;
-        while !self.is_set() {
+        while !self.is_set() && keep() {
             let now = Instant::now();
             if now >= end {
                 return;

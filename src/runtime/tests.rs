@@ -86,7 +86,7 @@ fn run_watched(
 ) -> Outcome {
     let p = Problem::new(12, threads, subdomains).unwrap();
     let placement = Topology::uniform(1, 2).place(threads, true).unwrap();
-    run_observed(&p, &placement, s, Some(observe), None)
+    run_observed(&p, &placement, s, Some(observe), None, None)
 }
 
 /// `count(b) - count(a)` at one instant, or `None` if `a` moved while

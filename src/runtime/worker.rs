@@ -183,10 +183,9 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// next call's due time has changed since the last sample (one load of
     /// a shared atomic per sweep; the sample itself is a system call).
     fn sample_core_if_called(&mut self) {
-        let (Some(b), true) = (&self.sh.balancer, self.timed) else {
+        let (Some(due), true) = (self.sh.balancer_due_ns(), self.timed) else {
             return;
         };
-        let due = b.due_ns();
         if due != self.due_seen {
             self.due_seen = due;
             self.sample_core();
@@ -241,9 +240,14 @@ impl<'s, 'a> Worker<'s, 'a> {
             sh.rehomes.fetch_add(1, Ordering::Relaxed);
         }
         let done = self.done;
+        // The stall ends at the stop, or once the subdomain is moved to
+        // another rank: such a move waits for the update in flight
+        // (`migrate`), and a stall that outlasted it would hold every rank.
         let pause = || {
             if let Some(st) = self.stall.filter(|st| st.after == done) {
-                sh.stop.sleep(Duration::from_secs_f64(st.seconds));
+                let here = || sh.local.contains(&sub.owner());
+                sh.stop
+                    .sleep_while(Duration::from_secs_f64(st.seconds), here);
             }
         };
         // The clock is read only for the slow hook and for object loads: a

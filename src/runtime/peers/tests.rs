@@ -1,5 +1,6 @@
 use super::*;
-use crate::engine::{Scheme, Settings};
+use crate::engine::{Balancer, Scheme, Settings, Slow};
+use crate::policy::{Move, Named, Policy, Snapshot};
 use crate::problem::{Neighbour, Side, sequential_jacobi};
 use crate::topology::Topology;
 use std::collections::HashMap;
@@ -12,12 +13,14 @@ struct Board {
     wishes: Vec<Wish>,
     cells: Vec<(usize, Vec<f64>)>,
     numbers: Vec<(f64, u64)>,
+    sums: Vec<(Vec<u64>, Vec<f64>)>,
+    /// Packed subdomains by (from, to) rank.
+    packs: HashMap<(usize, usize), Vec<u64>>,
 }
 
 struct Hub {
     ranks: usize,
     threads: usize,
-    spd: usize,
     barrier: Barrier,
     board: Mutex<Board>,
 }
@@ -40,8 +43,9 @@ impl Rank<'_> {
         out
     }
 
-    fn owner(&self, sub: usize) -> usize {
-        sub / (self.hub.threads * self.hub.spd)
+    /// The rank whose threads own `sub` now.
+    fn owner(&self, subs: &[Subdomain], sub: usize) -> usize {
+        subs[sub].owner() / self.hub.threads
     }
 }
 
@@ -53,13 +57,15 @@ impl Peers for Rank<'_> {
         self.hub.barrier.wait();
     }
     fn exchange(&self, subs: &[Subdomain], wish: Wish) -> Wish {
-        let mine = subs_of(&self.threads(), self.hub.spd);
         let (edges, all) = self.meet(
             |b| {
-                for s in &subs[mine.clone()] {
+                for s in subs
+                    .iter()
+                    .filter(|s| self.owner(subs, s.geom.id) == self.rank)
+                {
                     for side in Side::ALL {
                         if let Neighbour::Sub(n) = s.geom.neighbour(side)
-                            && self.owner(n) != self.rank
+                            && self.owner(subs, n) != self.rank
                         {
                             let mut e = Vec::new();
                             s.export_edge(side, &mut e);
@@ -79,22 +85,25 @@ impl Peers for Rank<'_> {
                         .and_then(from_urgency),
                     estimate_sq: b.wishes.iter().map(|w| w.estimate_sq).sum(),
                     most_updates: b.wishes.iter().map(|w| w.most_updates).max().unwrap(),
+                    now_ns: b.wishes.iter().map(|w| w.now_ns).max().unwrap(),
                 };
                 (b.edges.clone(), all)
             },
         );
         for ((n, side), e) in edges {
-            if self.owner(n) != self.rank {
+            if self.owner(subs, n) != self.rank {
                 subs[n].import_edge(Side::ALL[side], &e);
             }
         }
         all
     }
     fn gather(&self, problem: &Problem, subs: &[Subdomain]) -> Option<Array2<f64>> {
-        let mine = subs_of(&self.threads(), self.hub.spd);
         let cells = self.meet(
             |b| {
-                for s in &subs[mine.clone()] {
+                for s in subs
+                    .iter()
+                    .filter(|s| self.owner(subs, s.geom.id) == self.rank)
+                {
                     let mut c = Vec::new();
                     s.interior_into(problem, &mut c);
                     b.cells.push((s.geom.id, c));
@@ -123,6 +132,45 @@ impl Peers for Rank<'_> {
             },
         )
     }
+    fn sum(&self, counts: &mut [u64], values: &mut [f64]) {
+        let (c, v) = self.meet(
+            |b| b.sums.push((counts.to_vec(), values.to_vec())),
+            |b| {
+                let mut c = vec![0u64; counts.len()];
+                let mut v = vec![0.0; values.len()];
+                // In rank order, as a reduction's fixed order would.
+                for (cs, vs) in &b.sums {
+                    c.iter_mut().zip(cs).for_each(|(a, x)| *a += x);
+                    v.iter_mut().zip(vs).for_each(|(a, x)| *a += x);
+                }
+                (c, v)
+            },
+        );
+        counts.copy_from_slice(&c);
+        values.copy_from_slice(&v);
+    }
+    fn migrate(&self, sends: &[(usize, Vec<u64>)], recvs: &[(usize, usize)]) -> Vec<Vec<u64>> {
+        let me = self.rank;
+        self.meet(
+            |b| {
+                for (to, words) in sends {
+                    b.packs.insert((me, *to), words.clone());
+                }
+            },
+            |b| {
+                recvs
+                    .iter()
+                    .map(|&(from, len)| {
+                        let words = b.packs[&(from, me)].clone();
+                        assert_eq!(words.len(), len, "a pack of another length than expected");
+                        words
+                    })
+                    .collect()
+            },
+        )
+    }
+    /// Edges here go wherever the owners say at each exchange.
+    fn reroute(&self, _: &Problem, _: &[usize]) {}
     fn merge(&self, _: &mut Outcome) {}
     fn abort(&self) -> ! {
         panic!("a rank aborted the job")
@@ -132,6 +180,17 @@ impl Peers for Rank<'_> {
 /// Runs `ranks` ranks of `threads` threads each, as threads here; rank
 /// 0's outcome.
 fn run_as_threads(ranks: usize, threads: usize, spd: usize, settings: &Settings) -> Outcome {
+    run_all_as_threads(ranks, threads, spd, settings, None).swap_remove(0)
+}
+
+/// Every rank's outcome, each run with `balancer` if given.
+fn run_all_as_threads(
+    ranks: usize,
+    threads: usize,
+    spd: usize,
+    settings: &Settings,
+    balancer: Option<&Balancer>,
+) -> Vec<Outcome> {
     let problem = Problem::new(12, ranks * threads, spd).unwrap();
     let placement = Topology::uniform(1, 2)
         .place(ranks * threads, true)
@@ -139,7 +198,6 @@ fn run_as_threads(ranks: usize, threads: usize, spd: usize, settings: &Settings)
     let hub = Hub {
         ranks,
         threads,
-        spd,
         barrier: Barrier::new(ranks),
         board: Mutex::default(),
     };
@@ -150,12 +208,16 @@ fn run_as_threads(ranks: usize, threads: usize, spd: usize, settings: &Settings)
                 let (hub, problem, placement) = (&hub, &problem, &placement);
                 scope.spawn(move || {
                     let peers = Rank { hub, rank };
-                    super::super::run_ranks(problem, placement, settings, &peers)
+                    match balancer {
+                        Some(b) => super::super::run_ranks_balanced(
+                            problem, placement, settings, &peers, b,
+                        ),
+                        None => super::super::run_ranks(problem, placement, settings, &peers),
+                    }
                 })
             })
             .collect();
-        let mut outcomes: Vec<Outcome> = runs.into_iter().map(|r| r.join().unwrap()).collect();
-        outcomes.swap_remove(0)
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
     })
 }
 
@@ -189,4 +251,155 @@ fn async_across_ranks_converges_on_the_gathered_grid() {
     let grid = out.grid.unwrap();
     let r0 = crate::problem::residual_norm(&Problem::new(12, 4, 4).unwrap().initial_grid());
     assert_eq!(crate::problem::residual_norm(&grid) / r0, r);
+}
+
+/// A balancer that moves a subdomain to the next thread at every call, and
+/// at every third call also sends another one two threads on by way of the
+/// next (two moves of one subdomain in one call): with one thread per rank,
+/// every move crosses ranks.
+#[derive(Debug)]
+struct Shuttle;
+
+impl Policy for Shuttle {
+    fn decide(&self, s: &Snapshot<'_>) -> Vec<Move> {
+        let (n, threads) = (s.owners.len(), s.held.len());
+        let sub = (s.call as usize * 7) % n;
+        let from = s.owners[sub];
+        let mut moves = vec![Move {
+            sub,
+            from,
+            to: (from + 1) % threads,
+        }];
+        let other = (sub + n / 2) % n;
+        if s.call.is_multiple_of(3) && other != sub {
+            let from = s.owners[other];
+            let via = (from + 1) % threads;
+            moves.push(Move {
+                sub: other,
+                from,
+                to: via,
+            });
+            moves.push(Move {
+                sub: other,
+                from: via,
+                to: (via + 1) % threads,
+            });
+        }
+        moves
+    }
+    fn name(&self) -> Named {
+        "joint".parse().unwrap()
+    }
+}
+
+fn shuttle() -> Balancer {
+    Balancer::every(std::sync::Arc::new(Shuttle), std::time::Duration::ZERO)
+}
+
+/// Each subdomain's count as the rank that owns it at the end has it: the
+/// ranks' own outcomes, not a merged report (the transport here merges
+/// nothing).
+fn owned_counts(outs: &[Outcome], threads: usize) -> Vec<u64> {
+    let owners = &outs[0].owners;
+    (0..owners.len())
+        .map(|s| outs[owners[s] / threads].subdomain_updates[s])
+        .collect()
+}
+
+/// The subdomains' counts, summed, against the updates of each rank's
+/// threads, summed.
+fn counts_add_up(outs: &[Outcome], threads: usize) -> (u64, u64) {
+    let made = outs
+        .iter()
+        .enumerate()
+        .map(|(rank, out)| {
+            let mine = rank * threads..(rank + 1) * threads;
+            out.thread_updates[mine].iter().sum::<u64>()
+        })
+        .sum();
+    (owned_counts(outs, threads).iter().sum(), made)
+}
+
+#[test]
+fn sync_stays_sequential_jacobi_while_subdomains_shuttle_between_ranks() {
+    for (ranks, threads, spd) in [(2, 1, 4), (3, 1, 2), (2, 2, 4)] {
+        // The budget is a thread's updates, and a thread's share changes
+        // at every crossing: the iterations are what the counts say.
+        let s = Settings::plain(Scheme::Sync, 2000);
+        let outs = run_all_as_threads(ranks, threads, spd, &s, Some(&shuttle()));
+        let problem = Problem::new(12, ranks * threads, spd).unwrap();
+        let out = &outs[0];
+        let counts = owned_counts(&outs, threads);
+        let k = counts[0];
+        assert!(counts.iter().all(|&c| c == k), "{counts:?}");
+        assert!(k > 100, "{k} iterations");
+        let lb = out.lb.as_ref().unwrap();
+        // A call at every crossing but the last, each one moving.
+        assert!(lb.moves >= k - 1, "{ranks} x {threads}: {} moves", lb.moves);
+        assert_eq!(
+            out.grid.as_ref().unwrap(),
+            &sequential_jacobi(&problem, k as usize),
+            "{ranks} x {threads} x {spd}"
+        );
+        assert_eq!(out.stop, StopReason::MaxIterations);
+        let (subs, made) = counts_add_up(&outs, threads);
+        assert_eq!(subs, made);
+        assert_eq!(subs, k * problem.subs.len() as u64);
+        // Every rank ends with the same owners.
+        assert!(outs.iter().all(|o| o.owners == out.owners));
+    }
+}
+
+#[test]
+fn async_converges_and_loses_no_update_while_subdomains_shuttle_between_ranks() {
+    let mut s = Settings::plain(Scheme::Async { balancer: None }, u64::MAX / 8);
+    s.tolerance = Some(1e-3);
+    s.time_limit = Some(std::time::Duration::from_secs(60));
+    let b = Balancer::every(
+        std::sync::Arc::new(Shuttle),
+        std::time::Duration::from_micros(200),
+    );
+    let outs = run_all_as_threads(2, 2, 4, &s, Some(&b));
+    let out = &outs[0];
+    assert_eq!(out.stop, StopReason::Converged);
+    assert!(out.converged && out.residual.unwrap() <= 1e-3);
+    assert!(out.lb.as_ref().unwrap().moves > 0);
+    let (subs, made) = counts_add_up(&outs, 2);
+    assert_eq!(
+        subs, made,
+        "the subdomains' counts against the threads' updates"
+    );
+    assert!(outs.iter().all(|o| o.owners == out.owners));
+}
+
+#[test]
+fn joint_and_hybrid_move_work_off_a_slow_rank() {
+    for label in ["joint(0.001)", "hybrid(0.001,2)"] {
+        let mut cfg = crate::config::Config {
+            oversubscribe: true,
+            ..Default::default()
+        };
+        cfg.apply_variant(&format!("async(4)+{label}")).unwrap();
+        let plan = crate::plan::Plan::new(&cfg, &Topology::uniform(1, 2)).unwrap();
+        let mut s = Settings::plain(plan.settings.scheme.clone(), u64::MAX / 8);
+        s.tolerance = Some(1e-4);
+        s.time_limit = Some(std::time::Duration::from_secs(60));
+        // Rank 1's only thread, 3x slower on its CPU clock.
+        s.slow = Some(Slow {
+            thread: 1,
+            factor: 2.0,
+        });
+        let outs = run_all_as_threads(2, 1, 4, &s, None);
+        let out = &outs[0];
+        assert_eq!(out.stop, StopReason::Converged, "{label}");
+        let held = |t| out.owners.iter().filter(|&&o| o == t).count();
+        assert!(
+            held(0) > held(1),
+            "{label}: {} against {}",
+            held(0),
+            held(1)
+        );
+        let (subs, made) = counts_add_up(&outs, 1);
+        assert_eq!(subs, made, "{label}");
+    }
 }

@@ -1,0 +1,414 @@
+//! Balancing across ranks: one view that every rank holds, the same moves
+//! on every rank, and subdomains that travel between ranks with their
+//! cells.
+//!
+//! # Protocol: a balancer call across ranks
+//!
+//! **Who calls, and when.** Not the workers in turn, as in one process: the
+//! rank's exchanging thread (the monitor in async, the barrier's leader in
+//! sync), right after an exchange whose verdict is to go on. The exchange
+//! reduced every rank's clock to the latest (`Wish::now_ns`), so every rank
+//! asks its [`Rotation`] the same question at the same tick and gets the
+//! same answer: either every rank calls in this exchange or none does.
+//!
+//! **One view.** A call sums, over all ranks ([`Peers::sum`]), vectors in
+//! which each rank has written only what it owns: the count, last residual
+//! and busy time of each subdomain it holds, the update total and CPU clock
+//! of each of its threads, and the measured cost of its previous call. The
+//! owners themselves need no message: every rank applies every move, so
+//! every rank's owner map is the same before and after each call. The
+//! caller ([`Caller`], the same one-process schedule core) is therefore fed
+//! the same numbers on every rank; it is deterministic, and its state (the
+//! rates, the effort, the `auto` chooser, the `auto` interval, which reads
+//! the mean cost of the calls, agreed as above) stays the same everywhere.
+//! So every rank computes the same moves.
+//!
+//! **Net moves.** A policy may move a subdomain twice in one call; only
+//! where it starts and where it ends matter, so the moves are first reduced
+//! to one per subdomain ([`net_moves`]).
+//!
+//! **A move within a rank** is the one-process handoff
+//! (`runtime/balancer.rs`), applied by this thread. **A move between ranks**,
+//! from thread `A` on rank `P` to thread `B` on rank `Q`, in this same
+//! exchange:
+//!
+//! 1. Every rank sets the owner to `B`, except `Q`, which waits for step 4.
+//!    On `P`, `A` drops it from its set: from now on no worker of `P` starts
+//!    an update of it (the owner check under the cells' lock fails).
+//! 2. `P` packs it ([`Subdomain::pack`]), taking its cells' lock: that waits
+//!    for the one update `A` may have begun before step 1 (the honest race
+//!    of the one-process handoff), so the count packed is final and equals
+//!    the updates made. The pack carries the count, the cells, and the edge
+//!    each of its neighbours shows it, as `P` sees them.
+//! 3. The packs travel ([`Peers::migrate`]): every rank sends and receives
+//!    exactly the packs the (identical) net moves name, one message per
+//!    pair of ranks, of a length both ends compute from the geometry.
+//! 4. `Q` unpacks ([`Subdomain::unpack`]): cells, then the neighbours' edges
+//!    it does not hold itself, then its own edges and count with Release;
+//!    only then the owner `B` (Release) and `B`'s set. `B` starts from the
+//!    count and cells `A` left.
+//! 5. Every rank recomputes its edge routes from the new owners
+//!    ([`Peers::reroute`]), used from the next exchange on.
+//!
+//! **No update is lost or done twice.** Between step 1 and step 4 nobody
+//! can update the subdomain (on `P` the owner is not local, on `Q` it is
+//! not yet set), the pack waits for an update in flight, and the count
+//! travels with the cells that hold its updates: the count after the move
+//! is the count before it, and every later update is `B`'s, under the lock.
+//!
+//! **No edge goes to the wrong owner.** Edges are addressed by subdomain,
+//! not by rank, and the routes change between exchanges, identically on
+//! every rank, so the two ends of every message agree on what it holds.
+//! The last edges `P` sent of the moved subdomain went out in this very
+//! exchange, before step 1, and are exactly what `Q` unpacks; what `Q`
+//! sends from the next exchange on is newer. A ghost's count only grows
+//! (`Subdomain::import_edge_everywhere` keeps the larger).
+//!
+//! **Sync stays sequential Jacobi.** In sync the leader calls this inside
+//! the barrier, with every thread of every rank between iterations `k` and
+//! `k + 1` and every edge of iteration `k` exchanged. The moved subdomain
+//! arrives with its iteration-`k` cells and edges, and the neighbours'
+//! iteration-`k` edges it will read: the next iteration reads exactly what
+//! it would have read unmoved. Sync has no user balancer; the test balancer
+//! that moves a subdomain back and forth at every crossing checks this bit
+//! for bit (`peers/tests.rs`).
+//!
+//! **No rank hangs.** Every collective here is made by every rank in the
+//! same exchange (the decision to call is shared, and so are the moves);
+//! the only wait that is not a message is step 2's lock, held for one
+//! update at most.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use super::Shared;
+use super::balancer::Assignment;
+use super::peers::{Peers, owner_ranks};
+use crate::engine::{Balancer, LbStats, Residual};
+use crate::policy::Move;
+use crate::schedule::balancer::start_interval;
+use crate::schedule::{self, Caller, Rotation};
+use crate::subdomain::Subdomain;
+
+/// The balancer of a run across ranks, held by the exchanging thread.
+#[derive(Debug)]
+pub(super) struct RankBalancer {
+    rotation: Rotation,
+    caller: Caller,
+    /// This rank's measured cost of its last call, agreed in the next one.
+    last_cost_ns: u64,
+    /// Subdomains moved between ranks.
+    across: u64,
+}
+
+impl RankBalancer {
+    /// `loads`: whether calls measure object loads.
+    pub(super) fn new(balancer: &Balancer, loads: bool) -> Self {
+        let interval = start_interval(balancer.interval).as_nanos() as u64;
+        RankBalancer {
+            rotation: Rotation::new(1, interval),
+            caller: Caller::new(balancer, loads),
+            last_cost_ns: 0,
+            across: 0,
+        }
+    }
+
+    /// When the next call is due (ns on the agreed clock).
+    pub(super) fn due_ns(&self) -> u64 {
+        self.rotation.due()
+    }
+
+    /// Subdomains moved between ranks so far.
+    pub(super) fn across(&self) -> u64 {
+        self.across
+    }
+
+    pub(super) fn stats(&self) -> LbStats {
+        self.caller.stats()
+    }
+
+    /// After an exchange that agreed to go on, at the agreed `now_ns`: a
+    /// call, if one is due (see the module's protocol). Returns whether it
+    /// called.
+    pub(super) fn after_exchange(
+        &mut self,
+        sh: &Shared<'_>,
+        peers: &dyn Peers,
+        now_ns: u64,
+    ) -> bool {
+        if !self.rotation.is_due(0, now_ns) {
+            return false;
+        }
+        let began = Instant::now();
+        let per_rank = peers.threads().len();
+        let view = Gathered::of(sh, peers, self.last_cost_ns);
+        // The calls' cost, as every rank's mean: the same on every rank.
+        let ranks = (sh.placement.threads() / per_rank).max(1);
+        if self.caller.stats().calls > 0 {
+            self.caller.spent(view.cost_ns as f64 / ranks as f64 / 1e9);
+        }
+        let now_s = now_ns as f64 / 1e9;
+        let moves = self.caller.decide(&view, &sh.placement.sockets, now_s);
+        let moves = net_moves(&moves, &view.owners);
+        let local = peers.threads();
+        let rank_of = |t: usize| t / per_rank;
+        let mut sets = RankSets {
+            subs: sh.subs,
+            assignment: &sh.assignment,
+            local: &local,
+            arriving: Vec::new(),
+        };
+        for m in &moves {
+            if !local.contains(&m.from) && local.contains(&m.to) {
+                sets.arriving.push(*m);
+            }
+        }
+        self.caller.apply(&moves, &sh.placement.sockets, &mut sets);
+        let arriving = std::mem::take(&mut sets.arriving);
+        let crossing: Vec<&Move> = moves
+            .iter()
+            .filter(|m| rank_of(m.from) != rank_of(m.to))
+            .collect();
+        if !crossing.is_empty() {
+            self.carry(sh, peers, &crossing, &arriving, &rank_of);
+            peers.reroute(sh.problem, &owner_ranks(sh.subs, per_rank));
+            self.across += crossing.len() as u64;
+        }
+        self.rotation.advance(0, now_ns);
+        if let Some(s) = self.caller.next_interval_s() {
+            self.rotation.set_interval((s * 1e9) as u64);
+        }
+        self.last_cost_ns = began.elapsed().as_nanos() as u64;
+        true
+    }
+
+    /// Steps 2-4 of the protocol: packs what leaves this rank, sends and
+    /// receives, installs what arrives.
+    fn carry(
+        &self,
+        sh: &Shared<'_>,
+        peers: &dyn Peers,
+        crossing: &[&Move],
+        arriving: &[Move],
+        rank_of: &impl Fn(usize) -> usize,
+    ) {
+        let local = peers.threads();
+        let me = rank_of(local.start);
+        // One message per pair of ranks, subdomains in the moves' order.
+        let mut sends: Vec<(usize, Vec<u64>)> = Vec::new();
+        let mut recvs: Vec<(usize, usize)> = Vec::new();
+        for m in crossing {
+            let sub = &sh.subs[m.sub];
+            if rank_of(m.from) == me {
+                let to = rank_of(m.to);
+                let at = match sends.iter().position(|(r, _)| *r == to) {
+                    Some(at) => at,
+                    None => {
+                        sends.push((to, Vec::new()));
+                        sends.len() - 1
+                    }
+                };
+                sub.pack(sh.problem, sh.subs, &mut sends[at].1);
+            } else if rank_of(m.to) == me {
+                let from = rank_of(m.from);
+                match recvs.iter_mut().find(|(r, _)| *r == from) {
+                    Some((_, len)) => *len += sub.packed_len(),
+                    None => recvs.push((from, sub.packed_len())),
+                }
+            }
+        }
+        let received = peers.migrate(&sends, &recvs);
+        let mut at = vec![0usize; recvs.len()];
+        let foreign = |n: usize| !local.contains(&sh.subs[n].owner());
+        for m in arriving {
+            let from = rank_of(m.from);
+            let i = recvs
+                .iter()
+                .position(|(r, _)| *r == from)
+                .expect("an arrival has a sender");
+            let sub = &sh.subs[m.sub];
+            let len = sub.packed_len();
+            sub.unpack(
+                sh.problem,
+                sh.subs,
+                m.to,
+                &received[i][at[i]..at[i] + len],
+                foreign,
+            );
+            at[i] += len;
+            sub.set_owner(m.to);
+            sh.assignment.add(m.to, m.sub);
+            sh.assignment.changed(m.to);
+        }
+    }
+}
+
+/// `moves` in order, reduced to one per subdomain: from its owner before
+/// the call (`owners`) to its owner after all of them; none where those
+/// are the same thread.
+pub(super) fn net_moves(moves: &[Move], owners: &[usize]) -> Vec<Move> {
+    let mut net: Vec<Move> = Vec::new();
+    for m in moves {
+        match net.iter_mut().find(|n| n.sub == m.sub) {
+            Some(n) => n.to = m.to,
+            None => net.push(Move {
+                sub: m.sub,
+                from: owners[m.sub],
+                to: m.to,
+            }),
+        }
+    }
+    net.retain(|m| m.from != m.to);
+    net
+}
+
+/// What a move writes on this rank (steps 1 and 4 of the protocol): owners
+/// at once, except of a subdomain arriving here, which is installed first;
+/// only this rank's threads' sets.
+struct RankSets<'a> {
+    subs: &'a [Subdomain],
+    assignment: &'a Assignment,
+    local: &'a Range<usize>,
+    /// Moves that bring a subdomain here from another rank.
+    arriving: Vec<Move>,
+}
+
+impl RankSets<'_> {
+    fn arrives(&self, sub: usize) -> bool {
+        self.arriving.iter().any(|m| m.sub == sub)
+    }
+}
+
+impl schedule::Sets for RankSets<'_> {
+    fn set_owner(&mut self, sub: usize, to: usize) {
+        if !self.arrives(sub) {
+            self.subs[sub].set_owner(to);
+        }
+    }
+    fn remove(&mut self, t: usize, sub: usize) {
+        if self.local.contains(&t) {
+            self.assignment.remove(t, sub);
+        }
+    }
+    fn add(&mut self, t: usize, sub: usize) {
+        if self.local.contains(&t) && !self.arrives(sub) {
+            self.assignment.add(t, sub);
+        }
+    }
+    fn changed(&mut self, t: usize) {
+        if self.local.contains(&t) {
+            self.assignment.changed(t);
+        }
+    }
+}
+
+/// The run as all ranks see it at a call: each rank's own entries, summed.
+struct Gathered {
+    counts: Vec<u64>,
+    owners: Vec<usize>,
+    thread_updates: Vec<u64>,
+    residuals: Option<Vec<f64>>,
+    busy: Option<Vec<f64>>,
+    /// Each thread's CPU and wall seconds, when the run measures loads.
+    clocks: Option<Vec<(f64, f64)>>,
+    /// The ranks' last calls' costs, summed.
+    cost_ns: u64,
+}
+
+impl Gathered {
+    /// Every rank's entries for what it owns, summed over ranks (one
+    /// [`Peers::sum`]).
+    fn of(sh: &Shared<'_>, peers: &dyn Peers, last_cost_ns: u64) -> Gathered {
+        let (n, threads) = (sh.subs.len(), sh.thread_updates.len());
+        let local = peers.threads();
+        let mine: Vec<bool> = sh.subs.iter().map(|s| local.contains(&s.owner())).collect();
+        let residual = sh.settings.residual() == Residual::Compute;
+        let loads = sh.clocks.is_some();
+        let mut counts = vec![0u64; n + threads + 1];
+        for (s, sub) in sh.subs.iter().enumerate() {
+            if mine[s] {
+                counts[s] = sub.count();
+            }
+        }
+        for t in local.clone() {
+            counts[n + t] = sh.thread_updates[t].load(std::sync::atomic::Ordering::Relaxed);
+        }
+        counts[n + threads] = last_cost_ns;
+        // Residuals, busy seconds (n each, if kept), then each thread's CPU
+        // and wall seconds (if loads are measured).
+        let r_len = if residual { n } else { 0 };
+        let b_len = if loads { n } else { 0 };
+        let mut values = vec![0.0; r_len + b_len + if loads { 2 * threads } else { 0 }];
+        for (s, sub) in sh.subs.iter().enumerate() {
+            if mine[s] && residual {
+                values[s] = sub.residual_sq();
+            }
+            if mine[s] && loads {
+                values[r_len + s] = sub.busy_s();
+            }
+        }
+        if let Some(clocks) = &sh.clocks {
+            for t in local {
+                let (cpu, wall) = clocks[t].seconds();
+                values[r_len + b_len + 2 * t] = cpu;
+                values[r_len + b_len + 2 * t + 1] = wall;
+            }
+        }
+        peers.sum(&mut counts, &mut values);
+        let c = r_len + b_len;
+        Gathered {
+            counts: counts[..n].to_vec(),
+            owners: sh.subs.iter().map(Subdomain::owner).collect(),
+            thread_updates: counts[n..n + threads].to_vec(),
+            residuals: residual.then(|| values[..n].to_vec()),
+            busy: loads.then(|| values[r_len..c].to_vec()),
+            clocks: loads.then(|| {
+                (0..threads)
+                    .map(|t| (values[c + 2 * t], values[c + 2 * t + 1]))
+                    .collect()
+            }),
+            cost_ns: counts[n + threads],
+        }
+    }
+}
+
+impl schedule::View for Gathered {
+    fn subdomains(&self) -> usize {
+        self.counts.len()
+    }
+    fn count(&self, sub: usize) -> u64 {
+        self.counts[sub]
+    }
+    fn owner(&self, sub: usize) -> usize {
+        self.owners[sub]
+    }
+    fn threads(&self) -> usize {
+        self.thread_updates.len()
+    }
+    fn thread_updates(&self, t: usize) -> u64 {
+        self.thread_updates[t]
+    }
+    fn residual_sq(&self, sub: usize) -> Option<f64> {
+        self.residuals.as_ref().map(|r| r[sub])
+    }
+    fn busy_s(&self, sub: usize) -> Option<f64> {
+        self.busy.as_ref().map(|b| b[sub])
+    }
+    fn core_time(&self, t: usize) -> Option<(f64, f64)> {
+        self.clocks.as_ref().map(|c| c[t])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn net_moves_keep_where_a_subdomain_starts_and_ends() {
+        let owners = [0, 0, 1];
+        let m = |sub, from, to| Move { sub, from, to };
+        let moves = [m(0, 0, 1), m(2, 1, 0), m(0, 1, 2), m(2, 0, 1)];
+        // Subdomain 0 goes 0 -> 1 -> 2; subdomain 2 goes 1 -> 0 -> 1: no move.
+        assert_eq!(net_moves(&moves, &owners), vec![m(0, 0, 2)]);
+    }
+}
