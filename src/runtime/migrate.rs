@@ -76,7 +76,14 @@
 //! **No rank hangs.** Every collective here is made by every rank in the
 //! same exchange (the decision to call is shared, and so are the moves);
 //! the only wait that is not a message is step 2's lock, held for one
-//! update at most.
+//! update at most (the `stall` test hook, which holds a thread inside an
+//! update until the run stops, also lets go once its subdomain leaves the
+//! rank).
+//!
+//! **Checked** by the loom model below (steps 1, 2 and 4 against both
+//! workers), by `peers/tests.rs` (ranks as threads: sync bit for bit while a
+//! subdomain shuttles between ranks at every crossing; async counts that add
+//! up) and by `tests/mpi.rs` under mpirun.
 
 use std::ops::Range;
 use std::time::Instant;
@@ -410,5 +417,96 @@ mod tests {
         let moves = [m(0, 0, 1), m(2, 1, 0), m(0, 1, 2), m(2, 0, 1)];
         // Subdomain 0 goes 0 -> 1 -> 2; subdomain 2 goes 1 -> 0 -> 1: no move.
         assert_eq!(net_moves(&moves, &owners), vec![m(0, 0, 2)]);
+    }
+}
+
+/// A model check of a move between ranks: `cargo test --features loom --lib
+/// loom`. The old owner's worker (worker.rs: try_lock, owner check under the
+/// lock, update, count with Release), the donor's steps 1-2 (owner first,
+/// then the pack under the lock) and the receiver's step 4 (cells and count
+/// under the lock, then the owner) with the new owner's worker, restated on
+/// loom's primitives: each rank's copy of the subdomain is its own `Sub`.
+#[cfg(all(test, feature = "loom"))]
+mod loom_tests {
+    use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use loom::sync::{Arc, Mutex};
+
+    /// One rank's copy of the subdomain; the cells reduced to how many
+    /// updates they hold.
+    struct Sub {
+        cells: Mutex<u64>,
+        count: AtomicU64,
+        owner: AtomicUsize,
+    }
+
+    impl Sub {
+        fn new(owner: usize) -> Arc<Sub> {
+            Arc::new(Sub {
+                cells: Mutex::new(0),
+                count: AtomicU64::new(0),
+                owner: AtomicUsize::new(owner),
+            })
+        }
+    }
+
+    /// One worker step, as in worker.rs.
+    fn step(sub: &Sub, me: usize) -> bool {
+        let Ok(mut cells) = sub.cells.try_lock() else {
+            return false;
+        };
+        if sub.owner.load(Ordering::Acquire) != me {
+            return false;
+        }
+        *cells += 1;
+        let c = sub.count.load(Ordering::Relaxed);
+        sub.count.store(c + 1, Ordering::Release);
+        true
+    }
+
+    /// Thread 0 (rank P) tries two updates while P's exchanging thread
+    /// moves the subdomain to thread 1 (rank Q); Q installs it while thread
+    /// 1 tries an update. In every interleaving: the pack holds every update
+    /// P made and its count equals them; P makes none after the pack; the
+    /// subdomain on Q ends with the packed updates plus thread 1's, and its
+    /// count equals them.
+    #[test]
+    fn loom_a_subdomain_moved_between_ranks_loses_and_doubles_no_update() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let (here, there) = (Sub::new(0), Sub::new(0));
+            let old = {
+                let here = here.clone();
+                loom::thread::spawn(move || (0..2).filter(|_| step(&here, 0)).count() as u64)
+            };
+            let new = {
+                let there = there.clone();
+                loom::thread::spawn(move || u64::from(step(&there, 1)))
+            };
+            // Steps 1 and 2 on P: the owner, then the pack under the lock.
+            here.owner.store(1, Ordering::Release);
+            let packed = {
+                let cells = here.cells.lock().unwrap();
+                (*cells, here.count.load(Ordering::Acquire))
+            };
+            assert_eq!(packed.0, packed.1, "the packed count is the packed updates");
+            // Step 4 on Q: cells and count under the lock, then the owner.
+            {
+                let mut cells = there.cells.lock().unwrap();
+                *cells = packed.0;
+                there.count.store(packed.1, Ordering::Release);
+            }
+            there.owner.store(1, Ordering::Release);
+            let (made_here, made_there) = (old.join().unwrap(), new.join().unwrap());
+            assert_eq!(
+                *here.cells.lock().unwrap(),
+                packed.0,
+                "an update after the pack"
+            );
+            assert_eq!(made_here, packed.0);
+            let final_there = *there.cells.lock().unwrap();
+            assert_eq!(final_there, packed.0 + made_there);
+            assert_eq!(there.count.load(Ordering::Acquire), final_there);
+        });
     }
 }
