@@ -656,8 +656,8 @@ fn sim_speed(reps: usize) {
     let machines: [(&str, &[&str]); 2] = [
         ("2 x 18, 5000 iterations", &[]),
         (
-            "node:64 pack:2 core:32 (4096 threads), 1000 iterations",
-            &["sim_topology=node:64 pack:2 core:32", "max_iterations=1000"],
+            "host:64 pack:2 core:32 (4096 threads), 1000 iterations",
+            &["sim_topology=host:64 pack:2 core:32", "max_iterations=1000"],
         ),
     ];
     for (machine, overrides) in machines {

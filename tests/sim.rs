@@ -145,7 +145,9 @@ fn sim_input_errors_exit_2() {
         (&["sim", "threads=40", "oversubscribe=true"], "own core"),
         (&["sim", "sim_speed=99:1.1"], "sim_speed"),
         (&["sim", "sim_topology=pack:2 widget:3"], "sim_topology"),
-        (&["sim", "sim_topology=pack:2 node:2 core:4"], "outermost"),
+        (&["sim", "sim_topology=pack:2 host:2 core:4"], "outermost"),
+        // hwloc's `node` is a NUMA node: refused, naming braid's level.
+        (&["sim", "sim_topology=node:2 pack:2 core:4"], "host:2"),
         (&["sim", "noise=thread", "noise_cores=36"], "core 36"),
         (
             &["sim", "noise=trace", "noise_cores=1:no.trace"],
@@ -608,12 +610,12 @@ fn across_nodes_a_sync_iteration_pays_one_latency_and_its_edges_bytes() {
     };
     let one = with("pack:2 core:2", &[]);
     let free = with(
-        "node:2 pack:1 core:2",
+        "host:2 pack:1 core:2",
         &["sim_node_latency_ns=0", "sim_node_byte_ns=0"],
     );
     assert_eq!(free, one, "a free network costs nothing");
     let two = with(
-        "node:2 pack:1 core:2",
+        "host:2 pack:1 core:2",
         &["sim_node_latency_ns=2000", "sim_node_byte_ns=0.1"],
     );
     let per_iteration = 2000e-9 + 8.0 * 100.0 * 0.1e-9;
@@ -636,7 +638,7 @@ fn a_balanced_run_across_nodes_reproduces_byte_for_byte_and_slows_with_the_netwo
             out,
             "--variant",
             "async(4)+joint(0.001)",
-            "sim_topology=node:2 pack:2 core:4",
+            "sim_topology=host:2 pack:2 core:4",
             "threads=16",
             "domain_size=64",
             "max_iterations=4000",

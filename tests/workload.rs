@@ -242,7 +242,7 @@ fn a_noisy_simulation_across_nodes_is_unchanged_byte_for_byte() {
             "async(4)+hybrid(0.001,3)",
             "noise=thread",
             "noise_cores=auto:0.19",
-            "sim_topology=node:4 pack:2 core:4",
+            "sim_topology=host:4 pack:2 core:4",
             "max_iterations=3000",
         ],
     );

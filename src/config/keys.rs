@@ -315,7 +315,7 @@ config_keys! {
     sim_barrier_ns: f64 = "4500", |p| p.cost();
     sim_noise_iter_ns: f64 = "4.06", |p| p.cost();
     sim_residual_factor: f64 = "1.15", |p| p.number("a multiple of sim_cell_ns", 1e3);
-    /// Across nodes (a sim_topology with a node level, e.g. node:4 pack:2 core:18):
+    /// Across nodes (a sim_topology with a host level, e.g. host:4 pack:2 core:18):
     /// the latency of a message between nodes and the cost per byte on the wire, in
     /// nanoseconds. An update pays the bytes of each edge it sends to a subdomain
     /// owned on another node; a sync iteration that spans nodes waits one latency

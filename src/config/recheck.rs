@@ -101,7 +101,7 @@ mod tests {
             "lb_candidates=split, steal",
             "time_limit=2.5",
             "workload=hotspot(4,0.5,0.5,0.1)",
-            "sim_topology=node:2 pack:2 core:4",
+            "sim_topology=host:2 pack:2 core:4",
         ])
         .unwrap();
         c

@@ -14,7 +14,7 @@
 //!   same `crate::policy` code), ssync's staleness gate, skipping
 //!   subdomains it no longer owns or that are in flight elsewhere.
 //! * sync: each iteration ends at the slowest thread plus `barrier_ns`.
-//! * Across nodes (`sim_topology = node:N ...`): an update also pays
+//! * Across nodes (`sim_topology = host:N ...`): an update also pays
 //!   `node_byte_ns` per byte of each edge it sends to a subdomain owned on
 //!   another node (the sender's share, as with a non-blocking send), the
 //!   first update after a move to another node a `node_latency_ns` and its

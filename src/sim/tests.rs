@@ -139,7 +139,7 @@ fn a_growing_workload_is_charged_at_the_progress_of_each_update() {
 fn across_nodes_an_update_pays_its_remote_edges_and_a_move_its_cells() {
     let mut cfg = Config::default();
     cfg.apply_overrides(&[
-        "sim_topology=node:2 pack:1 core:2".to_string(),
+        "sim_topology=host:2 pack:1 core:2".to_string(),
         "threads=4".into(),
         "subdomains=1".into(),
         "domain_size=10".into(),

@@ -1,5 +1,5 @@
 //! hwloc's synthetic syntax (`pack:2 core:18 pu:1`, as `lstopo --of
-//! synthetic` prints it), braid's `node:N` level in front of it, and the
+//! synthetic` prints it), braid's `host:N` level in front of it, and the
 //! simulator's machine built from either that or an hwloc XML export.
 
 use std::path::PathBuf;
@@ -13,8 +13,9 @@ use super::{Socket, Source, Topology, TopologyError};
 /// [`SyntheticTopology::parse`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyntheticTopology {
-    /// Nodes (braid's outermost level, `node:N`, for the simulator's runs
-    /// across nodes); `sockets` counts those of all nodes.
+    /// Nodes: hosts joined by a network (braid's outermost level, `host:N`,
+    /// for the simulator's runs across nodes); `sockets` counts those of all
+    /// nodes. (Named `nodes` in reports, as before the level was renamed.)
     #[serde(default = "one")]
     pub nodes: usize,
     /// Sockets, all nodes together.
@@ -33,7 +34,7 @@ fn one() -> usize {
 impl std::fmt::Display for SyntheticTopology {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.nodes > 1 {
-            write!(f, "node:{} ", self.nodes)?;
+            write!(f, "host:{} ", self.nodes)?;
         }
         write!(
             f,
@@ -51,7 +52,7 @@ impl std::fmt::Display for SyntheticTopology {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SimTopology {
-    /// hwloc's synthetic syntax (with braid's `node:N`).
+    /// hwloc's synthetic syntax (with braid's `host:N`).
     Synthetic(SyntheticTopology),
     /// An `lstopo --of xml` export.
     Xml {
@@ -80,8 +81,10 @@ impl SyntheticTopology {
     /// multiply into sockets, levels below it down to the core into cores per
     /// socket, levels below the core into PUs per core. Without a package
     /// level, there is one socket; without a core level, each PU is a core.
-    /// braid adds one level of its own, outermost: `node:N`, N copies of the
-    /// machine below (for the simulator's runs across nodes).
+    /// braid adds one level of its own, outermost: `host:N`, N copies of the
+    /// machine below joined by a network (for the simulator's runs across
+    /// nodes). hwloc has no such level; its `node` is an old name of a NUMA
+    /// node, so `node` is refused with what to write instead.
     /// `max_pus` bounds the product.
     ///
     /// ```
@@ -91,9 +94,16 @@ impl SyntheticTopology {
     /// assert_eq!(a, SyntheticTopology::parse("pack:2 core:18", 4096).unwrap());
     /// assert_eq!(a.to_string(), "pack:2 core:18 pu:1");
     /// assert_eq!(SyntheticTopology::parse("pack:2 core:4 pu:2", 4096).unwrap().pus_per_core, 2);
-    /// let nodes = SyntheticTopology::parse("node:4 pack:2 core:18", 4096).unwrap();
+    /// let nodes = SyntheticTopology::parse("host:4 pack:2 core:18", 4096).unwrap();
     /// assert_eq!((nodes.nodes, nodes.sockets), (4, 8));
-    /// assert_eq!(nodes.to_string(), "node:4 pack:2 core:18 pu:1");
+    /// assert_eq!(nodes.to_string(), "host:4 pack:2 core:18 pu:1");
+    /// let old = SyntheticTopology::parse("node:4 pack:2 core:18", 4096).unwrap_err();
+    /// assert!(old.contains("host:4"), "{old}");
+    /// // What lstopo prints back for hwloc's `node:2 pack:2 core:8 pu:1`:
+    /// // one machine, two NUMA nodes (as groups), four packages.
+    /// let back = "Group0:2 [NUMANode(memory=1073741824)] Package:2 Core:8 PU:1";
+    /// let one = SyntheticTopology::parse(back, 4096).unwrap();
+    /// assert_eq!((one.nodes, one.sockets, one.cores_per_socket), (1, 4, 8));
     /// assert_eq!(nodes.node_of_pu(35), 0);
     /// assert_eq!(nodes.node_of_pu(36), 1);
     /// ```
@@ -102,11 +112,18 @@ impl SyntheticTopology {
         if levels.is_empty() {
             return Err("no levels".into());
         }
-        // braid's own outermost level: nodes, each the machine below.
+        if let Some((_, n)) = levels.iter().find(|(k, _)| k == "node") {
+            return Err(format!(
+                "`node` is hwloc's old name for a NUMA node (lstopo reads `node:2 pack:2` as one \
+                 machine with two NUMA nodes); for {n} machines joined by a network write \
+                 `host:{n}` in front, for NUMA nodes `numa:{n}`"
+            ));
+        }
+        // braid's own outermost level: hosts, each the machine below.
         let mut nodes = 1;
-        if let Some(i) = levels.iter().position(|(k, _)| k == "node") {
+        if let Some(i) = levels.iter().position(|(k, _)| k == "host") {
             if i != 0 {
-                return Err("`node` must be the outermost level".into());
+                return Err("`host` must be the outermost level".into());
             }
             nodes = levels.remove(0).1;
         }
