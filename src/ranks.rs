@@ -91,6 +91,13 @@ impl Session {
         })
     }
 
+    /// Whether this rank leads its node: the lowest rank on its host, which
+    /// starts the node's parasites.
+    pub(crate) fn leads_node(&self) -> bool {
+        let hosts = self.hosts();
+        hosts.iter().position(|h| *h == hosts[self.rank]) == Some(self.rank)
+    }
+
     /// Whether every rank says `ok` (a rank that cannot start must not
     /// leave the others waiting for it).
     pub(crate) fn all_ok(&self, ok: bool) -> bool {

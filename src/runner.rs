@@ -496,9 +496,22 @@ fn across_ranks(_: &Request, ranks: usize) -> Result<(), Failure> {
 fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
     use crate::engine::Numbers;
     let session = crate::ranks::Session::start().map_err(bad_input)?;
+    let leads = session.leads_node();
+    // Noise is per node: planned below, by the rank that leads each node.
     let planned = load_config(req).and_then(|cfg| {
-        let plan = plan_for(&cfg, EngineKind::Run)?;
+        let quiet = Config {
+            noise: NoiseForm::None,
+            noise_cores: Config::default().noise_cores,
+            ..cfg.clone()
+        };
+        let mut plan = plan_for(&quiet, EngineKind::Run)?;
         plan.check_across_ranks().map_err(bad_input)?;
+        let node = match leads {
+            true => Some(crate::topology::Topology::detect_node().map_err(bad_input)?),
+            false => None,
+        };
+        plan.plan_node_noise(&cfg, node.as_ref())
+            .map_err(bad_input)?;
         Ok(plan)
     });
     let mut plan = all_ranks_agree(&session, planned)?;
@@ -526,12 +539,21 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
             plan.problem.width
         );
     }
+    // Each node's parasites, started by its leader; every rank waits for
+    // all of them (a parasite that cannot start stops the whole run).
+    let started = match &plan.noise {
+        Some(noise) => parasites::start(noise).map(Some).map_err(bad_input),
+        None => Ok(None),
+    };
+    let parasites = all_ranks_agree(&session, started)?;
     let watch = (session.rank == 0)
         .then(|| crate::watch::Watch::start(plan.settings.progress.clone(), watch_limits(&plan)));
     let outcome = runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
     drop(watch);
+    // Rank 0 reports its own node's parasites.
+    let noise = parasites.and_then(parasites::Running::stop);
     if session.rank == 0 {
-        let report = Report::new(&plan, &outcome, None);
+        let report = Report::new(&plan, &outcome, noise);
         publish(req, &report, &outcome, json, grid)?;
     }
     ending(&plan, &outcome)

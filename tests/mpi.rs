@@ -313,6 +313,73 @@ fn hybrid_and_joint_move_subdomains_across_ranks_and_lose_no_update() {
 }
 
 #[test]
+fn noise_starts_once_per_node_and_a_recorded_trace_replays_across_ranks() {
+    // Two ranks on this one node: one parasite process, started by the
+    // node's leader (rank 0), however many ranks share the node.
+    let dir = scratch("mpi_noise");
+    let args = [
+        "run",
+        "--json",
+        "r.json",
+        "--variant",
+        "async(4)+joint(0.001)",
+        "threads=1",
+        "domain_size=100",
+        "tolerance=1e-5",
+        "max_iterations=1000000",
+        "time_limit=60",
+        "noise=process",
+        "noise_cores=1:0.5",
+    ];
+    let mut run = launcher(&dir, 2, &args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut most = 0;
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = run.try_wait().unwrap() {
+            break status;
+        }
+        let out = Command::new("pgrep")
+            .args(["-f", "braid __parasite"])
+            .output()
+            .unwrap();
+        most = most.max(String::from_utf8_lossy(&out.stdout).lines().count());
+        assert!(began.elapsed() < common::HANG, "the run did not end");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(status.success());
+    assert_eq!(most, 1, "parasite processes seen at once");
+    let report = json(&dir.join("r.json"));
+    let parasites = report["noise"]["parasites"].as_array().unwrap();
+    assert_eq!(parasites.len(), 1);
+    assert_eq!(parasites[0]["core"], 1);
+    // A recorded trace, on a core that rank 0 is not bound to: a node's
+    // core list names the node's cores.
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/noise/traces/vm-parasite19-core0.trace"
+    );
+    let noise_cores = format!("noise_cores=1:{trace}");
+    let args = [
+        "run",
+        "--json",
+        "t.json",
+        "threads=1",
+        "domain_size=32",
+        "max_iterations=2000",
+        "noise=trace",
+        &noise_cores,
+    ];
+    let r = wait_for(launcher_bound(&dir, 2, "core", &args), common::HANG);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let report = json(&dir.join("t.json"));
+    assert_eq!(report["noise"]["parasites"][0]["core"], 1, "{report}");
+}
+
+#[test]
 fn killing_one_rank_ends_the_whole_run() {
     killing_one_rank_ends(&["run", "threads=1", "domain_size=32", "time_limit=100"]);
     // And with a balancer moving subdomains between the ranks.

@@ -43,7 +43,7 @@ pub enum NoiseError {
     Duty(f64),
     #[error("sleep and work cannot both be zero")]
     Empty,
-    #[error("core {core} is not available to this process (available: {available:?})")]
+    #[error("core {core} cannot be pinned to (this process runs on {available:?})")]
     Core { core: usize, available: Vec<usize> },
     #[error("--duration must be a number of seconds from 0 to 1e6, got {0}")]
     Duration(f64),
@@ -139,18 +139,22 @@ pub fn run(rhythm: Rhythm, stop: &AtomicBool, duration: Option<Duration>) -> Noi
     stats
 }
 
-/// Pins the calling thread to `core`.
+/// Pins the calling thread to `core`: any CPU the kernel lets it run on,
+/// inside its inherited affinity mask or not (a node's parasites, started
+/// by an MPI rank bound to one core, go on the node's other cores too).
 pub fn pin(core: usize) -> Result<(), NoiseError> {
+    // A cpu_set_t holds CPU_SETSIZE CPUs; libc asserts on more.
+    if core < libc::CPU_SETSIZE as usize
+        && core_affinity::set_for_current(core_affinity::CoreId { id: core })
+    {
+        return Ok(());
+    }
     let available: Vec<usize> = core_affinity::get_core_ids()
         .unwrap_or_default()
         .into_iter()
         .map(|c| c.id)
         .collect();
-    if !available.contains(&core) {
-        return Err(NoiseError::Core { core, available });
-    }
-    core_affinity::set_for_current(core_affinity::CoreId { id: core });
-    Ok(())
+    Err(NoiseError::Core { core, available })
 }
 
 /// How the loop runs on this machine.

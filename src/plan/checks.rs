@@ -251,8 +251,5 @@ pub(super) fn across_ranks(plan: &Plan) -> Result<(), PlanError> {
     if plan.settings.trace_interval.is_some() {
         return unsupported("the trace (trace_interval > 0)");
     }
-    if plan.noise.is_some() {
-        return unsupported("noise");
-    }
     Ok(())
 }

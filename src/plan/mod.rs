@@ -268,6 +268,26 @@ impl Plan {
         checks::grid(self)
     }
 
+    /// A run across ranks: noise is per node. The rank that leads its node
+    /// (`node` given) plans `config`'s parasites on the node's cores, where
+    /// it will start them for every rank there; the others start none. Each
+    /// rank's plan was built without noise (a rank bound to one core could
+    /// not name the others); this puts the keys back for the report.
+    #[cfg(feature = "mpi")]
+    pub fn plan_node_noise(
+        &mut self,
+        config: &Config,
+        node: Option<&Topology>,
+    ) -> Result<(), PlanError> {
+        self.config.noise = config.noise;
+        self.config.noise_cores.clone_from(&config.noise_cores);
+        self.noise = match node {
+            Some(node) => noise::plan(config, &self.problem, &self.placement, node)?,
+            None => None,
+        };
+        Ok(())
+    }
+
     /// Checks what a run across MPI ranks does not support yet.
     pub fn check_across_ranks(&self) -> Result<(), PlanError> {
         checks::across_ranks(self)

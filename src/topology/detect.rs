@@ -31,6 +31,24 @@ impl Topology {
     }
 }
 
+impl Topology {
+    /// The whole node this process runs on, whatever its affinity mask
+    /// (`detect` keeps only the CPUs in it): a run across ranks plans its
+    /// node's parasites on this, since a rank bound to one core still names
+    /// the node's cores in `noise_cores`.
+    #[cfg(feature = "mpi")]
+    pub fn detect_node() -> Result<Topology, TopologyError> {
+        if std::env::var_os(SYSFS_ROOT_VAR).is_some() {
+            return Topology::detect();
+        }
+        let detected = detect_hwloc().or_else(|| detect_sysfs(std::path::Path::new("/sys")).ok());
+        Ok(detected.unwrap_or_else(|| Topology {
+            source: Source::Fallback,
+            sockets: vec![Socket::single(allowed_cores())],
+        }))
+    }
+}
+
 /// How many CPUs this process may run on (its affinity mask, cgroup
 /// quotas): what placement may fill without `oversubscribe`, however the
 /// topology was learned.
