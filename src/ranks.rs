@@ -65,8 +65,11 @@ pub(crate) enum RanksError {
     ThreadsDiffer { counts: Vec<u64> },
     #[error("the global grid cannot be built: {0}")]
     Decomposition(#[from] crate::problem::DecompositionError),
-    #[error("rank {rank} holds {cells} cells, more than one MPI message carries (2^31 - 1)")]
-    TooManyCells { rank: usize, cells: usize },
+    #[error(
+        "the grid holds {cells} cells, more than one MPI gather carries (2^31 - 1): run \
+         without --grid"
+    )]
+    TooManyCells { cells: usize },
 }
 
 /// MPI, started for the life of a run (finalised when dropped).
@@ -113,7 +116,7 @@ impl Session {
     /// numbered rank by rank), and the routes of the edges between ranks.
     /// What runs across ranks at all was checked when the plan was built
     /// (`Plan::check_across_ranks`).
-    pub(crate) fn plan(&self, plan: &mut Plan) -> Result<Ranks, RanksError> {
+    pub(crate) fn plan(&self, plan: &mut Plan, wants_grid: bool) -> Result<Ranks, RanksError> {
         let threads = plan.placement.threads();
         let counts = self.gather_all(&[threads as u64]);
         if counts.iter().any(|&c| c != threads as u64) {
@@ -128,17 +131,11 @@ impl Session {
         )?;
         let problem = &plan.problem;
         let spd = problem.subdomains_per_domain();
-        // Rank `r`'s subdomains before any move: those of its domains.
-        let mine = |r: usize| r * threads * spd..(r + 1) * threads * spd;
-        let cells: Vec<usize> = (0..self.size)
-            .map(|r| problem.subs[mine(r)].iter().map(|g| g.cells()).sum())
-            .collect();
-        if let Some((rank, &cells)) = cells
-            .iter()
-            .enumerate()
-            .find(|&(_, &c)| c > i32::MAX as usize)
-        {
-            return Err(RanksError::TooManyCells { rank, cells });
+        // A gather's counts are i32, and balancing may move any share of
+        // the grid onto one rank: the whole grid must fit in one.
+        let cells: usize = problem.subs.iter().map(|g| g.cells()).sum();
+        if wants_grid && cells > i32::MAX as usize {
+            return Err(RanksError::TooManyCells { cells });
         }
         let owner_rank: Vec<usize> = (0..problem.subs.len())
             .map(|sub| sub / (threads * spd))
@@ -148,6 +145,7 @@ impl Session {
             rank: self.rank,
             size: self.size,
             threads,
+            wants_grid,
             routes: std::sync::Mutex::new(routes),
             hosts: self.hosts(),
             cores: plan
@@ -269,6 +267,8 @@ pub(crate) struct Ranks {
     rank: usize,
     size: usize,
     threads: usize,
+    /// Whether rank 0 gathers the grid at the end (`--grid`).
+    wants_grid: bool,
     /// Where edges go, from the owners as of the last move between ranks
     /// (only the exchanging thread uses them: the lock is never contended).
     routes: std::sync::Mutex<Vec<Route>>,
@@ -283,6 +283,23 @@ pub(crate) struct Ranks {
 }
 
 impl Ranks {
+    /// Every rank's peak resident memory so far, in bytes, rank by rank
+    /// (Linux's `VmHWM`; 0 where it cannot be read.)
+    fn gather_peak_rss(&self) -> Vec<u64> {
+        let status =
+            braid_noise::files::read_text(std::path::Path::new("/proc/self/status"), 1 << 16);
+        let kib = status
+            .ok()
+            .and_then(|t| {
+                let line = t.lines().find(|l| l.starts_with("VmHWM:"))?;
+                line.split_whitespace().nth(1)?.parse::<u64>().ok()
+            })
+            .unwrap_or(0);
+        let mut all = vec![0u64; self.size];
+        SimpleCommunicator::world().all_gather_into(&(kib * 1024), &mut all[..]);
+        all
+    }
+
     /// Whether this rank's threads own `sub` now.
     fn owns(&self, sub: &Subdomain) -> bool {
         sub.owner() / self.threads == self.rank
@@ -461,13 +478,8 @@ impl Peers for Ranks {
         Some(grid)
     }
 
-    fn share(&self, residual: f64, most_updates: u64) -> (f64, u64) {
-        let world = SimpleCommunicator::world();
-        let mut residual = residual;
-        world.process_at_rank(0).broadcast_into(&mut residual);
-        let mut most = 0u64;
-        world.all_reduce_into(&most_updates, &mut most, SystemOperation::max());
-        (residual, most)
+    fn wants_grid(&self) -> bool {
+        self.wants_grid
     }
 
     fn merge(&self, out: &mut Outcome) {
@@ -547,6 +559,8 @@ impl Peers for Ranks {
             gathered_bytes: sums[2],
             migrated_bytes: sums[3],
             moves_across: 0,
+            peak_rss_bytes: self.gather_peak_rss(),
+            termination_delay_s: None,
         });
     }
 

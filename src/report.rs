@@ -359,6 +359,13 @@ impl Report {
                 r.exchanges,
                 r.halo_bytes as f64 / 1e6
             )?;
+            if let Some(d) = r.termination_delay_s {
+                writeln!(
+                    f,
+                    "  termination    {:.2} ms from the target met to the stop (inferred)",
+                    d * 1e3
+                )?;
+            }
             if r.moves_across > 0 {
                 writeln!(
                     f,

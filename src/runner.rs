@@ -515,11 +515,13 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
         Ok(plan)
     });
     let mut plan = all_ranks_agree(&session, planned)?;
-    let ranks = session.plan(&mut plan).map_err(bad_input)?;
-    // Rank 0 gathers the whole grid at the end of each epoch: about what
-    // one process running the whole problem holds.
-    let gathers = match session.rank {
-        0 => plan.check_memory(Numbers::Held).map_err(bad_input),
+    let ranks = session
+        .plan(&mut plan, req.grid.is_some())
+        .map_err(bad_input)?;
+    // Rank 0 gathers the whole grid at the end if it is to be written:
+    // about what one process running the whole problem holds.
+    let gathers = match (session.rank, &req.grid) {
+        (0, Some(_)) => plan.check_memory(Numbers::Held).map_err(bad_input),
         _ => Ok(()),
     };
     all_ranks_agree(&session, gathers)?;

@@ -467,6 +467,30 @@ impl Subdomain {
         self.lock().interior_into(problem, out);
     }
 
+    /// `sum r^2` over the interior, `r = (N + S + W + E) - 4 u` as
+    /// [`crate::problem::residual_norm`] computes it, of the cells as they
+    /// are and the neighbours' latest published edges (a ghost's, across
+    /// ranks): its part of the exact residual once every thread has stopped
+    /// and the edges are settled (`runtime/peers.rs`).
+    pub(crate) fn exact_residual_sq(&self, problem: &Problem, subs: &[Subdomain]) -> f64 {
+        let mut held = self.lock();
+        held.ensure_touched(problem, self.first_toucher());
+        let g = &self.geom;
+        let b = layout(g);
+        let cur = &mut held.cells.cur;
+        self.fill_halo(cur, subs, EdgeVersion::Latest, 0);
+        let mut sum = 0.0;
+        for i in 1..=g.height {
+            for j in 1..=g.width {
+                let r = (((cur[b.at(i - 1, j)] + cur[b.at(i + 1, j)]) + cur[b.at(i, j - 1)])
+                    + cur[b.at(i, j + 1)])
+                    - 4.0 * cur[b.at(i, j)];
+                sum += r * r;
+            }
+        }
+        sum
+    }
+
     /// Largest amount by which this subdomain's count is ahead of a
     /// neighbour's (0 when none is behind).
     pub(crate) fn lag(&self, subs: &[Subdomain]) -> u64 {

@@ -102,7 +102,8 @@ fn sync_across_ranks_is_the_one_process_run_bit_for_bit() {
         );
         if ranks > 1 {
             assert_eq!(report["ranks"]["ranks"], ranks as u64);
-            assert_eq!(report["ranks"]["exchanges"], 97, "one per iteration");
+            // One per iteration, and one to settle the edges at the end.
+            assert_eq!(report["ranks"]["exchanges"], 98);
         }
     }
 }
@@ -170,6 +171,9 @@ fn ssync_and_async_converge_across_ranks_on_the_verified_residual() {
             assert!(report["max_staleness_seen"].as_u64().unwrap() <= 3);
         }
         assert!(report["ranks"]["halo_bytes"].as_u64().unwrap() > 0);
+        let delay = report["ranks"]["termination_delay_s"].as_f64().unwrap();
+        let elapsed = report["elapsed_s"].as_f64().unwrap();
+        assert!((0.0..=elapsed).contains(&delay), "{delay} of {elapsed} s");
     }
 }
 
@@ -305,10 +309,10 @@ fn hybrid_and_joint_move_subdomains_across_ranks_and_lose_no_update() {
             threads.iter().sum::<u64>(),
             "{variant}"
         );
-        // And rank 0's slow thread ends with less than its share.
-        let owners = counts(&report, "owners");
-        let held = owners.iter().filter(|&&o| o == 0).count();
-        assert!(held < owners.len() / ranks, "{variant}: {owners:?}");
+        // (Where the subdomains end up is not asserted here: with the
+        // ranks sharing two cores beside other tests, the slow thread is
+        // not always the slowest. `runtime::peers::tests` checks the
+        // direction of the moves.)
     }
 }
 
@@ -380,6 +384,44 @@ fn noise_starts_once_per_node_and_a_recorded_trace_replays_across_ranks() {
 }
 
 #[test]
+fn rank_0_holds_the_whole_grid_only_to_write_it() {
+    // 2 ranks of one 2000 x 2000 domain: the global grid is 64 MB. Without
+    // --grid rank 0's peak memory is rank 1's (its own cells, the edges);
+    // with it, at least one more grid's worth.
+    let dir = scratch("mpi_memory");
+    let peaks = |grid: bool| -> Vec<f64> {
+        let mut args = vec![
+            "run",
+            "--json",
+            "m.json",
+            "--variant",
+            "sync",
+            "threads=1",
+            "domain_size=2000",
+            "max_iterations=2",
+        ];
+        if grid {
+            args.extend(["--grid", "m.npy"]);
+        }
+        let r = mpirun(&dir, 2, &args);
+        assert_eq!(r.status, Some(0), "{}", r.stderr);
+        counts(&json(&dir.join("m.json"))["ranks"], "peak_rss_bytes")
+            .into_iter()
+            .map(|b| b as f64 / 1e6)
+            .collect()
+    };
+    let grid_mb = (2000.0 * 4000.0 * 8.0) / 1e6;
+    let without = peaks(false);
+    assert!(without.iter().all(|&p| p > grid_mb / 2.0), "{without:?}");
+    assert!(without[0] < without[1] + grid_mb / 4.0, "{without:?} MB");
+    let with = peaks(true);
+    assert!(
+        with[0] > without[0] + grid_mb,
+        "{with:?} against {without:?} MB"
+    );
+}
+
+#[test]
 fn killing_one_rank_ends_the_whole_run() {
     killing_one_rank_ends(&["run", "threads=1", "domain_size=32", "time_limit=100"]);
     // And with a balancer moving subdomains between the ranks.
@@ -438,9 +480,17 @@ fn what_does_not_run_across_ranks_is_refused_with_exit_2() {
         (vec!["run", "threads=1", "trace_interval=0.01"], "trace"),
         (vec!["sim", "threads=1"], "only `braid run`"),
         (vec!["run", "threads=1", "domain_size=0"], "domain_size"),
-        // Each rank's part fits 0.15 GiB, the grid rank 0 gathers does not.
+        // Each rank's part fits 0.15 GiB, the grid rank 0 gathers to write
+        // does not.
         (
-            vec!["run", "threads=1", "domain_size=1500", "memory_limit=0.15"],
+            vec![
+                "run",
+                "threads=1",
+                "domain_size=1500",
+                "memory_limit=0.15",
+                "--grid",
+                "g.npy",
+            ],
             "memory_limit",
         ),
     ] {

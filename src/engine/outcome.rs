@@ -270,11 +270,12 @@ pub struct RanksInfo {
     /// The logical CPUs each rank's threads were pinned to.
     pub cores: Vec<Vec<usize>>,
     /// Exchanges of edges (rank 0's count: one per sync iteration, one per
-    /// round in ssync/async).
+    /// round in ssync/async, and one at each epoch's end that settles the
+    /// edges for the exact residual).
     pub exchanges: u64,
     /// Bytes of edges and counts sent between ranks, all ranks summed.
     pub halo_bytes: u64,
-    /// Bytes of cells gathered on rank 0 at the ends of epochs.
+    /// Bytes of cells gathered on rank 0 (once, at the end, for `--grid`).
     pub gathered_bytes: u64,
     /// Subdomains the balancer moved from one rank to another...
     #[serde(default)]
@@ -282,4 +283,14 @@ pub struct RanksInfo {
     /// ...and the bytes they took with them (cells, count, edges).
     #[serde(default)]
     pub migrated_bytes: u64,
+    /// Each rank's peak resident memory (bytes, `getrusage`'s maxrss): a
+    /// rank holds its own cells and every subdomain's edges, and rank 0 the
+    /// whole grid only for `--grid`.
+    #[serde(default)]
+    pub peak_rss_bytes: Vec<u64>,
+    /// A converged run's termination delay: seconds from when the true
+    /// residual met the tolerance (inferred from the agreed estimates,
+    /// `runtime::peers::termination_delay`) to the end of the run.
+    #[serde(default)]
+    pub termination_delay_s: Option<f64>,
 }

@@ -57,6 +57,10 @@ use peers::{Peers, Wish, from_urgency, urgency, verdict};
 /// time to solution than 1 ms; see `peers`).
 const MONITOR_PERIOD: Duration = Duration::from_millis(1);
 
+/// Exchanges whose estimates a run across ranks keeps: a minute at one
+/// per millisecond (1 MB), enough to find when the target was met.
+const ESTIMATES_KEPT: usize = 1 << 16;
+
 /// State shared by the workers and the monitor.
 struct Shared<'a> {
     problem: &'a Problem,
@@ -80,6 +84,9 @@ struct Shared<'a> {
     /// samples.
     rank_balancer: Option<parking_lot::Mutex<RankBalancer>>,
     rank_due_ns: AtomicU64,
+    /// Across ranks: each exchange's agreed clock and estimate this epoch,
+    /// the last [`ESTIMATES_KEPT`] (for the termination delay).
+    estimates: parking_lot::Mutex<std::collections::VecDeque<(u64, f64)>>,
     rule: StopRule,
     start: Instant,
     /// The estimate's [`EstimateLine`], as bits (tightened between epochs).
@@ -139,6 +146,13 @@ impl Shared<'_> {
     /// One exchange with the peers; the agreed stop, if any, is recorded.
     fn exchange(&self, peers: &dyn Peers, stop: Option<StopReason>) -> Option<StopReason> {
         let all = peers.exchange(self.subs, self.wish(stop));
+        {
+            let mut log = self.estimates.lock();
+            if log.len() == ESTIMATES_KEPT {
+                log.pop_front();
+            }
+            log.push_back((all.now_ns, all.estimate_sq));
+        }
         let line = EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed));
         let agreed = verdict(&self.rule, &line, all);
         if agreed.is_some() {
@@ -274,7 +288,7 @@ fn run_observed(
     );
     // Cells are allocated by their owners, after pinning (first touch).
     let subs = subdomain::build_untouched(problem);
-    let r0 = residual_norm(&problem.initial_grid()).max(f64::MIN_POSITIVE);
+    let r0 = problem.initial_residual_norm().max(f64::MIN_POSITIVE);
     if let Some(p) = peers {
         p.start();
     }
@@ -295,19 +309,32 @@ fn run_observed(
         refuted += 1;
         shared.tighten(tolerance, end.residual);
     };
+    // Across ranks, the grid is gathered once, and only to be written.
+    let grid = match peers {
+        Some(p) if p.wants_grid() => p.gather(problem, &subs),
+        _ => grid,
+    };
     let mut outcome = shared.outcome(stop, grid, residual, refuted, trace);
     if let Some(p) = peers {
         p.merge(&mut outcome);
-        if let (Some(b), Some(info)) = (&shared.rank_balancer, outcome.ranks.as_mut()) {
-            info.moves_across = b.lock().across();
+        if let Some(info) = outcome.ranks.as_mut() {
+            if let Some(b) = &shared.rank_balancer {
+                info.moves_across = b.lock().across();
+            }
+            let log: Vec<(u64, f64)> = shared.estimates.lock().iter().copied().collect();
+            let stop_ns = (outcome.elapsed_s * 1e9) as u64;
+            info.termination_delay_s = match (outcome.converged, settings.tolerance) {
+                (true, Some(tol)) => peers::termination_delay(&log, residual, tol, stop_ns),
+                _ => None,
+            };
         }
     }
     outcome
 }
 
-/// How an epoch ended: the stop it was given, the grid (this process's, or
-/// rank 0's gathered one) and its residual, and whether the update budget
-/// is spent.
+/// How an epoch ended: the stop it was given, the grid (in one process;
+/// across ranks none, see `peers`) and its residual, and whether the
+/// update budget is spent.
 struct EpochEnd {
     stop: StopReason,
     grid: Option<ndarray::Array2<f64>>,
@@ -319,6 +346,7 @@ impl Shared<'_> {
     /// Every flag of an epoch back to its start.
     fn new_epoch(&self) {
         self.stop.reset();
+        self.estimates.lock().clear();
         self.wish.store(0, Ordering::Relaxed);
         self.agreed.store(0, Ordering::Relaxed);
         self.finished.store(0, Ordering::Relaxed);
@@ -327,8 +355,7 @@ impl Shared<'_> {
 
     /// The stop, the grid and its residual relative to `r0`, once the
     /// workers of an epoch have stopped. Across ranks every rank ends the
-    /// epoch on the stop all agreed, and on rank 0's residual of the
-    /// gathered grid.
+    /// epoch on the stop all agreed, and on the exact residual all summed.
     fn end_of_epoch(&self, r0: f64) -> EpochEnd {
         let (stop, grid, residual, spent) = match self.peers {
             None => {
@@ -339,10 +366,21 @@ impl Shared<'_> {
             }
             Some(p) => {
                 let stop = from_urgency(self.agreed.load(Ordering::Relaxed));
-                let grid = p.gather(self.problem, self.subs);
-                let residual = grid.as_ref().map_or(0.0, |g| residual_norm(g) / r0);
-                let (residual, most) = p.share(residual, self.most_updates());
-                (stop, grid, residual, self.rule.budget_spent(most))
+                // Settle the edges (every worker everywhere has stopped),
+                // then the exact residual, summed (see `peers`).
+                let all = p.exchange(self.subs, self.wish(None));
+                let mut sum = [self
+                    .local_subs()
+                    .map(|s| s.exact_residual_sq(self.problem, self.subs))
+                    .sum::<f64>()];
+                p.sum(&mut [], &mut sum);
+                let residual = sum[0].sqrt() / r0;
+                (
+                    stop,
+                    None,
+                    residual,
+                    self.rule.budget_spent(all.most_updates),
+                )
             }
         };
         EpochEnd {
@@ -454,6 +492,7 @@ impl<'a> Shared<'a> {
                 .filter(|_| peers.is_some())
                 .map(|b| parking_lot::Mutex::new(RankBalancer::new(b, loads))),
             rank_due_ns: AtomicU64::new(0),
+            estimates: Default::default(),
             rule: StopRule {
                 budget: settings.update_budget,
                 time_limit: settings.time_limit.map(|d| d.as_nanos() as u64),

@@ -41,18 +41,33 @@
 //!   non-overtaking order), so ssync's gate, reading a ghost's count, sees at
 //!   most the true lag: the bound holds across ranks.
 //!
-//! **The end of an epoch.** Once all ranks agree, each waits for its
-//! workers, then the cells are gathered on rank 0: a consistent state,
-//! since no rank's workers run until the residual of that grid, computed on
-//! rank 0 exactly as in one process, has been broadcast. "Converged" is
-//! declared only on that residual; a refuted estimate tightens the line the
-//! same way on every rank (the same residual), and a new epoch starts
-//! everywhere. This stops the computation to check, where JACK2's snapshot
-//! does not; it is exact, and cheap next to a run's length.
+//! **The end of an epoch: the exact residual, never gathered.** Once all
+//! ranks agree, each waits for its workers; then one more exchange
+//! *settles* the edges: every rank sends the edges its subdomains last
+//! published, and with every worker of every rank stopped, these are the
+//! final values, so afterwards every ghost holds exactly the outermost
+//! cells of the subdomain it stands for. The cells of all ranks, as they
+//! are, form one state of the global grid (no update is half-applied: each
+//! is made whole under its subdomain's lock before its worker stops), and
+//! each rank computes `sum r^2` over the cells it owns, reading across its
+//! edges what the settled ghosts hold: exactly the neighbours' cells of
+//! that state. An all-reduce sums the parts; the residual is that sum's
+//! root over `||r0||`, the same formula as one process's
+//! [`crate::problem::residual_norm`] up to the order of the additions (a
+//! relative difference near 1e-15; tested to 1e-12 against the gathered
+//! grid). "Converged" is declared only on this residual, which is computed,
+//! not estimated, from the state the run stopped in, so a false
+//! convergence cannot be reported: a refuted estimate tightens the line the
+//! same way on every rank (the same sum), and a new epoch starts
+//! everywhere. Rank 0 holds the whole grid only if the run writes it
+//! (`--grid`), gathered once at the end. This stops the computation to
+//! check, where JACK2's snapshot does not; it is exact, and cheap next to a
+//! run's length.
 //!
 //! **Why no rank hangs.** Every exchange is matched: each rank makes the
 //! same sequence of exchanges (one per crossing in sync, one per round in
-//! async, ended by the same agreed verdict), then the same gather. A rank
+//! async, ended by the same agreed verdict), then the same settling
+//! exchange and sum, and at the end the same gather if any. A rank
 //! whose worker panics aborts the whole job (`MPI_Abort`), as does a rank
 //! that is killed (mpirun's behaviour), rather than leave its peers waiting.
 
@@ -91,11 +106,12 @@ pub(crate) trait Peers: Sync {
     fn start(&self);
     /// One exchange of edges and wishes (see the module's protocol).
     fn exchange(&self, subs: &[Subdomain], wish: Wish) -> Wish;
-    /// The end of an epoch: the whole grid on rank 0 (`None` elsewhere).
+    /// The whole grid on rank 0 (`None` elsewhere), at the end of the run
+    /// and only if [`Peers::wants_grid`].
     fn gather(&self, problem: &Problem, subs: &[Subdomain]) -> Option<Array2<f64>>;
-    /// Rank 0's `residual` on every rank, and the most updates of any
-    /// thread.
-    fn share(&self, residual: f64, most_updates: u64) -> (f64, u64);
+    /// Whether the run's grid is to be written (`--grid`): otherwise no
+    /// rank ever holds more than its own cells.
+    fn wants_grid(&self) -> bool;
     /// Sums `counts` and `values` over all ranks, element by element, in
     /// place: every rank gets the sums (the balancer's view, `migrate`).
     fn sum(&self, counts: &mut [u64], values: &mut [f64]);
@@ -147,6 +163,33 @@ pub(crate) fn verdict(rule: &StopRule, line: &EstimateLine, all: Wish) -> Option
         .or_else(|| line.met(all.estimate_sq).then_some(StopReason::Converged))
 }
 
+/// The termination delay of a converged run across ranks, inferred (see
+/// `docs/across-nodes.md`): seconds from the exchange at which the true
+/// residual met `tolerance` to `stop_ns`, the run's end. The true residual
+/// is known only at the end (`residual`, relative, exact); before, each
+/// exchange knows the ranks' agreed estimate (`log`: its clock and the
+/// summed squared local residuals, oldest first, since the epoch began).
+/// The estimate is scaled by the end's ratio of true to estimated, and the
+/// first exchange whose scaled estimate is within the tolerance is taken as
+/// the moment the target was met. In sync the local residuals are exact,
+/// so the scaling is a constant and the moment is exact to an exchange;
+/// in async the estimate reads stale ghosts, and the scaling assumes their
+/// effect steady over the last stretch. `None` without a usable log.
+pub(crate) fn termination_delay(
+    log: &[(u64, f64)],
+    residual: f64,
+    tolerance: f64,
+    stop_ns: u64,
+) -> Option<f64> {
+    let &(_, last) = log.last()?;
+    if !(last > 0.0 && last.is_finite()) {
+        return None;
+    }
+    let scale = residual / last.sqrt();
+    let (met_ns, _) = log.iter().find(|(_, e)| scale * e.sqrt() <= tolerance)?;
+    Some(stop_ns.saturating_sub(*met_ns) as f64 / 1e9)
+}
+
 /// The rank each subdomain's owner runs on, `per_rank` threads to a rank:
 /// every rank computes the same from the same owners.
 pub(crate) fn owner_ranks(subs: &[Subdomain], per_rank: usize) -> Vec<usize> {
@@ -164,6 +207,18 @@ mod examples {
     //! The documented behaviour of this module's items, as the examples
     //! their docs would show (rustdoc runs doc examples of public items
     //! only).
+
+    #[test]
+    fn the_delay_runs_from_the_first_scaled_estimate_within_the_tolerance() {
+        use crate::runtime::peers::termination_delay;
+        // Estimates whose roots fall 16, 8, 4, 2; the end's true residual
+        // is 0.5 with the last root 2: scale 1/4, so 8 -> 2, 4 -> 1, 2 -> 0.5.
+        let log = [(0, 256.0), (10, 64.0), (20, 16.0), (30, 4.0)];
+        assert_eq!(termination_delay(&log, 0.5, 1.0, 50), Some(30e-9));
+        assert_eq!(termination_delay(&log, 0.5, 0.5, 50), Some(20e-9));
+        assert_eq!(termination_delay(&[], 0.5, 1.0, 50), None);
+        assert_eq!(termination_delay(&[(0, f64::INFINITY)], 0.5, 1.0, 50), None);
+    }
 
     #[test]
     fn urgency_orders_the_stops_and_round_trips() {

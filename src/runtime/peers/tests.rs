@@ -12,7 +12,6 @@ struct Board {
     edges: HashMap<(usize, usize), Vec<u64>>,
     wishes: Vec<Wish>,
     cells: Vec<(usize, Vec<f64>)>,
-    numbers: Vec<(f64, u64)>,
     sums: Vec<(Vec<u64>, Vec<f64>)>,
     /// Packed subdomains by (from, to) rank.
     packs: HashMap<(usize, usize), Vec<u64>>,
@@ -119,18 +118,8 @@ impl Peers for Rank<'_> {
             grid
         })
     }
-    fn share(&self, residual: f64, most_updates: u64) -> (f64, u64) {
-        let rank = self.rank;
-        self.meet(
-            |b| {
-                b.numbers
-                    .push((if rank == 0 { residual } else { f64::NAN }, most_updates))
-            },
-            |b| {
-                let r = b.numbers.iter().map(|n| n.0).find(|r| !r.is_nan()).unwrap();
-                (r, b.numbers.iter().map(|n| n.1).max().unwrap())
-            },
-        )
+    fn wants_grid(&self) -> bool {
+        true
     }
     fn sum(&self, counts: &mut [u64], values: &mut [f64]) {
         let (c, v) = self.meet(
@@ -247,10 +236,12 @@ fn async_across_ranks_converges_on_the_gathered_grid() {
     assert_eq!(out.stop, StopReason::Converged);
     let r = out.residual.unwrap();
     assert!(out.converged && r <= 1e-3, "{r}");
-    // Rank 0 recomputed it from the whole grid, which it holds.
+    // The ranks' summed parts are the residual of the grid rank 0
+    // gathered from the same state, to rounding.
     let grid = out.grid.unwrap();
     let r0 = crate::problem::residual_norm(&Problem::new(12, 4, 4).unwrap().initial_grid());
-    assert_eq!(crate::problem::residual_norm(&grid) / r0, r);
+    let gathered = crate::problem::residual_norm(&grid) / r0;
+    assert!((r / gathered - 1.0).abs() < 1e-12, "{r} against {gathered}");
 }
 
 /// A balancer that moves a subdomain to the next thread at every call, and
