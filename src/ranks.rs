@@ -327,6 +327,22 @@ impl Peers for Ranks {
         self.rank * self.threads..(self.rank + 1) * self.threads
     }
 
+    fn thread_nodes(&self) -> Vec<usize> {
+        let mut names: Vec<&String> = Vec::new();
+        let mut nodes = Vec::with_capacity(self.size * self.threads);
+        for host in &self.hosts {
+            let node = match names.iter().position(|n| *n == host) {
+                Some(i) => i,
+                None => {
+                    names.push(host);
+                    names.len() - 1
+                }
+            };
+            nodes.extend(std::iter::repeat_n(node, self.threads));
+        }
+        nodes
+    }
+
     fn start(&self) {
         SimpleCommunicator::world().barrier();
     }

@@ -668,3 +668,52 @@ fn a_balanced_run_across_nodes_reproduces_byte_for_byte_and_slows_with_the_netwo
         "a slower network slows the run"
     );
 }
+
+#[test]
+fn split_by_node_moves_across_sockets_but_never_across_nodes() {
+    // 2 nodes x 2 sockets x 4 cores, node 0's first socket all noisy.
+    // Split by socket keeps every move within a socket (where all are
+    // slow); split by node moves across node 0's two sockets, and never off
+    // node 0.
+    let dir = scratch("sim_group");
+    let run = |group: &str| -> Value {
+        let group = format!("lb_group={group}");
+        let args = [
+            "sim",
+            "--json",
+            "-",
+            "--variant",
+            "async(4)+split(0.001)",
+            "sim_topology=host:2 pack:2 core:4",
+            "threads=16",
+            "domain_size=64",
+            "max_iterations=4000",
+            "noise=thread",
+            "noise_cores=0:0.5,1:0.5,2:0.5,3:0.5",
+            &group,
+        ];
+        let r = braid(&dir, &args);
+        assert_eq!(r.status, Some(0), "{}", r.stderr);
+        serde_json::from_str(&r.stdout).unwrap()
+    };
+    let owners = |r: &Value| -> Vec<usize> {
+        r["owners"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_u64().unwrap() as usize)
+            .collect()
+    };
+    // Threads 0-7 on node 0 (sockets 0 and 1), 8-15 on node 1; each thread
+    // starts with subdomains 4t..4t+4.
+    let (socket, node) = (run("socket"), run("node"));
+    assert_eq!(socket["lb"]["cross_socket_moves"], 0);
+    assert!(node["lb"]["cross_socket_moves"].as_u64().unwrap() > 0);
+    for (s, &o) in owners(&node).iter().enumerate() {
+        assert_eq!(
+            o / 8,
+            s / 4 / 8,
+            "subdomain {s} left its node for thread {o}"
+        );
+    }
+}

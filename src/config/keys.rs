@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::parser::Parser;
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
-use crate::engine::{Slow, Stall};
+use crate::engine::{Group, Slow, Stall};
 use crate::limits::*;
 use crate::noise::{NoiseForm, NoiseOffsets};
 use crate::policy::Named;
@@ -216,6 +216,11 @@ config_keys! {
     /// sqrt(2 C / m) with C the measured cost of a call and m the growth rate of
     /// the progress gap, kept within 0.0001 to 0.1 (src/schedule/balancer.rs).
     lb_interval: Interval = "0.001", |p| p.interval();
+    /// What split and hybrid keep moves within: socket (the paper's) or node
+    /// (the host: across MPI ranks, or the simulator's host:N level; in one
+    /// process one node holds every thread).
+    #[serde(skip_serializing_if = "Group::is_socket")]
+    lb_group: Group = "socket", |p| p.choice(&[("socket", Group::Socket), ("node", Group::Node)]);
     /// hybrid: one cross-socket move every this many calls (paper: 500).
     hybrid_period: u64 = "500", |p| p.positive().map(|n| n as u64);
     /// Most/least updated subdomain pairs considered per call (paper: 6).

@@ -124,14 +124,46 @@ pub struct Balancer {
     pub policies: Policies,
     /// How long from one call to the next.
     pub interval: Interval,
+    /// What `split` and `hybrid` keep moves within.
+    pub group: Group,
 }
 
 impl Balancer {
-    /// One policy at a fixed interval.
+    /// One policy at a fixed interval, grouping by socket.
     pub fn every(policy: Arc<dyn Policy>, interval: Duration) -> Self {
         Balancer {
             policies: Policies::One(policy),
             interval: Interval::Seconds(interval.as_secs_f64()),
+            group: Group::Socket,
+        }
+    }
+}
+
+/// The groups of threads a scoped balancer (`split`, `hybrid`) keeps its
+/// moves within (`lb_group`): what the policy sees as each thread's socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Group {
+    /// The thread's socket (the paper's).
+    #[default]
+    Socket,
+    /// The thread's node: its host (across ranks; one node in one
+    /// process) or the simulator's `host:N` level.
+    Node,
+}
+
+impl Group {
+    /// Whether this is the default (reports leave the default out, so
+    /// that they read as before the key existed).
+    pub fn is_socket(&self) -> bool {
+        *self == Group::Socket
+    }
+
+    /// The groups a policy sees: `sockets` or `nodes`, one per thread.
+    pub(crate) fn pick<'a>(self, sockets: &'a [usize], nodes: &'a [usize]) -> &'a [usize] {
+        match self {
+            Group::Socket => sockets,
+            Group::Node => nodes,
         }
     }
 }

@@ -24,6 +24,7 @@ pub(super) fn balancer(cfg: &Config) -> Option<Balancer> {
     Some(Balancer {
         policies,
         interval: cfg.lb_interval,
+        group: cfg.lb_group,
     })
 }
 

@@ -247,6 +247,8 @@ pub(super) struct SharedBalancer {
     turn: CachePadded<AtomicUsize>,
     next_due_ns: CachePadded<AtomicU64>,
     state: Mutex<CallState>,
+    /// Each thread's node: all on one (a process is on one host).
+    nodes: Vec<usize>,
 }
 
 impl SharedBalancer {
@@ -260,6 +262,7 @@ impl SharedBalancer {
                 rotation: Rotation::new(threads, interval.as_nanos() as u64),
                 caller: Caller::new(balancer, loads),
             }),
+            nodes: vec![0; threads],
         }
     }
 
@@ -294,7 +297,8 @@ impl SharedBalancer {
         if !st.rotation.is_due(t, now) {
             return false;
         }
-        let moves = st.caller.decide(view, thread_sockets, now as f64 / 1e9);
+        let groups = st.caller.groups(thread_sockets, &self.nodes);
+        let moves = st.caller.decide(view, groups, now as f64 / 1e9);
         let mut handoff = Handoff {
             assignment,
             subs: view.subs,

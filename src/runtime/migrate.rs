@@ -155,7 +155,9 @@ impl RankBalancer {
             self.caller.spent(view.cost_ns as f64 / ranks as f64 / 1e9);
         }
         let now_s = now_ns as f64 / 1e9;
-        let moves = self.caller.decide(&view, &sh.placement.sockets, now_s);
+        let nodes = peers.thread_nodes();
+        let groups = self.caller.groups(&sh.placement.sockets, &nodes);
+        let moves = self.caller.decide(&view, groups, now_s);
         let moves = net_moves(&moves, &view.owners);
         let local = peers.threads();
         let rank_of = |t: usize| t / per_rank;

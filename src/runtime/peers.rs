@@ -102,6 +102,9 @@ pub(crate) struct Wish {
 pub(crate) trait Peers: Sync {
     /// The global ids of the threads (and domains) this rank runs.
     fn threads(&self) -> Range<usize>;
+    /// Each global thread's node (its rank's host, numbered in order of
+    /// first appearance): what `lb_group = node` groups by.
+    fn thread_nodes(&self) -> Vec<usize>;
     /// Called once by every rank before the clock starts.
     fn start(&self);
     /// One exchange of edges and wishes (see the module's protocol).

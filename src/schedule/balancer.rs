@@ -7,7 +7,9 @@ use std::sync::Arc;
 use super::choose::Chooser;
 use super::loads::LoadMeter;
 use super::{Sets, View};
-use crate::engine::{Balancer, EFFORT_SAMPLES, Effort, Interval, LbStats, Policies, Ran, Tried};
+use crate::engine::{
+    Balancer, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Policies, Ran, Tried,
+};
 use crate::policy::{HISTORY, Move, Policy, Snapshot};
 
 /// Whose turn it is to call the balancer, and from when.
@@ -104,6 +106,8 @@ pub(crate) struct Caller {
     auto_interval: bool,
     /// The candidate that made the last call.
     current: usize,
+    /// What the policies see as each thread's socket (`lb_group`).
+    group: Group,
     stats: LbStats,
     counts: Vec<u64>,
     owners: Vec<usize>,
@@ -140,6 +144,7 @@ impl Caller {
             chooser,
             auto_interval: balancer.interval == Interval::Auto,
             current: 0,
+            group: balancer.group,
             stats: LbStats::default(),
             counts: Vec::new(),
             owners: Vec::new(),
@@ -164,9 +169,16 @@ impl Caller {
             &Balancer {
                 policies: Policies::One(policy),
                 interval: Interval::Seconds(0.0),
+                group: crate::engine::Group::Socket,
             },
             false,
         )
+    }
+
+    /// The groups this caller's policies see, one per thread: `sockets`
+    /// or `nodes` (`lb_group`); pass them to [`Caller::decide`].
+    pub(crate) fn groups<'a>(&self, sockets: &'a [usize], nodes: &'a [usize]) -> &'a [usize] {
+        self.group.pick(sockets, nodes)
     }
 
     /// One call at `now_s` seconds of the engine's clock: snapshots `view`,

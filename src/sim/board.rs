@@ -192,10 +192,11 @@ impl Balance {
         if !self.rotation.is_due(t, now) {
             return false;
         }
+        let nodes = std::mem::take(&mut board.nodes);
         let view = SimView { board, subs };
-        let moves = self
-            .caller
-            .decide(&view, thread_sockets, now as f64 / PS_PER_S);
+        let groups = self.caller.groups(thread_sockets, &nodes);
+        let moves = self.caller.decide(&view, groups, now as f64 / PS_PER_S);
+        board.nodes = nodes;
         self.caller.apply(&moves, thread_sockets, board);
         self.caller.spent(cost as f64 / PS_PER_S);
         if let Some(s) = self.caller.next_interval_s() {

@@ -52,6 +52,12 @@ impl Peers for Rank<'_> {
     fn threads(&self) -> Range<usize> {
         self.rank * self.hub.threads..(self.rank + 1) * self.hub.threads
     }
+    /// Each rank stands for a node of its own.
+    fn thread_nodes(&self) -> Vec<usize> {
+        (0..self.hub.ranks * self.hub.threads)
+            .map(|t| t / self.hub.threads)
+            .collect()
+    }
     fn start(&self) {
         self.hub.barrier.wait();
     }
