@@ -195,7 +195,7 @@ config_keys! {
         ("hybrid", BalancerKind::Hybrid),
         ("auto", BalancerKind::Auto),
     ]);
-    /// progressive | steal | greedy | refine | anticipate | residual: the paper's
+    /// progressive | steal | greedy | refine | anticipate | residual | gossip: the paper's
     /// Algorithm 1 (labels split(f), joint(f), hybrid(f,k)), or a strategy from
     /// the literature over the same scope (labels steal(f), greedy-split(f),
     /// refine-hybrid(f,k), ...; each is described in src/policy/).
@@ -206,6 +206,7 @@ config_keys! {
         ("refine", Strategy::Refine),
         ("anticipate", Strategy::Anticipate),
         ("residual", Strategy::Residual),
+        ("gossip", Strategy::Gossip),
     ]);
     /// balancer = auto: the balancers it chooses from, by label name (hybrid ones
     /// take hybrid_period).

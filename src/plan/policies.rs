@@ -6,7 +6,8 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::engine::{Balancer, Policies};
 use crate::policy::{
-    Anticipate, Bounds, Greedy, Named, Policy, Progressive, Refine, ResidualFirst, Scope, Steal,
+    Anticipate, Bounds, Gossip, Greedy, Named, Policy, Progressive, Refine, ResidualFirst, Scope,
+    Steal,
 };
 use crate::variant::{Pick, Strategy};
 
@@ -66,5 +67,11 @@ fn policy(cfg: &Config, named: Named) -> Arc<dyn Policy> {
             history: cfg.lb_history,
         }),
         Strategy::Residual => Arc::new(ResidualFirst { bounds }),
+        Strategy::Gossip => Arc::new(Gossip {
+            bounds,
+            fanout: 2,
+            rounds: 0,
+            seed: cfg.seed,
+        }),
     }
 }

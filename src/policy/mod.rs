@@ -11,6 +11,7 @@
 //! configuration, which this module never sees.
 
 mod anticipate;
+mod gossip;
 mod greedy;
 mod objects;
 mod progressive;
@@ -19,6 +20,7 @@ mod residual;
 mod steal;
 
 pub use anticipate::Anticipate;
+pub use gossip::Gossip;
 pub use greedy::Greedy;
 pub use progressive::{Progressive, Scope};
 pub use refine::Refine;
@@ -45,17 +47,20 @@ pub enum Strategy {
     Anticipate,
     /// The largest local residuals to the fastest threads ([`ResidualFirst`]).
     Residual,
+    /// DARMA vt's TemperedLB: gossip, then transfer ([`Gossip`]).
+    Gossip,
 }
 
 impl Strategy {
     /// Every strategy, Algorithm 1 first.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::Progressive,
         Strategy::Steal,
         Strategy::Greedy,
         Strategy::Refine,
         Strategy::Anticipate,
         Strategy::Residual,
+        Strategy::Gossip,
     ];
 
     /// The name in labels and in `lb_strategy`.
@@ -67,6 +72,7 @@ impl Strategy {
             Strategy::Refine => "refine",
             Strategy::Anticipate => "anticipate",
             Strategy::Residual => "residual",
+            Strategy::Gossip => "gossip",
         }
     }
 }
