@@ -109,10 +109,13 @@ impl Gossip {
         let known = self.inform(&time, mean, rng);
         // Each member's subdomains, heaviest first.
         let mut subs: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let at = |t: usize| group.iter().position(|&g| g == t);
+        let mut member = vec![usize::MAX; snap.threads()];
+        for (i, &t) in group.iter().enumerate() {
+            member[t] = i;
+        }
         for (s, &o) in snap.owners.iter().enumerate() {
-            if let Some(i) = at(o) {
-                subs[i].push(s);
+            if member[o] != usize::MAX {
+                subs[member[o]].push(s);
             }
         }
         for list in &mut subs {
@@ -153,7 +156,8 @@ impl Gossip {
         moves
     }
 
-    /// The inform stage: who each member knows to be underloaded.
+    /// The inform stage: who each member knows to be underloaded (member
+    /// indices, ascending).
     fn inform(&self, time: &[f64], mean: f64, rng: &mut SplitMix64) -> Vec<Vec<usize>> {
         let n = time.len();
         let fanout = self.fanout.max(1);
@@ -161,13 +165,17 @@ impl Gossip {
             0 => rounds_to_cover(n, fanout),
             r => r,
         };
-        let mut known: Vec<Vec<usize>> = (0..n)
-            .map(|i| if time[i] < mean { vec![i] } else { Vec::new() })
-            .collect();
+        // One bit per (member, underloaded member): what each knows.
+        let words = n.div_ceil(64);
+        let mut known = vec![0u64; n * words];
+        for i in (0..n).filter(|&i| time[i] < mean) {
+            known[i * words + i / 64] |= 1 << (i % 64);
+        }
         for _ in 0..rounds {
             let told = known.clone();
-            for (i, what) in told.iter().enumerate() {
-                if what.is_empty() {
+            for i in 0..n {
+                let what = &told[i * words..(i + 1) * words];
+                if what.iter().all(|&w| w == 0) {
                     continue;
                 }
                 for _ in 0..fanout {
@@ -175,18 +183,22 @@ impl Gossip {
                     if peer >= i {
                         peer += 1; // anyone but itself
                     }
-                    for &u in what {
-                        if !known[peer].contains(&u) {
-                            known[peer].push(u);
-                        }
+                    for (k, &w) in known[peer * words..(peer + 1) * words]
+                        .iter_mut()
+                        .zip(what)
+                    {
+                        *k |= w;
                     }
                 }
             }
         }
-        for k in &mut known {
-            k.sort_unstable();
-        }
-        known
+        (0..n)
+            .map(|i| {
+                (0..n)
+                    .filter(|&u| known[i * words + u / 64] >> (u % 64) & 1 == 1)
+                    .collect()
+            })
+            .collect()
     }
 }
 
