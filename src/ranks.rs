@@ -347,7 +347,7 @@ impl Peers for Ranks {
         SimpleCommunicator::world().barrier();
     }
 
-    fn exchange(&self, subs: &[Subdomain], wish: Wish) -> Wish {
+    fn exchange(&self, subs: &[Subdomain], wish: Wish, sums: &mut [f64]) -> Wish {
         let world = SimpleCommunicator::world();
         let routes = self.routes.lock().expect("routes");
         let sends: Vec<Vec<u64>> = routes
@@ -369,7 +369,11 @@ impl Peers for Ranks {
             .collect();
         let codes = [urgency(wish.stop), wish.most_updates, wish.now_ns];
         let mut all_codes = [0u64; 3];
-        let mut all_estimate = 0.0f64;
+        // The estimate and `sums` in one sum.
+        let mut mine = Vec::with_capacity(1 + sums.len());
+        mine.push(wish.estimate_sq);
+        mine.extend_from_slice(sums);
+        let mut summed = vec![0.0f64; mine.len()];
         mpi::request::scope(|sc| {
             let mut pending = Vec::new();
             for (r, b) in routes.iter().zip(&sends) {
@@ -388,8 +392,8 @@ impl Peers for Ranks {
             ));
             let sum = world.immediate_all_reduce_into(
                 sc,
-                &wish.estimate_sq,
-                &mut all_estimate,
+                &mine[..],
+                &mut summed[..],
                 SystemOperation::sum(),
             );
             complete(pending, self.spin);
@@ -406,21 +410,20 @@ impl Peers for Ranks {
         let bytes: usize = sends.iter().map(|b| b.len() * 8).sum();
         self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
         self.exchanges.fetch_add(1, Ordering::Relaxed);
+        sums.copy_from_slice(&summed[1..]);
         Wish {
             stop: from_urgency(all_codes[0]),
-            estimate_sq: all_estimate,
+            estimate_sq: summed[0],
             most_updates: all_codes[1],
             now_ns: all_codes[2],
         }
     }
 
-    fn sum(&self, counts: &mut [u64], values: &mut [f64]) {
+    fn sum(&self, values: &mut [f64]) {
         let world = SimpleCommunicator::world();
-        let (c, v) = (counts.to_vec(), values.to_vec());
+        let v = values.to_vec();
         mpi::request::scope(|sc| {
-            let a = world.immediate_all_reduce_into(sc, &c[..], counts, SystemOperation::sum());
             let b = world.immediate_all_reduce_into(sc, &v[..], values, SystemOperation::sum());
-            complete(vec![a], self.spin);
             complete(vec![b], self.spin);
         });
     }

@@ -183,10 +183,7 @@ impl Gossip {
                     if peer >= i {
                         peer += 1; // anyone but itself
                     }
-                    for (k, &w) in known[peer * words..(peer + 1) * words]
-                        .iter_mut()
-                        .zip(what)
-                    {
+                    for (k, &w) in known[peer * words..(peer + 1) * words].iter_mut().zip(what) {
                         *k |= w;
                     }
                 }

@@ -6,16 +6,21 @@
 //!
 //! **Who calls, and when.** Not the workers in turn, as in one process: the
 //! rank's exchanging thread (the monitor in async, the barrier's leader in
-//! sync), right after an exchange whose verdict is to go on. The exchange
-//! reduced every rank's clock to the latest (`Wish::now_ns`), so every rank
-//! asks its [`Rotation`] the same question at the same tick and gets the
-//! same answer: either every rank calls in this exchange or none does.
+//! sync), right after an exchange whose verdict is to go on. Each exchange
+//! reduces every rank's clock to the latest (`Wish::now_ns`); every rank
+//! asks its [`Rotation`] whether a call is due at the clock agreed by the
+//! previous exchange, the same question at the same tick on every rank, so
+//! either every rank calls in this exchange or none does.
 //!
-//! **One view.** A call sums, over all ranks ([`Peers::sum`]), vectors in
-//! which each rank has written only what it owns: the count, last residual
-//! and busy time of each subdomain it holds, the update total and CPU clock
-//! of each of its threads, and the measured cost of its previous call. The
-//! owners themselves need no message: every rank applies every move, so
+//! **One view, in the exchange's own sum.** A rank whose call is due adds
+//! to the exchange's all-reduce a vector in which it has written only what
+//! it owns: the count, last residual and busy time of each subdomain it
+//! holds, the update total and CPU clock of each of its threads, and the
+//! measured cost of its previous call (`Gathered::words`). Summed, that is
+//! the whole view, with no collective of its own (a separate one doubled
+//! the exchanging thread's waits: on 2 ranks here, `split(0.001)`, which
+//! never moves between ranks, spent 0.44-0.52 s in calls of a 2.3 s run
+//! and took 20-40% longer to solution). The owners themselves need no message: every rank applies every move, so
 //! every rank's owner map is the same before and after each call. The
 //! caller ([`Caller`], the same one-process schedule core) is therefore fed
 //! the same numbers on every rank; it is deterministic, and its state (the
@@ -104,6 +109,8 @@ pub(super) struct RankBalancer {
     caller: Caller,
     /// This rank's measured cost of its last call, agreed in the next one.
     last_cost_ns: u64,
+    /// The clock the ranks agreed at the last exchange.
+    agreed_ns: u64,
     /// Subdomains moved between ranks.
     across: u64,
 }
@@ -116,6 +123,7 @@ impl RankBalancer {
             rotation: Rotation::new(1, interval),
             caller: Caller::new(balancer, loads),
             last_cost_ns: 0,
+            agreed_ns: 0,
             across: 0,
         }
     }
@@ -134,21 +142,33 @@ impl RankBalancer {
         self.caller.stats()
     }
 
-    /// After an exchange that agreed to go on, at the agreed `now_ns`: a
-    /// call, if one is due (see the module's protocol). Returns whether it
-    /// called.
+    /// What this rank adds to the next exchange's sum: its part of the
+    /// view if a call is due at the clock all ranks agreed last (so every
+    /// rank adds one, or none does), else nothing.
+    pub(super) fn view_words(&self, sh: &Shared<'_>, peers: &dyn Peers) -> Vec<f64> {
+        match self.rotation.is_due(0, self.agreed_ns) {
+            true => Gathered::words(sh, peers, self.last_cost_ns),
+            false => Vec::new(),
+        }
+    }
+
+    /// After an exchange that agreed to go on, at the agreed `now_ns`,
+    /// with `sums` the summed [`Self::view_words`]: a call if they hold a
+    /// view (see the module's protocol). Returns whether it called.
     pub(super) fn after_exchange(
         &mut self,
         sh: &Shared<'_>,
         peers: &dyn Peers,
         now_ns: u64,
+        sums: &[f64],
     ) -> bool {
-        if !self.rotation.is_due(0, now_ns) {
+        self.agreed_ns = now_ns;
+        if sums.is_empty() {
             return false;
         }
         let began = Instant::now();
         let per_rank = peers.threads().len();
-        let view = Gathered::of(sh, peers, self.last_cost_ns);
+        let view = Gathered::of(sh, sums);
         // The calls' cost, as every rank's mean: the same on every rank.
         let ranks = (sh.placement.threads() / per_rank).max(1);
         if self.caller.stats().calls > 0 {
@@ -324,59 +344,100 @@ struct Gathered {
     cost_ns: u64,
 }
 
+/// Where each part of the view lies in the words an exchange sums: the
+/// counts (n), each thread's updates (threads), the calls' cost (1), then
+/// the residuals (n, if computed), busy seconds (n) and each thread's CPU
+/// and wall seconds (2 threads, if loads are measured). Counts are whole
+/// numbers below 2^53, each one rank's entry among zeros: summed as `f64`
+/// they are exact.
+struct Layout {
+    n: usize,
+    threads: usize,
+    residual: bool,
+    loads: bool,
+}
+
+impl Layout {
+    fn of(sh: &Shared<'_>) -> Layout {
+        Layout {
+            n: sh.subs.len(),
+            threads: sh.thread_updates.len(),
+            residual: sh.settings.residual() == Residual::Compute,
+            loads: sh.clocks.is_some(),
+        }
+    }
+    fn cost(&self) -> usize {
+        self.n + self.threads
+    }
+    fn residuals(&self) -> usize {
+        self.cost() + 1
+    }
+    fn busy(&self) -> usize {
+        self.residuals() + if self.residual { self.n } else { 0 }
+    }
+    fn clocks(&self) -> usize {
+        self.busy() + if self.loads { self.n } else { 0 }
+    }
+    fn len(&self) -> usize {
+        self.clocks() + if self.loads { 2 * self.threads } else { 0 }
+    }
+}
+
 impl Gathered {
-    /// Every rank's entries for what it owns, summed over ranks (one
-    /// [`Peers::sum`]).
-    fn of(sh: &Shared<'_>, peers: &dyn Peers, last_cost_ns: u64) -> Gathered {
-        let (n, threads) = (sh.subs.len(), sh.thread_updates.len());
+    /// This rank's entries for what it owns, zeros elsewhere: what it adds
+    /// to the exchange's sum.
+    fn words(sh: &Shared<'_>, peers: &dyn Peers, last_cost_ns: u64) -> Vec<f64> {
+        let at = Layout::of(sh);
         let local = peers.threads();
-        let mine: Vec<bool> = sh.subs.iter().map(|s| local.contains(&s.owner())).collect();
-        let residual = sh.settings.residual() == Residual::Compute;
-        let loads = sh.clocks.is_some();
-        let mut counts = vec![0u64; n + threads + 1];
+        let mut words = vec![0.0; at.len()];
         for (s, sub) in sh.subs.iter().enumerate() {
-            if mine[s] {
-                counts[s] = sub.count();
+            if !local.contains(&sub.owner()) {
+                continue;
+            }
+            words[s] = sub.count() as f64;
+            if at.residual {
+                words[at.residuals() + s] = sub.residual_sq();
+            }
+            if at.loads {
+                words[at.busy() + s] = sub.busy_s();
             }
         }
         for t in local.clone() {
-            counts[n + t] = sh.thread_updates[t].load(std::sync::atomic::Ordering::Relaxed);
+            let made = sh.thread_updates[t].load(std::sync::atomic::Ordering::Relaxed);
+            words[at.n + t] = made as f64;
         }
-        counts[n + threads] = last_cost_ns;
-        // Residuals, busy seconds (n each, if kept), then each thread's CPU
-        // and wall seconds (if loads are measured).
-        let r_len = if residual { n } else { 0 };
-        let b_len = if loads { n } else { 0 };
-        let mut values = vec![0.0; r_len + b_len + if loads { 2 * threads } else { 0 }];
-        for (s, sub) in sh.subs.iter().enumerate() {
-            if mine[s] && residual {
-                values[s] = sub.residual_sq();
-            }
-            if mine[s] && loads {
-                values[r_len + s] = sub.busy_s();
-            }
-        }
+        words[at.cost()] = last_cost_ns as f64;
         if let Some(clocks) = &sh.clocks {
             for t in local {
                 let (cpu, wall) = clocks[t].seconds();
-                values[r_len + b_len + 2 * t] = cpu;
-                values[r_len + b_len + 2 * t + 1] = wall;
+                words[at.clocks() + 2 * t] = cpu;
+                words[at.clocks() + 2 * t + 1] = wall;
             }
         }
-        peers.sum(&mut counts, &mut values);
-        let c = r_len + b_len;
+        words
+    }
+
+    /// The view from every rank's [`Gathered::words`], summed.
+    fn of(sh: &Shared<'_>, sums: &[f64]) -> Gathered {
+        let at = Layout::of(sh);
+        assert_eq!(sums.len(), at.len(), "a view of another layout");
+        let whole = |v: &[f64]| v.iter().map(|&x| x as u64).collect::<Vec<u64>>();
+        let (n, threads) = (at.n, at.threads);
         Gathered {
-            counts: counts[..n].to_vec(),
+            counts: whole(&sums[..n]),
             owners: sh.subs.iter().map(Subdomain::owner).collect(),
-            thread_updates: counts[n..n + threads].to_vec(),
-            residuals: residual.then(|| values[..n].to_vec()),
-            busy: loads.then(|| values[r_len..c].to_vec()),
-            clocks: loads.then(|| {
+            thread_updates: whole(&sums[n..n + threads]),
+            residuals: at
+                .residual
+                .then(|| sums[at.residuals()..at.residuals() + n].to_vec()),
+            busy: at.loads.then(|| sums[at.busy()..at.busy() + n].to_vec()),
+            clocks: at.loads.then(|| {
+                let c = at.clocks();
                 (0..threads)
-                    .map(|t| (values[c + 2 * t], values[c + 2 * t + 1]))
+                    .map(|t| (sums[c + 2 * t], sums[c + 2 * t + 1]))
                     .collect()
             }),
-            cost_ns: counts[n + threads],
+            cost_ns: sums[at.cost()] as u64,
         }
     }
 }

@@ -145,7 +145,11 @@ impl Shared<'_> {
 
     /// One exchange with the peers; the agreed stop, if any, is recorded.
     fn exchange(&self, peers: &dyn Peers, stop: Option<StopReason>) -> Option<StopReason> {
-        let all = peers.exchange(self.subs, self.wish(stop));
+        let mut view = match &self.rank_balancer {
+            Some(b) => b.lock().view_words(self, peers),
+            None => Vec::new(),
+        };
+        let all = peers.exchange(self.subs, self.wish(stop), &mut view);
         {
             let mut log = self.estimates.lock();
             if log.len() == ESTIMATES_KEPT {
@@ -159,7 +163,7 @@ impl Shared<'_> {
             self.agreed.store(urgency(agreed), Ordering::Relaxed);
         } else if let Some(b) = &self.rank_balancer {
             let mut b = b.lock();
-            if b.after_exchange(self, peers, all.now_ns) {
+            if b.after_exchange(self, peers, all.now_ns, &view) {
                 self.rank_due_ns.store(b.due_ns(), Ordering::Relaxed);
             }
         }
@@ -368,12 +372,12 @@ impl Shared<'_> {
                 let stop = from_urgency(self.agreed.load(Ordering::Relaxed));
                 // Settle the edges (every worker everywhere has stopped),
                 // then the exact residual, summed (see `peers`).
-                let all = p.exchange(self.subs, self.wish(None));
+                let all = p.exchange(self.subs, self.wish(None), &mut []);
                 let mut sum = [self
                     .local_subs()
                     .map(|s| s.exact_residual_sq(self.problem, self.subs))
                     .sum::<f64>()];
-                p.sum(&mut [], &mut sum);
+                p.sum(&mut sum);
                 let residual = sum[0].sqrt() / r0;
                 (
                     stop,

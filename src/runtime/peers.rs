@@ -107,17 +107,20 @@ pub(crate) trait Peers: Sync {
     fn thread_nodes(&self) -> Vec<usize>;
     /// Called once by every rank before the clock starts.
     fn start(&self);
-    /// One exchange of edges and wishes (see the module's protocol).
-    fn exchange(&self, subs: &[Subdomain], wish: Wish) -> Wish;
+    /// One exchange of edges and wishes (see the module's protocol); the
+    /// same all-reduce also sums `sums` over all ranks, element by element,
+    /// in place (the balancer's view, `migrate`; empty on most exchanges,
+    /// and of one length on every rank).
+    fn exchange(&self, subs: &[Subdomain], wish: Wish, sums: &mut [f64]) -> Wish;
     /// The whole grid on rank 0 (`None` elsewhere), at the end of the run
     /// and only if [`Peers::wants_grid`].
     fn gather(&self, problem: &Problem, subs: &[Subdomain]) -> Option<Array2<f64>>;
     /// Whether the run's grid is to be written (`--grid`): otherwise no
     /// rank ever holds more than its own cells.
     fn wants_grid(&self) -> bool;
-    /// Sums `counts` and `values` over all ranks, element by element, in
-    /// place: every rank gets the sums (the balancer's view, `migrate`).
-    fn sum(&self, counts: &mut [u64], values: &mut [f64]);
+    /// Sums `values` over all ranks, element by element, in place: every
+    /// rank gets the sums (the exact residual's parts).
+    fn sum(&self, values: &mut [f64]);
     /// Subdomains moving between ranks (`migrate`): sends each `(rank,
     /// words)` and receives, from each `(rank, length)`, that many words,
     /// returned in that order. Every rank calls it in the same exchange.

@@ -12,7 +12,7 @@ struct Board {
     edges: HashMap<(usize, usize), Vec<u64>>,
     wishes: Vec<Wish>,
     cells: Vec<(usize, Vec<f64>)>,
-    sums: Vec<(Vec<u64>, Vec<f64>)>,
+    sums: Vec<(usize, Vec<f64>)>,
     /// Packed subdomains by (from, to) rank.
     packs: HashMap<(usize, usize), Vec<u64>>,
 }
@@ -61,7 +61,8 @@ impl Peers for Rank<'_> {
     fn start(&self) {
         self.hub.barrier.wait();
     }
-    fn exchange(&self, subs: &[Subdomain], wish: Wish) -> Wish {
+    fn exchange(&self, subs: &[Subdomain], wish: Wish, sums: &mut [f64]) -> Wish {
+        self.sum(sums);
         let (edges, all) = self.meet(
             |b| {
                 for s in subs
@@ -127,21 +128,21 @@ impl Peers for Rank<'_> {
     fn wants_grid(&self) -> bool {
         true
     }
-    fn sum(&self, counts: &mut [u64], values: &mut [f64]) {
-        let (c, v) = self.meet(
-            |b| b.sums.push((counts.to_vec(), values.to_vec())),
+    fn sum(&self, values: &mut [f64]) {
+        let me = self.rank;
+        let v = self.meet(
+            |b| b.sums.push((me, values.to_vec())),
             |b| {
-                let mut c = vec![0u64; counts.len()];
-                let mut v = vec![0.0; values.len()];
                 // In rank order, as a reduction's fixed order would.
-                for (cs, vs) in &b.sums {
-                    c.iter_mut().zip(cs).for_each(|(a, x)| *a += x);
+                let mut parts: Vec<&(usize, Vec<f64>)> = b.sums.iter().collect();
+                parts.sort_by_key(|p| p.0);
+                let mut v = vec![0.0; values.len()];
+                for (_, vs) in parts {
                     v.iter_mut().zip(vs).for_each(|(a, x)| *a += x);
                 }
-                (c, v)
+                v
             },
         );
-        counts.copy_from_slice(&c);
         values.copy_from_slice(&v);
     }
     fn migrate(&self, sends: &[(usize, Vec<u64>)], recvs: &[(usize, usize)]) -> Vec<Vec<u64>> {
