@@ -111,6 +111,8 @@ struct Shared<'a> {
     /// Progress (mean updates per subdomain of this process), as `f64`
     /// bits, published by the monitor for a workload that moves with it.
     progress: AtomicU64,
+    /// Across ranks: when the monitor last exchanged (ns since the start).
+    exchanged_ns: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -150,6 +152,8 @@ impl Shared<'_> {
             None => Vec::new(),
         };
         let all = peers.exchange(self.subs, self.wish(stop), &mut view);
+        let now = self.start.elapsed().as_nanos() as u64;
+        self.exchanged_ns.store(now, Ordering::Relaxed);
         {
             let mut log = self.estimates.lock();
             if log.len() == ESTIMATES_KEPT {
@@ -226,6 +230,14 @@ impl Shared<'_> {
             estimate,
         );
         estimate
+    }
+
+    /// Whether the exchanging monitor is two periods behind: a worker
+    /// sharing its core then offers it the core.
+    fn monitor_is_late(&self) -> bool {
+        let now = self.start.elapsed().as_nanos() as u64;
+        let last = self.exchanged_ns.load(Ordering::Relaxed);
+        now.saturating_sub(last) > 2 * MONITOR_PERIOD.as_nanos() as u64
     }
 
     /// Progress as last published.
@@ -512,6 +524,7 @@ impl<'a> Shared<'a> {
             agreed: AtomicU64::new(0),
             clocks: loads.then(|| (0..threads).map(|_| Default::default()).collect()),
             progress: AtomicU64::new(0f64.to_bits()),
+            exchanged_ns: AtomicU64::new(0),
         }
     }
 }

@@ -179,7 +179,8 @@ fn run_as_threads(ranks: usize, threads: usize, spd: usize, settings: &Settings)
     run_all_as_threads(ranks, threads, spd, settings, None).swap_remove(0)
 }
 
-/// Every rank's outcome, each run with `balancer` if given.
+/// Every rank's outcome, each run with `balancer` if given, on domains of
+/// 12 x 12.
 fn run_all_as_threads(
     ranks: usize,
     threads: usize,
@@ -187,7 +188,19 @@ fn run_all_as_threads(
     settings: &Settings,
     balancer: Option<&Balancer>,
 ) -> Vec<Outcome> {
-    let problem = Problem::new(12, ranks * threads, spd).unwrap();
+    run_all_sized(12, ranks, threads, spd, settings, balancer)
+}
+
+/// [`run_all_as_threads`] on domains of `size` x `size`.
+fn run_all_sized(
+    size: usize,
+    ranks: usize,
+    threads: usize,
+    spd: usize,
+    settings: &Settings,
+    balancer: Option<&Balancer>,
+) -> Vec<Outcome> {
+    let problem = Problem::new(size, ranks * threads, spd).unwrap();
     let placement = Topology::uniform(1, 2)
         .place(ranks * threads, true)
         .unwrap();
@@ -370,6 +383,10 @@ fn async_converges_and_loses_no_update_while_subdomains_shuttle_between_ranks() 
     assert!(outs.iter().all(|o| o.owners == out.owners));
 }
 
+/// Domains big enough that the slow thread's rate shows through a busy
+/// machine's time slices.
+const SLOW_SIZE: usize = 48;
+
 #[test]
 fn joint_and_hybrid_move_work_off_a_slow_rank() {
     for label in ["joint(0.001)", "hybrid(0.001,2)"] {
@@ -387,7 +404,7 @@ fn joint_and_hybrid_move_work_off_a_slow_rank() {
             thread: 1,
             factor: 2.0,
         });
-        let outs = run_all_as_threads(2, 1, 4, &s, None);
+        let outs = run_all_sized(SLOW_SIZE, 2, 1, 4, &s, None);
         let out = &outs[0];
         assert_eq!(out.stop, StopReason::Converged, "{label}");
         let held = |t| out.owners.iter().filter(|&&o| o == t).count();
