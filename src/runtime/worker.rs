@@ -118,16 +118,30 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
         // hands the rest of the slice to them, so a thread with short
         // sweeps lost more to yielding than one with long ones (beside two
         // CPU hogs, a thread slowed 3x made 20 times the updates of a quick
-        // one). But at every sweep where this rank's own threads share the
-        // core: they then take turns sweep by sweep, and the rates the
-        // balancer measures over a millisecond stay smooth (taking turns by
-        // time slices, hybrid across 2 ranks of 2 threads on one core each
-        // moved 55-84 subdomains instead of 3-4 and took 20% longer).
+        // one). But at every sweep where the run's own threads share the
+        // core (of this rank or another on this node): they then take turns
+        // sweep by sweep, and the rates the balancer measures over a
+        // millisecond stay smooth (taking turns by time slices, hybrid
+        // across 2 ranks of 2 threads on one core each moved 55-84
+        // subdomains instead of 3-4 and took 20% longer; on 4 ranks of one
+        // thread, two to a core, joint made 776 moves and took 1.23x plain
+        // async's time).
         if sh.peers.is_some() && w.mode != Mode::Sync && (w.shares_core || sh.monitor_is_late()) {
             std::thread::yield_now();
         }
     }
     sh.max_lag[t].store(w.max_lag, Ordering::Relaxed);
+}
+
+/// Whether another thread of the run, of any rank on thread `t`'s node, is
+/// pinned to `t`'s core (across ranks; in one process there are no peers
+/// and this is never asked).
+fn shares_core(sh: &Shared<'_>, t: usize) -> bool {
+    let Some(peers) = sh.peers else {
+        return false;
+    };
+    let (cores, nodes) = (&sh.placement.cores, peers.thread_nodes());
+    (0..cores.len()).any(|o| o != t && cores[o] == cores[t] && nodes[o] == nodes[t])
 }
 
 /// One worker's settings and running tallies.
@@ -148,8 +162,8 @@ struct Worker<'s, 'a> {
     /// of a single update includes time preempted by an oversubscribed
     /// neighbour, and spinning for that would feed on itself.
     fastest_update: Duration,
-    /// Whether another of this process's threads is pinned to this one's
-    /// core (oversubscribed on purpose).
+    /// Whether another of the run's threads (of any rank on this node) is
+    /// pinned to this one's core: oversubscribed on purpose.
     shares_core: bool,
     /// Whether updates are timed (object loads), and when the balancer's
     /// next call was due at this thread's last CPU-time sample.
@@ -179,10 +193,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             done: sh.thread_updates[t].load(Ordering::Relaxed),
             max_lag: sh.max_lag[t].load(Ordering::Relaxed),
             fastest_update: Duration::MAX,
-            shares_core: sh
-                .local
-                .clone()
-                .any(|o| o != t && sh.placement.cores[o] == sh.placement.cores[t]),
+            shares_core: shares_core(sh, t),
             timed: sh.clocks.is_some(),
             due_seen: u64::MAX,
         }
