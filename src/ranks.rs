@@ -31,7 +31,7 @@ use ndarray::Array2;
 use crate::engine::{Outcome, RanksInfo};
 use crate::plan::Plan;
 use crate::problem::{Neighbour, Problem, Side};
-use crate::runtime::peers::{Peers, Wish, from_urgency, urgency};
+use crate::runtime::peers::{Peers, Wish, from_urgency, owner_ranks, urgency};
 use crate::subdomain::Subdomain;
 use crate::topology::Placement;
 
@@ -299,11 +299,6 @@ impl Ranks {
         SimpleCommunicator::world().all_gather_into(&(kib * 1024), &mut all[..]);
         all
     }
-
-    /// Whether this rank's threads own `sub` now.
-    fn owns(&self, sub: &Subdomain) -> bool {
-        sub.owner() / self.threads == self.rank
-    }
 }
 
 /// Waits for every request, leaving the core to others while it waits.
@@ -457,14 +452,15 @@ impl Peers for Ranks {
         let root = world.process_at_rank(0);
         // Each rank's cells, its subdomains in id order: every rank knows
         // every owner, so rank 0 knows where each arrives.
+        let on = owner_ranks(subs, self.threads);
         let cells = |rank: usize| -> usize {
-            subs.iter()
-                .filter(|s| s.owner() / self.threads == rank)
-                .map(|s| s.geom.cells())
+            (subs.iter().zip(&on))
+                .filter(|&(_, &r)| r == rank)
+                .map(|(s, _)| s.geom.cells())
                 .sum()
         };
         let mut mine = Vec::with_capacity(cells(self.rank));
-        for s in subs.iter().filter(|s| self.owns(s)) {
+        for (s, _) in subs.iter().zip(&on).filter(|&(_, &r)| r == self.rank) {
             s.interior_into(problem, &mut mine);
         }
         if self.rank != 0 {
@@ -489,8 +485,7 @@ impl Peers for Ranks {
             root.gather_varcount_into_root(&mine[..], &mut part);
         }
         let mut grid = problem.initial_grid();
-        for (g, s) in problem.subs.iter().zip(subs) {
-            let r = s.owner() / self.threads;
+        for (g, &r) in problem.subs.iter().zip(&on) {
             crate::subdomain::place_interior(&mut grid, g, &all[at[r]..at[r] + g.cells()]);
             at[r] += g.cells();
         }
