@@ -143,8 +143,16 @@ fn ssync_and_async_converge_across_ranks_on_the_verified_residual() {
             "tolerance=1e-3",
             "max_iterations=1000000",
         ];
-        let r = mpirun(&dir, ranks, &args);
+        let mut cmd = launcher(&dir, ranks, &args);
+        cmd.env("BRAID_PROGRESS_S", "0.05");
+        let r = wait_for(cmd, common::HANG);
         assert_eq!(r.status, Some(0), "{variant} on {ranks}: {}", r.stderr);
+        // Rank 0's progress lines show the whole run's residual estimate.
+        assert!(
+            r.stderr.lines().any(|l| l.contains("residual ")),
+            "{variant} on {ranks}: {}",
+            r.stderr
+        );
         // The summary names each rank's cores, not one merged list.
         let shown = r.stdout.lines().next().unwrap_or_default();
         assert!(shown.contains("[rank cores "), "{shown}");

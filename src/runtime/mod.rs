@@ -218,12 +218,16 @@ impl Shared<'_> {
     }
 
     /// What the command line's progress line shows: the most updates, the
-    /// clock and (in one process) the residual estimate; across ranks a
-    /// rank sees only its own part of the residual, so none. Returns the
-    /// estimate it read, for the monitor's convergence test to reuse.
+    /// clock and the residual estimate (across ranks, the whole run's as
+    /// the last exchange agreed it: a rank holds only its own part).
+    /// Returns the estimate it read, for the monitor's convergence test to
+    /// reuse.
     fn show_progress(&self) -> Option<f64> {
-        let residual = self.peers.is_none() && self.settings.tolerance.is_some();
-        let estimate = residual.then(|| self.residual_sq_estimate());
+        let estimate = match (self.peers, self.settings.tolerance) {
+            (_, None) => None,
+            (None, Some(_)) => Some(self.residual_sq_estimate()),
+            (Some(_), Some(_)) => self.estimates.lock().back().map(|&(_, e)| e),
+        };
         self.settings.progress.publish(
             self.most_updates(),
             self.start.elapsed().as_secs_f64(),
