@@ -301,15 +301,7 @@ impl Problem {
     /// same order, without building the grid (a rank of a run across ranks
     /// never holds the whole grid).
     pub fn initial_residual_norm(&self) -> f64 {
-        let u = |i, j| self.initial_value(i, j);
-        let mut sum = 0.0;
-        for i in 1..self.height + 1 {
-            for j in 1..self.width + 1 {
-                let r = (((u(i - 1, j) + u(i + 1, j)) + u(i, j - 1)) + u(i, j + 1)) - 4.0 * u(i, j);
-                sum += r * r;
-            }
-        }
-        sum.sqrt()
+        residual_sq(self.height, self.width, |i, j| self.initial_value(i, j)).sqrt()
     }
 
     /// The domain whose thread gets noise by default: the middle domain of
@@ -323,15 +315,22 @@ impl Problem {
 /// `r = (N + S + W + E) - 4 u`.
 pub fn residual_norm(grid: &Array2<f64>) -> f64 {
     let (h, w) = grid.dim();
+    residual_sq(h - 2, w - 2, |i, j| grid[[i, j]]).sqrt()
+}
+
+/// `sum r^2`, `r = (((N + S) + W) + E) - 4 u`, over the `h` x `w` interior
+/// of a padded block whose value at padded `(i, j)` is `u(i, j)`, row by
+/// row: the one spelling of the residual, whose order of additions every
+/// exact residual shares (the whole grid's, the initial one, a rank's part).
+pub(crate) fn residual_sq(h: usize, w: usize, u: impl Fn(usize, usize) -> f64) -> f64 {
     let mut sum = 0.0;
-    for i in 1..h - 1 {
-        for j in 1..w - 1 {
-            let r = (((grid[[i - 1, j]] + grid[[i + 1, j]]) + grid[[i, j - 1]]) + grid[[i, j + 1]])
-                - 4.0 * grid[[i, j]];
+    for i in 1..=h {
+        for j in 1..=w {
+            let r = (((u(i - 1, j) + u(i + 1, j)) + u(i, j - 1)) + u(i, j + 1)) - 4.0 * u(i, j);
             sum += r * r;
         }
     }
-    sum.sqrt()
+    sum
 }
 
 /// Plain sequential Jacobi on the whole padded grid: the oracle that

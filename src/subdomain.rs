@@ -479,16 +479,7 @@ impl Subdomain {
         let b = layout(g);
         let cur = &mut held.cells.cur;
         self.fill_halo(cur, subs, EdgeVersion::Latest, 0);
-        let mut sum = 0.0;
-        for i in 1..=g.height {
-            for j in 1..=g.width {
-                let r = (((cur[b.at(i - 1, j)] + cur[b.at(i + 1, j)]) + cur[b.at(i, j - 1)])
-                    + cur[b.at(i, j + 1)])
-                    - 4.0 * cur[b.at(i, j)];
-                sum += r * r;
-            }
-        }
-        sum
+        crate::problem::residual_sq(g.height, g.width, |i, j| cur[b.at(i, j)])
     }
 
     /// Largest amount by which this subdomain's count is ahead of a
