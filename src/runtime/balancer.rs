@@ -331,23 +331,34 @@ mod tests;
 /// here on loom's Mutex and atomics, step for step, because the real cells
 /// sit behind parking_lot's mutex, which loom cannot schedule.
 #[cfg(all(test, feature = "loom"))]
-mod loom_tests {
+pub(super) mod loom_tests {
     use std::sync::atomic::AtomicBool as SeenAnywhere;
 
     use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
     use loom::sync::{Arc, Mutex};
 
-    struct Sub {
+    /// A subdomain (one rank's copy of it, in `migrate`'s model).
+    pub(in crate::runtime) struct Sub {
         /// The cells, reduced to how many updates were applied to them.
-        cells: Mutex<u64>,
-        count: AtomicU64,
-        owner: AtomicUsize,
+        pub(in crate::runtime) cells: Mutex<u64>,
+        pub(in crate::runtime) count: AtomicU64,
+        pub(in crate::runtime) owner: AtomicUsize,
+    }
+
+    impl Sub {
+        pub(in crate::runtime) fn new(owner: usize) -> Arc<Sub> {
+            Arc::new(Sub {
+                cells: Mutex::new(0),
+                count: AtomicU64::new(0),
+                owner: AtomicUsize::new(owner),
+            })
+        }
     }
 
     /// One worker step, as in worker.rs: skip a subdomain held by another
     /// thread or owned by another; else update it and publish the count.
     /// Returns (updated, whether the owner changed during the update).
-    fn step(sub: &Sub, me: usize) -> (bool, bool) {
+    pub(in crate::runtime) fn step(sub: &Sub, me: usize) -> (bool, bool) {
         let Ok(mut cells) = sub.cells.try_lock() else {
             return (false, false);
         };
@@ -375,11 +386,7 @@ mod loom_tests {
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(3);
         model.check(|| {
-            let sub = Arc::new(Sub {
-                cells: Mutex::new(0),
-                count: AtomicU64::new(0),
-                owner: AtomicUsize::new(0),
-            });
+            let sub = Sub::new(0);
             let moved = Arc::new(loom::sync::atomic::AtomicBool::new(false));
             let workers: Vec<_> = (0..2)
                 .map(|me| {

@@ -488,43 +488,13 @@ mod tests {
 /// lock, update, count with Release), the donor's steps 1-2 (owner first,
 /// then the pack under the lock) and the receiver's step 4 (cells and count
 /// under the lock, then the owner) with the new owner's worker, restated on
-/// loom's primitives: each rank's copy of the subdomain is its own `Sub`.
+/// loom's primitives (the handoff model's `Sub` and `step`, shared): each
+/// rank's copy of the subdomain is its own `Sub`.
 #[cfg(all(test, feature = "loom"))]
 mod loom_tests {
-    use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-    use loom::sync::{Arc, Mutex};
+    use loom::sync::atomic::Ordering;
 
-    /// One rank's copy of the subdomain; the cells reduced to how many
-    /// updates they hold.
-    struct Sub {
-        cells: Mutex<u64>,
-        count: AtomicU64,
-        owner: AtomicUsize,
-    }
-
-    impl Sub {
-        fn new(owner: usize) -> Arc<Sub> {
-            Arc::new(Sub {
-                cells: Mutex::new(0),
-                count: AtomicU64::new(0),
-                owner: AtomicUsize::new(owner),
-            })
-        }
-    }
-
-    /// One worker step, as in worker.rs.
-    fn step(sub: &Sub, me: usize) -> bool {
-        let Ok(mut cells) = sub.cells.try_lock() else {
-            return false;
-        };
-        if sub.owner.load(Ordering::Acquire) != me {
-            return false;
-        }
-        *cells += 1;
-        let c = sub.count.load(Ordering::Relaxed);
-        sub.count.store(c + 1, Ordering::Release);
-        true
-    }
+    use crate::runtime::balancer::loom_tests::{Sub, step};
 
     /// Thread 0 (rank P) tries two updates while P's exchanging thread
     /// moves the subdomain to thread 1 (rank Q); Q installs it while thread
@@ -540,11 +510,11 @@ mod loom_tests {
             let (here, there) = (Sub::new(0), Sub::new(0));
             let old = {
                 let here = here.clone();
-                loom::thread::spawn(move || (0..2).filter(|_| step(&here, 0)).count() as u64)
+                loom::thread::spawn(move || (0..2).filter(|_| step(&here, 0).0).count() as u64)
             };
             let new = {
                 let there = there.clone();
-                loom::thread::spawn(move || u64::from(step(&there, 1)))
+                loom::thread::spawn(move || u64::from(step(&there, 1).0))
             };
             // Steps 1 and 2 on P: the owner, then the pack under the lock.
             here.owner.store(1, Ordering::Release);

@@ -176,22 +176,11 @@ impl Peers for Rank<'_> {
 /// Runs `ranks` ranks of `threads` threads each, as threads here; rank
 /// 0's outcome.
 fn run_as_threads(ranks: usize, threads: usize, spd: usize, settings: &Settings) -> Outcome {
-    run_all_as_threads(ranks, threads, spd, settings, None).swap_remove(0)
+    run_all_sized(12, ranks, threads, spd, settings, None).swap_remove(0)
 }
 
-/// Every rank's outcome, each run with `balancer` if given, on domains of
-/// 12 x 12.
-fn run_all_as_threads(
-    ranks: usize,
-    threads: usize,
-    spd: usize,
-    settings: &Settings,
-    balancer: Option<&Balancer>,
-) -> Vec<Outcome> {
-    run_all_sized(12, ranks, threads, spd, settings, balancer)
-}
-
-/// [`run_all_as_threads`] on domains of `size` x `size`.
+/// Every rank's outcome, on domains of `size` x `size`, each run with
+/// `balancer` if given.
 fn run_all_sized(
     size: usize,
     ranks: usize,
@@ -337,7 +326,7 @@ fn sync_stays_sequential_jacobi_while_subdomains_shuttle_between_ranks() {
         // The budget is a thread's updates, and a thread's share changes
         // at every crossing: the iterations are what the counts say.
         let s = Settings::plain(Scheme::Sync, 2000);
-        let outs = run_all_as_threads(ranks, threads, spd, &s, Some(&shuttle()));
+        let outs = run_all_sized(12, ranks, threads, spd, &s, Some(&shuttle()));
         let problem = Problem::new(12, ranks * threads, spd).unwrap();
         let out = &outs[0];
         let counts = owned_counts(&outs, threads);
@@ -370,7 +359,7 @@ fn async_converges_and_loses_no_update_while_subdomains_shuttle_between_ranks() 
         std::sync::Arc::new(Shuttle),
         std::time::Duration::from_micros(200),
     );
-    let outs = run_all_as_threads(2, 2, 4, &s, Some(&b));
+    let outs = run_all_sized(12, 2, 2, 4, &s, Some(&b));
     let out = &outs[0];
     assert_eq!(out.stop, StopReason::Converged);
     assert!(out.converged && out.residual.unwrap() <= 1e-3);
