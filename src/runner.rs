@@ -265,6 +265,9 @@ fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Fail
     // sockets that one held). A `sim_topology=` override still wins.
     cfg.sim_topology = replayed_machine(&report.thread_sockets, report.threads)
         .map_err(|e| bad_input(anyhow::anyhow!("{}: {e}", context())))?;
+    // The threads that ran: across ranks the report's configuration
+    // holds one rank's, the report the whole run's.
+    cfg.threads = crate::config::AutoOr::Value(report.threads);
     cfg.noise = NoiseForm::None;
     cfg.noise_cores = Config::default().noise_cores;
     cfg.slow = None;
@@ -505,7 +508,6 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
             ..cfg.clone()
         };
         let mut plan = plan_for(&quiet, EngineKind::Run)?;
-        plan.check_across_ranks().map_err(bad_input)?;
         let node = match leads {
             true => Some(crate::topology::Topology::detect_node().map_err(bad_input)?),
             false => None,

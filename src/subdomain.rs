@@ -102,6 +102,14 @@ pub(crate) struct Subdomain {
 /// busy time.
 const PACKED_HEAD: usize = 3;
 
+/// Per side (`Side::index`), the bits of a neighbour's edge to read instead
+/// of what it has published: an edge as it arrived over the simulator's
+/// network (`sim/network.rs`). `None`: read the neighbour.
+pub(crate) type Aged<'a> = [Option<&'a [u64]>; 4];
+
+/// No side aged: every side read from the neighbour.
+const FRESH: Aged<'static> = [None; 4];
+
 /// Which version of its neighbours' edges an update reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EdgeVersion {
@@ -295,12 +303,28 @@ impl Subdomain {
         }
     }
 
-    fn fill_halo(&self, cur: &mut [f64], subs: &[Subdomain], version: EdgeVersion, own: u64) {
+    /// Fills the halo with the neighbours' edges: of `version`, or on a
+    /// side that `aged` gives, those bits (the simulator's network: what a
+    /// neighbour on another node sent, as it arrives).
+    fn fill_halo(
+        &self,
+        cur: &mut [f64],
+        subs: &[Subdomain],
+        version: EdgeVersion,
+        own: u64,
+        aged: &Aged<'_>,
+    ) {
         let b = layout(&self.geom);
         for side in Side::ALL {
             let Neighbour::Sub(n) = self.geom.neighbour(side) else {
                 continue;
             };
+            if let Some(bits) = aged[side.index()] {
+                for (c, &e) in halo(cur, b, side).zip(bits) {
+                    *c = f64::from_bits(e);
+                }
+                continue;
+            }
             let other = &subs[n];
             let v = match version {
                 EdgeVersion::Own => own,
@@ -478,7 +502,7 @@ impl Subdomain {
         let g = &self.geom;
         let b = layout(g);
         let cur = &mut held.cells.cur;
-        self.fill_halo(cur, subs, EdgeVersion::Latest, 0);
+        self.fill_halo(cur, subs, EdgeVersion::Latest, 0, &FRESH);
         crate::problem::residual_sq(g.height, g.width, |i, j| cur[b.at(i, j)])
     }
 
@@ -599,11 +623,23 @@ impl Held<'_> {
         version: EdgeVersion,
         residual: Residual,
     ) {
+        self.begin_update_aged(subs, version, residual, &FRESH);
+    }
+
+    /// [`Self::begin_update`], reading the sides that `aged` gives from
+    /// there instead of from the neighbours (the simulator's network).
+    pub(crate) fn begin_update_aged(
+        &mut self,
+        subs: &[Subdomain],
+        version: EdgeVersion,
+        residual: Residual,
+        aged: &Aged<'_>,
+    ) {
         let sub = self.sub;
         let cells = &mut *self.cells;
         let b = layout(&sub.geom);
         let c = sub.stats.count.load(Ordering::Relaxed);
-        sub.fill_halo(&mut cells.cur, subs, version, c);
+        sub.fill_halo(&mut cells.cur, subs, version, c, aged);
         if residual == Residual::Compute {
             let r = kernel::sweep_block_with_residual(&cells.cur, &mut cells.next, b);
             sub.stats.residual_sq.store(r.to_bits(), Ordering::Relaxed);

@@ -1,8 +1,8 @@
 //! Runs across MPI ranks (`--features mpi`, under `mpirun`): sync is the
 //! one-process run bit for bit for 1 to 4 ranks, ssync and async converge
 //! on the verified residual, the counts add up, every rank stops together
-//! (a budget, a time limit, a killed rank), and what does not run across
-//! ranks yet is refused with exit 2.
+//! (a budget, a time limit, a killed rank), a trace is sampled across
+//! ranks, and what does not run across ranks is refused with exit 2.
 //!
 //! The ranks share this machine's cores (`--oversubscribe --bind-to none`),
 //! so these runs are small; speed is measured in docs/across-nodes.md, not here.
@@ -482,10 +482,51 @@ fn killing_one_rank_ends(args: &[&str]) {
 }
 
 #[test]
+fn a_trace_across_ranks_samples_the_whole_run_and_replays_in_the_simulator() {
+    let dir = scratch("mpi_trace");
+    let r = mpirun(
+        &dir,
+        2,
+        &[
+            "run",
+            "--json",
+            "r.json",
+            "--variant",
+            "async(4)+joint(0.001)",
+            "threads=1",
+            "domain_size=60",
+            "tolerance=1e-4",
+            "max_iterations=1000000",
+            "time_limit=60",
+            "trace_interval=0.002",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let report = json(&dir.join("r.json"));
+    let trace = report["trace"].as_array().expect("a trace");
+    assert!(trace.len() >= 2, "{} samples", trace.len());
+    // The last sample is the end: every rank's final counts and owners.
+    let last = trace.last().unwrap();
+    assert_eq!(last["counts"], report["subdomain_updates"]);
+    assert_eq!(last["owners"], report["owners"]);
+    let replay = braid(
+        &dir,
+        &[
+            "sim",
+            "--replay-speeds",
+            "r.json",
+            "--json",
+            "s.json",
+            "numerics=true",
+        ],
+    );
+    assert_eq!(replay.status, Some(0), "{}", replay.stderr);
+}
+
+#[test]
 fn what_does_not_run_across_ranks_is_refused_with_exit_2() {
     let dir = scratch("mpi_refused");
     for (args, says) in [
-        (vec!["run", "threads=1", "trace_interval=0.01"], "trace"),
         (vec!["sim", "threads=1"], "only `braid run`"),
         (vec!["run", "threads=1", "domain_size=0"], "domain_size"),
         // Each rank's part fits 0.15 GiB, the grid rank 0 gathers to write

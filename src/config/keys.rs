@@ -321,14 +321,29 @@ config_keys! {
     sim_barrier_ns: f64 = "4500", |p| p.cost();
     sim_noise_iter_ns: f64 = "4.06", |p| p.cost();
     sim_residual_factor: f64 = "1.15", |p| p.number("a multiple of sim_cell_ns", 1e3);
-    /// Across nodes (a sim_topology with a host level, e.g. host:4 pack:2 core:18):
-    /// the latency of a message between nodes and the cost per byte on the wire, in
-    /// nanoseconds. An update pays the bytes of each edge it sends to a subdomain
-    /// owned on another node; a sync iteration that spans nodes waits one latency
-    /// more; the first update after a move to another node pays a latency and the
-    /// bytes of its cells. Defaults: an InfiniBand-class network (2 us, 10 GB/s).
+    /// Across nodes (a sim_topology with a host level, e.g. host:4 pack:2 core:18),
+    /// LogGP's parameters in nanoseconds: the latency L of a message between nodes,
+    /// the gap G per byte on the wire, a message's CPU overhead o at each end and the
+    /// least gap g between two messages a thread sends. In ssync/async what an update
+    /// reads of a neighbour on another node is its edge as it was sent, once arrived
+    /// (o + (bytes-1) G + L + o later, sends spaced g + (bytes-1) G apart). An update
+    /// pays o and the bytes of each edge it sends to another node; a sync iteration
+    /// that spans nodes waits one latency more; the first update after a move to
+    /// another node pays a latency and the bytes of its cells. Defaults: an
+    /// InfiniBand-class network (2 us, 10 GB/s), o = g = 0. LogGOPSim's defaults:
+    /// L=2500, G=6, o=1500, g=1000.
     sim_node_latency_ns: f64 = "2000", |p| p.cost();
     sim_node_byte_ns: f64 = "0.1", |p| p.cost();
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_node_overhead_ns: f64 = "0", |p| p.cost();
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_node_gap_ns: f64 = "0", |p| p.cost();
+}
+
+/// Whether a cost is 0: a key added at 0 is left out of reports, so that
+/// reports written before it existed read the same.
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// The section of the keys only the simulator reads.

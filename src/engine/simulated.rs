@@ -52,4 +52,9 @@ pub struct SimCosts {
     pub node_latency_ns: f64,
     /// Across nodes: per byte of an edge sent or of a moved subdomain.
     pub node_byte_ns: f64,
+    /// Across nodes: a message's CPU overhead at each end (LogGP's o).
+    pub node_overhead_ns: f64,
+    /// Across nodes: the least gap between two messages a thread sends
+    /// (LogGP's g).
+    pub node_gap_ns: f64,
 }

@@ -244,12 +244,3 @@ pub(super) fn grid(plan: &Plan) -> Result<(), PlanError> {
         Numbers::Counted => Err(PlanError::GridNeedsNumerics),
     }
 }
-
-/// What runs across MPI ranks do not support yet.
-pub(super) fn across_ranks(plan: &Plan) -> Result<(), PlanError> {
-    let unsupported = |what| Err(PlanError::NotAcrossRanks { what });
-    if plan.settings.trace_interval.is_some() {
-        return unsupported("the trace (trace_interval > 0)");
-    }
-    Ok(())
-}

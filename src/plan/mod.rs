@@ -129,12 +129,6 @@ pub enum PlanError {
         /// What is wrong with it.
         message: String,
     },
-    /// What runs across MPI ranks does not support yet.
-    #[error("{what} does not run across ranks yet; run it in one process")]
-    NotAcrossRanks {
-        /// What.
-        what: &'static str,
-    },
 }
 
 /// A run, ready for its engine.
@@ -286,11 +280,6 @@ impl Plan {
             None => None,
         };
         Ok(())
-    }
-
-    /// Checks what a run across MPI ranks does not support yet.
-    pub fn check_across_ranks(&self) -> Result<(), PlanError> {
-        checks::across_ranks(self)
     }
 }
 

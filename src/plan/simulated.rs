@@ -21,6 +21,8 @@ pub fn sim_costs(cfg: &Config) -> SimCosts {
         residual_factor: cfg.sim_residual_factor,
         node_latency_ns: cfg.sim_node_latency_ns,
         node_byte_ns: cfg.sim_node_byte_ns,
+        node_overhead_ns: cfg.sim_node_overhead_ns,
+        node_gap_ns: cfg.sim_node_gap_ns,
     }
 }
 

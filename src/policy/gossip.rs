@@ -35,13 +35,14 @@
 //! each socket or node; `hybrid`: those, and all every `period`-th call).
 //!
 //! In braid every engine still hands the policy a whole snapshot (the
-//! runtime across ranks gathers it), so what gossip saves there is not yet
-//! the all-gather but the knowledge it decides on; the simulator charges a
-//! call's cost the same for every strategy. What it shows is how decisions
-//! on partial knowledge compare (docs/across-nodes.md).
+//! runtime across ranks sums it in an exchange), so the runtime does not
+//! save the all-gather. The simulator charges what each way of learning
+//! would cost on its network ([`Policy::learns`], `sim/network.rs`), and
+//! the decisions are made on partial knowledge as here
+//! (docs/across-nodes.md compares them).
 
 use super::objects::Weights;
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
+use super::{Bounds, Learns, Move, Named, Policy, Snapshot, Strategy, by_group};
 use crate::rng::SplitMix64;
 
 /// vt's `run_temperedlb_tolerance`: a group whose most loaded thread is
@@ -79,6 +80,15 @@ impl Policy for Gossip {
 
     fn reads_loads(&self) -> bool {
         true
+    }
+
+    fn learns(&self) -> Learns {
+        // The rounds a group of every thread takes (the calls that cross
+        // nodes balance all threads together).
+        Learns::Gossip {
+            fanout: self.fanout.max(1),
+            rounds: self.rounds,
+        }
     }
 }
 
@@ -201,7 +211,7 @@ impl Gossip {
 
 /// `ceil(log_fanout(n))`: rounds after which word from one thread could
 /// have reached every one of `n`.
-fn rounds_to_cover(n: usize, fanout: usize) -> usize {
+pub(crate) fn rounds_to_cover(n: usize, fanout: usize) -> usize {
     let (mut reach, mut rounds) = (1usize, 0);
     while reach < n {
         reach = reach.saturating_mul(fanout + 1);

@@ -21,6 +21,7 @@ mod steal;
 
 pub use anticipate::Anticipate;
 pub use gossip::Gossip;
+pub(crate) use gossip::rounds_to_cover;
 pub use greedy::Greedy;
 pub use progressive::{Progressive, Scope};
 pub use refine::Refine;
@@ -278,13 +279,8 @@ impl Snapshot<'_> {
     /// (`Joint`, and `Hybrid` on every `period`-th call), else one per
     /// socket.
     pub fn groups(&self, scope: Scope) -> Vec<Vec<usize>> {
-        let joint = match scope {
-            Scope::Joint => true,
-            Scope::Split => false,
-            Scope::Hybrid { period } => period > 0 && self.call.is_multiple_of(period),
-        };
         let threads = self.threads();
-        if joint {
+        if scope.joint_at(self.call) {
             return vec![(0..threads).collect()];
         }
         (0..self.sockets())
@@ -417,6 +413,30 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     fn reads_loads(&self) -> bool {
         false
     }
+
+    /// How a call learns what it decides on when it balances threads of
+    /// several nodes together: what a network charges for it.
+    fn learns(&self) -> Learns {
+        Learns::Everything
+    }
+}
+
+/// How a strategy learns the loads it decides on, when its threads are on
+/// several nodes (what the simulator's network prices, `sim/network.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Learns {
+    /// Every thread's and subdomain's entries of the view, all-gathered:
+    /// the global strategies.
+    Everything,
+    /// The mean load (an all-reduce of one number), then `rounds` rounds
+    /// in which each thread tells `fanout` random peers what it knows
+    /// ([`Gossip`]).
+    Gossip {
+        /// Peers told per round.
+        fanout: usize,
+        /// Rounds.
+        rounds: usize,
+    },
 }
 
 /// What one call saw: progress, rates, residuals, seconds since the last.

@@ -77,6 +77,26 @@ pub enum Scope {
     },
 }
 
+impl Scope {
+    /// Whether call number `call` balances all threads together (joint;
+    /// hybrid on every `period`-th call) rather than each group alone.
+    ///
+    /// ```
+    /// use braid::policy::Scope;
+    /// assert!(Scope::Joint.joint_at(1));
+    /// assert!(!Scope::Split.joint_at(5));
+    /// let h = Scope::Hybrid { period: 5 };
+    /// assert_eq!((h.joint_at(4), h.joint_at(5)), (false, true));
+    /// ```
+    pub fn joint_at(self, call: u64) -> bool {
+        match self {
+            Scope::Joint => true,
+            Scope::Split => false,
+            Scope::Hybrid { period } => period > 0 && call.is_multiple_of(period),
+        }
+    }
+}
+
 /// The paper's Algorithm 1 with braid's departures, each of which can be
 /// turned off (the top of this file says which, and why).
 #[derive(Debug, Clone)]

@@ -30,6 +30,7 @@ mod migrate;
 pub(crate) mod peers;
 mod stop;
 mod sync;
+mod trace;
 mod worker;
 
 use std::ops::Range;
@@ -50,6 +51,7 @@ use crate::variant::Mode;
 use balancer::{Assignment, CoreClock, RunView, SharedBalancer};
 use migrate::RankBalancer;
 use peers::{Peers, Wish, from_urgency, urgency, verdict};
+use trace::RankTrace;
 
 /// How often the monitor looks at the run (and, across ranks in ssync and
 /// async, exchanges the edges: measured on 2 ranks of 1 thread here, a pause
@@ -84,6 +86,9 @@ struct Shared<'a> {
     /// samples.
     rank_balancer: Option<parking_lot::Mutex<RankBalancer>>,
     rank_due_ns: AtomicU64,
+    /// Across ranks, with `trace_interval`: the samples the exchanges
+    /// carried (`trace`).
+    rank_trace: Option<parking_lot::Mutex<RankTrace>>,
     /// Across ranks: each exchange's agreed clock and estimate this epoch,
     /// the last [`ESTIMATES_KEPT`] (for the termination delay).
     estimates: parking_lot::Mutex<std::collections::VecDeque<(u64, f64)>>,
@@ -147,11 +152,19 @@ impl Shared<'_> {
 
     /// One exchange with the peers; the agreed stop, if any, is recorded.
     fn exchange(&self, peers: &dyn Peers, stop: Option<StopReason>) -> Option<StopReason> {
-        let mut view = match &self.rank_balancer {
+        let mut words = match &self.rank_balancer {
             Some(b) => b.lock().view_words(self, peers),
             None => Vec::new(),
         };
-        let all = peers.exchange(self.subs, self.wish(stop), &mut view);
+        let view_len = words.len();
+        if let Some(t) = &self.rank_trace {
+            t.lock().words(self.subs, &self.local, &mut words);
+        }
+        let all = peers.exchange(self.subs, self.wish(stop), &mut words);
+        let (view, traced) = words.split_at(view_len);
+        if let Some(t) = &self.rank_trace {
+            t.lock().after_exchange(all.now_ns, traced);
+        }
         let now = self.start.elapsed().as_nanos() as u64;
         self.exchanged_ns.store(now, Ordering::Relaxed);
         {
@@ -167,7 +180,7 @@ impl Shared<'_> {
             self.agreed.store(urgency(agreed), Ordering::Relaxed);
         } else if let Some(b) = &self.rank_balancer {
             let mut b = b.lock();
-            if b.after_exchange(self, peers, all.now_ns, &view) {
+            if b.after_exchange(self, peers, all.now_ns, view) {
                 self.rank_due_ns.store(b.due_ns(), Ordering::Relaxed);
             }
         }
@@ -334,6 +347,9 @@ fn run_observed(
         Some(p) if p.wants_grid() => p.gather(problem, &subs),
         _ => grid,
     };
+    if let Some(t) = &shared.rank_trace {
+        trace = std::mem::take(&mut t.lock().samples);
+    }
     let mut outcome = shared.outcome(stop, grid, residual, refuted, trace);
     if let Some(p) = peers {
         p.merge(&mut outcome);
@@ -388,7 +404,14 @@ impl Shared<'_> {
                 let stop = from_urgency(self.agreed.load(Ordering::Relaxed));
                 // Settle the edges (every worker everywhere has stopped),
                 // then the exact residual, summed (see `peers`).
-                let all = p.exchange(self.subs, self.wish(None), &mut []);
+                let mut traced = Vec::new();
+                if let Some(t) = &self.rank_trace {
+                    t.lock().last_words(self.subs, &self.local, &mut traced);
+                }
+                let all = p.exchange(self.subs, self.wish(None), &mut traced);
+                if let Some(t) = &self.rank_trace {
+                    t.lock().after_exchange(all.now_ns, &traced);
+                }
                 let mut sum = [self
                     .local_subs()
                     .map(|s| s.exact_residual_sq(self.problem, self.subs))
@@ -512,6 +535,10 @@ impl<'a> Shared<'a> {
                 .filter(|_| peers.is_some())
                 .map(|b| parking_lot::Mutex::new(RankBalancer::new(b, loads))),
             rank_due_ns: AtomicU64::new(0),
+            rank_trace: settings
+                .trace_interval
+                .filter(|_| peers.is_some())
+                .map(|every| parking_lot::Mutex::new(RankTrace::new(every))),
             estimates: Default::default(),
             rule: StopRule {
                 budget: settings.update_budget,

@@ -10,7 +10,7 @@ use super::{Sets, View};
 use crate::engine::{
     Balancer, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Policies, Ran, Tried,
 };
-use crate::policy::{HISTORY, Move, Policy, Snapshot};
+use crate::policy::{HISTORY, Learns, Move, Policy, Snapshot};
 
 /// Whose turn it is to call the balancer, and from when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,6 +300,15 @@ impl Caller {
                 sets.crossed_sockets(m.sub);
             }
         }
+    }
+
+    /// How the last call learned what it decided on, if it balanced all
+    /// threads together; `None` if it balanced each group alone (a socket
+    /// or a node: nothing to learn across nodes).
+    pub(crate) fn learned(&self) -> Option<Learns> {
+        let policy = &self.candidates[self.current];
+        let joint = policy.name().scope.joint_at(self.stats.calls);
+        joint.then(|| policy.learns())
     }
 
     /// Adds the time a call took (measured by the runtime, charged by the

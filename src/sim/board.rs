@@ -3,6 +3,7 @@
 //! them, and the balancer's turns and calls in virtual time ([`Balance`]).
 
 use super::clock::PS_PER_S;
+use crate::policy::Learns;
 use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
 
@@ -178,19 +179,22 @@ pub(crate) struct Balance {
 
 impl Balance {
     /// Balances if it is thread `t`'s turn at virtual time `now`; a call
-    /// costs `cost` picoseconds. `subs` are the subdomains when the
-    /// simulation computes residuals (else empty). Returns whether it called.
+    /// costs `cost(learned)` picoseconds, `learned` being how it learned
+    /// what it decided on if it balanced all threads together
+    /// ([`Caller::learned`]). `subs` are the subdomains when the simulation
+    /// computes residuals (else empty). Returns the call's cost if it
+    /// called.
     pub(crate) fn maybe_call(
         &mut self,
         t: usize,
         now: u64,
-        cost: u64,
+        cost: impl FnOnce(Option<Learns>) -> u64,
         board: &mut Board,
         thread_sockets: &[usize],
         subs: &[Subdomain],
-    ) -> bool {
+    ) -> Option<u64> {
         if !self.rotation.is_due(t, now) {
-            return false;
+            return None;
         }
         let nodes = std::mem::take(&mut board.nodes);
         let view = SimView { board, subs };
@@ -198,11 +202,12 @@ impl Balance {
         let moves = self.caller.decide(&view, groups, now as f64 / PS_PER_S);
         board.nodes = nodes;
         self.caller.apply(&moves, thread_sockets, board);
+        let cost = cost(self.caller.learned());
         self.caller.spent(cost as f64 / PS_PER_S);
         if let Some(s) = self.caller.next_interval_s() {
             self.rotation.set_interval((s * PS_PER_S) as u64);
         }
         self.rotation.advance(t, now);
-        true
+        Some(cost)
     }
 }

@@ -14,13 +14,16 @@
 //!   same `crate::policy` code), ssync's staleness gate, skipping
 //!   subdomains it no longer owns or that are in flight elsewhere.
 //! * sync: each iteration ends at the slowest thread plus `barrier_ns`.
-//! * Across nodes (`sim_topology = host:N ...`): an update also pays
-//!   `node_byte_ns` per byte of each edge it sends to a subdomain owned on
-//!   another node (the sender's share, as with a non-blocking send), the
+//! * Across nodes (`sim_topology = host:N ...`), LogGP's network
+//!   ([`network`]): an update also pays `node_overhead_ns` and
+//!   `node_byte_ns` per byte for each edge it sends to a subdomain owned
+//!   on another node (the sender's share, as with a non-blocking send), the
 //!   first update after a move to another node a `node_latency_ns` and its
 //!   cells' bytes, and a sync iteration that spans nodes one latency more.
-//!   In ssync/async the latency does not delay what a neighbour reads: the
-//!   model charges the network's cost, not its staleness.
+//!   In ssync/async, with numbers, what an update reads of a neighbour on
+//!   another node is the edge as it was sent, once arrived. A balancer call
+//!   that balances threads of several nodes together also pays for
+//!   learning the loads (an all-gather, or gossip's rounds).
 //! * ssync/async are discrete events, one pending completion per thread.
 //!   With `numerics = true` an update computes at its start, reading its
 //!   neighbours' edges as published at that virtual time, and publishes at
@@ -33,6 +36,7 @@ mod board;
 pub(crate) mod clock;
 mod cores;
 mod events;
+mod network;
 mod outcome;
 mod simulation;
 pub(crate) mod steps;

@@ -8,6 +8,7 @@ use super::board::{Balance, Board};
 use super::clock::{RANGE_PS, after, ps, seconds, step};
 use super::cores;
 use super::events::Events;
+use super::network::{self, Network};
 use super::timeline::Timeline;
 use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReason, TraceSample};
 use crate::problem::{Neighbour, Problem, Side, residual_norm};
@@ -17,6 +18,7 @@ use crate::schedule::{
 };
 use crate::subdomain::{self, EdgeVersion, Subdomain};
 use crate::topology::Placement;
+use crate::variant::Mode;
 
 /// A simulation in progress: the run's state in plain arrays, each
 /// thread's virtual core and place in its sweep, the event queue and the
@@ -28,15 +30,20 @@ pub(super) struct Simulation<'a> {
     pub(super) sim: &'a SimSettings,
     pub(super) costs: SimCosts,
     pub(super) numbers: Numbers,
-    residual: Residual,
+    pub(super) residual: Residual,
     gate: Gate,
     rule: StopRule,
     pub(super) subs: Vec<Subdomain>,
     cells: Vec<u64>,
     pub(super) board: Board,
     busy: Vec<bool>,
-    /// Whether the threads' cores are on more than one node.
+    /// Whether the threads' cores are on more than one node, and on how
+    /// many.
     spans_nodes: bool,
+    node_count: usize,
+    /// The edges between nodes, when they age what an update reads
+    /// (numbers across nodes, in ssync/async).
+    pub(super) network: Option<Network>,
     /// Updates that paid `remote_cell_ns` (the runtime's re-homing copies).
     pub(super) rehomes: u64,
     pub(super) threads: Vec<Thread>,
@@ -147,6 +154,13 @@ impl<'a> Simulation<'a> {
             priced_at: 0,
             busy: vec![false; p.subs.len()],
             spans_nodes: board.nodes.iter().any(|&n| n != board.nodes[0]),
+            node_count: {
+                let mut nodes = board.nodes.clone();
+                nodes.sort_unstable();
+                nodes.dedup();
+                nodes.len()
+            },
+            network: None,
             board,
             rehomes: 0,
             threads,
@@ -169,6 +183,9 @@ impl<'a> Simulation<'a> {
         };
         if numbers == Numbers::Held {
             settings.progress.start(r0);
+        }
+        if sim.spans_nodes && numbers == Numbers::Held && settings.mode() != Mode::Sync {
+            sim.network = Some(Network::new(&sim.costs, p, &sim.subs));
         }
         sim.steady = !settings.workload.moves();
         sim.reprice();
@@ -273,30 +290,40 @@ impl<'a> Simulation<'a> {
     }
 
     /// The network's part of updating `s` for its edges alone, in
-    /// nanoseconds: the bytes of each edge it sends to a subdomain owned on
-    /// another node.
+    /// nanoseconds: the sender's overhead and the bytes of each edge it
+    /// sends to a subdomain owned on another node.
     fn edge_ns(&self, s: usize) -> f64 {
         let (c, b) = (&self.costs, &self.board);
         let here = b.nodes[b.owners[s]];
         let g = &self.problem.subs[s];
-        let mut bytes = 0;
+        let (mut bytes, mut messages) = (0, 0);
         for side in Side::ALL {
             if let Neighbour::Sub(n) = g.neighbour(side)
                 && b.nodes[b.owners[n]] != here
             {
+                messages += 1;
                 bytes += 8 * match side {
                     Side::North | Side::South => g.width,
                     Side::West | Side::East => g.height,
                 };
             }
         }
-        bytes as f64 * c.node_byte_ns
+        // With o = 0 (the default) the sum is the bytes' alone, bit for bit.
+        bytes as f64 * c.node_byte_ns + f64::from(messages) * c.node_overhead_ns
     }
 
-    /// Locks subdomain `s` and computes its next values (numerics only).
-    fn begin(&self, s: usize, version: EdgeVersion) -> subdomain::Held<'_> {
+    /// Locks subdomain `s` and computes its next values (numerics only),
+    /// for thread `t`: across nodes, what arrived of its neighbours there.
+    fn begin(&mut self, s: usize, t: usize, version: EdgeVersion) -> subdomain::Held<'_> {
         let mut cells = self.subs[s].lock();
-        cells.begin_update(&self.subs, version, self.residual);
+        match &mut self.network {
+            Some(net) => {
+                let here = self.board.nodes[t];
+                let aged = net.aged(s, here, self.now, &self.subs, &self.board);
+                cells.begin_update_aged(&self.subs, version, self.residual, &aged);
+            }
+            None => cells.begin_update(&self.subs, version, self.residual),
+        }
         cells
     }
 
@@ -318,7 +345,7 @@ impl<'a> Simulation<'a> {
                     let s = self.threads[t].set[i];
                     if self.numbers == Numbers::Held {
                         // Own-version edges: order within an iteration is free.
-                        self.begin(s, EdgeVersion::Own).finish_update();
+                        self.begin(s, t, EdgeVersion::Own).finish_update();
                     }
                     let cost = self.cost(s);
                     let tl = &self.threads[t].timeline;
@@ -408,6 +435,9 @@ impl<'a> Simulation<'a> {
             .expect("a completion has an update");
         if self.numbers == Numbers::Held {
             self.subs[s].lock().finish_update();
+            if let Some(net) = &mut self.network {
+                net.send(s, t, self.now, &self.subs, &self.board);
+            }
         }
         self.board.counts[s] += 1;
         self.busy[s] = false;
@@ -490,7 +520,7 @@ impl<'a> Simulation<'a> {
                 continue;
             }
             if self.numbers == Numbers::Held {
-                drop(self.begin(s, EdgeVersion::Latest)); // publishes at completion
+                drop(self.begin(s, t, EdgeVersion::Latest)); // publishes at completion
             }
             let cost = self.cost(s);
             let tl = &self.threads[t].timeline;
@@ -519,9 +549,13 @@ impl<'a> Simulation<'a> {
             Residual::Compute => &self.subs,
             Residual::Skip => &[],
         };
-        if !balance.maybe_call(t, now, cost, &mut self.board, sockets, subs) {
+        let (costs, nodes, n) = (&self.costs, self.node_count, self.cells.len());
+        let learning = |learns| network::call_ps(learns, costs, nodes, sockets.len(), n);
+        let cost = |learned: Option<_>| after(cost, learned.map_or(0, learning));
+        let board = &mut self.board;
+        let Some(cost) = balance.maybe_call(t, now, cost, board, sockets, subs) else {
             return now;
-        }
+        };
         // The caller's own set may have changed: pick it up now.
         self.refresh(t);
         after(now, cost)

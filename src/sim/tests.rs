@@ -4,7 +4,9 @@ use super::*;
 use crate::config::Config;
 use crate::engine::StopReason;
 use crate::plan::Plan;
+use crate::problem::Side;
 use crate::schedule;
+use crate::subdomain::EdgeVersion;
 
 fn run_plan(plan: &Plan) -> (Outcome, Option<NoiseReport>) {
     let sim = plan.sim.as_ref().expect("a simulated plan");
@@ -179,4 +181,155 @@ fn an_interrupt_stops_a_simulation_that_nothing_else_would() {
         let (out, _) = run_plan(&plan);
         assert_eq!(out.stop, StopReason::Interrupted, "{label}");
     }
+}
+
+/// A simulation of `overrides` (one subdomain per thread), set up and not
+/// run.
+fn plan_of(overrides: &[&str]) -> Plan {
+    let mut cfg = Config::default();
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    cfg.apply_overrides(&o).unwrap();
+    Plan::simulated(&cfg).unwrap()
+}
+
+#[test]
+fn an_edge_sent_to_another_node_arrives_after_loggp_time_and_is_read_only_then() {
+    // Two threads, one per node, side by side: domain 0's east edge (10
+    // cells, 80 bytes) is what domain 1 reads on its west.
+    let plan = plan_of(&[
+        "sim_topology=host:2 pack:1 core:1",
+        "threads=2",
+        "subdomains=1",
+        "domain_size=10",
+        "numerics=true",
+        "tolerance=1e-3",
+        "sim_node_latency_ns=1000",
+        "sim_node_byte_ns=0.5",
+        "sim_node_overhead_ns=100",
+        "sim_node_gap_ns=300",
+    ]);
+    let sim = plan.sim.as_ref().unwrap();
+    let mut e = Simulation::new(&plan.problem, &plan.placement, &plan.settings, sim);
+    let west_of_1 = |e: &mut Simulation<'_>, now: u64| {
+        let net = e
+            .network
+            .as_mut()
+            .expect("numbers across nodes in async age");
+        net.aged(1, 1, now, &e.subs, &e.board)[Side::West.index()].map(|b| b[0])
+    };
+    let initial = west_of_1(&mut e, 0).expect("a neighbour on another node is aged");
+    // Domain 0 updated: its edges change, and leave at 5 us.
+    e.subs[0]
+        .lock()
+        .begin_update(&e.subs, EdgeVersion::Latest, e.residual);
+    e.subs[0].lock().finish_update();
+    let mut sent = Vec::new();
+    e.subs[0].export_edge(Side::East, &mut sent);
+    assert_ne!(sent[1], initial, "the update changed the edge");
+    let t = 5_000_000; // ps
+    let (net, subs, board) = (e.network.as_mut().unwrap(), &e.subs, &e.board);
+    net.send(0, 0, t, subs, board);
+    // o + (80 - 1) G + L + o = 100 + 39.5 + 1000 + 100 ns; a second send
+    // from the same thread waits g + (80 - 1) G = 339.5 ns for the wire.
+    let arrives = t + 1_239_500;
+    assert_eq!(west_of_1(&mut e, arrives - 1), Some(initial));
+    assert_eq!(west_of_1(&mut e, arrives), Some(sent[1]));
+    let (net, subs, board) = (e.network.as_mut().unwrap(), &e.subs, &e.board);
+    e.subs[0]
+        .lock()
+        .begin_update(subs, EdgeVersion::Latest, e.residual);
+    e.subs[0].lock().finish_update();
+    let mut again = Vec::new();
+    subs[0].export_edge(Side::East, &mut again);
+    net.send(0, 0, t, subs, board);
+    let queued = t + 339_500 + 1_239_500;
+    assert_eq!(west_of_1(&mut e, queued - 1), Some(sent[1]));
+    assert_eq!(west_of_1(&mut e, queued), Some(again[1]));
+    // On one node the neighbour is read as it is: nothing aged.
+    schedule::Sets::set_owner(&mut e.board, 1, 0);
+    let net = e.network.as_mut().unwrap();
+    assert_eq!(net.aged(1, 0, queued, &e.subs, &e.board), [None; 4]);
+}
+
+/// Subdomain updates and virtual seconds to solve at 64 nodes of one core,
+/// one 8 x 8 subdomain each, with a latency of `latency_ns`; and the
+/// report's bytes.
+fn solve_at_64_nodes(latency_ns: &str) -> (u64, f64, String) {
+    let latency = format!("sim_node_latency_ns={latency_ns}");
+    let plan = plan_of(&[
+        "sim_topology=host:64 pack:1 core:1",
+        "threads=64",
+        "subdomains=1",
+        "domain_size=8",
+        "numerics=true",
+        "tolerance=1e-3",
+        "max_iterations=100000",
+        "sim_node_byte_ns=0",
+        &latency,
+    ]);
+    let (out, _) = run_plan(&plan);
+    assert_eq!(out.stop, StopReason::Converged, "latency {latency_ns}");
+    let bytes = format!(
+        "{:?}",
+        (
+            &out.subdomain_updates,
+            out.elapsed_s,
+            out.residual,
+            &out.grid
+        )
+    );
+    (out.subdomain_updates.iter().sum(), out.elapsed_s, bytes)
+}
+
+#[test]
+fn latency_that_ages_ghosts_slows_async_convergence_at_64_nodes_reproducibly() {
+    // In async an update does not pay the latency (only a move or a sync
+    // barrier does): all it changes is how old the edges read across nodes
+    // are. So the extra updates and time are the ghosts' age alone.
+    let (fresh, fresh_s, _) = solve_at_64_nodes("0");
+    let (aged, aged_s, bytes) = solve_at_64_nodes("20000");
+    assert!(
+        aged > 3 * fresh,
+        "{aged} updates aged against {fresh} fresh"
+    );
+    assert!(
+        aged_s > 3.0 * fresh_s,
+        "{aged_s} s aged against {fresh_s} s fresh"
+    );
+    let (again, _, bytes_again) = solve_at_64_nodes("20000");
+    assert_eq!(
+        (again, bytes_again),
+        (aged, bytes),
+        "same inputs, same bytes"
+    );
+}
+
+#[test]
+fn a_call_across_nodes_pays_for_what_it_learns_and_one_within_a_node_does_not() {
+    let mean_call_ns = |variant: &str| {
+        let mut cfg = Config::default();
+        cfg.apply_variant(variant).unwrap();
+        let o: Vec<String> = [
+            "sim_topology=host:2 pack:1 core:2",
+            "threads=4",
+            "max_iterations=200",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        cfg.apply_overrides(&o).unwrap();
+        let plan = Plan::simulated(&cfg).unwrap();
+        let (out, _) = run_plan(&plan);
+        let lb = out.lb.expect("a balanced run reports its calls");
+        assert!(lb.calls > 5, "{variant}: {} calls", lb.calls);
+        lb.time_s / lb.calls as f64 * 1e9
+    };
+    let c = crate::plan::sim_costs(&Config::default());
+    let gather = network::call_ps(crate::policy::Learns::Everything, &c, 2, 4, 16) as f64 / 1e3;
+    let near = |got: f64, want: f64| (got - want).abs() < 1e-6 * want;
+    // Split balances each socket alone: no network.
+    let split = mean_call_ns("async(4)+split(0.00001)");
+    assert!(near(split, c.balancer_ns), "{split} ns");
+    let joint = mean_call_ns("async(4)+joint(0.00001)");
+    assert!(near(joint, c.balancer_ns + gather), "{joint} ns");
 }

@@ -407,3 +407,38 @@ fn joint_and_hybrid_move_work_off_a_slow_rank() {
         assert_eq!(subs, made, "{label}");
     }
 }
+
+#[test]
+fn the_trace_across_ranks_samples_every_count_and_owner_and_ends_on_the_final_ones() {
+    let shuttling = Balancer::every(
+        std::sync::Arc::new(Shuttle),
+        std::time::Duration::from_micros(200),
+    );
+    let mut s_async = Settings::plain(Scheme::Async { balancer: None }, u64::MAX / 8);
+    s_async.tolerance = Some(1e-4);
+    s_async.time_limit = Some(std::time::Duration::from_secs(60));
+    let s_sync = Settings::plain(Scheme::Sync, 3000);
+    for mut s in [s_async, s_sync] {
+        s.trace_interval = Some(std::time::Duration::from_micros(500));
+        let outs = run_all_sized(12, 2, 2, 4, &s, Some(&shuttling));
+        let out = &outs[0];
+        let trace = &out.trace;
+        assert!(trace.len() >= 2, "{} samples", trace.len());
+        // Every rank recorded the same trace.
+        for o in &outs[1..] {
+            assert_eq!(&o.trace, trace);
+        }
+        for pair in trace.windows(2) {
+            assert!(pair[0].t_s <= pair[1].t_s);
+            let grew = pair[0].counts.iter().zip(&pair[1].counts);
+            assert!(grew.into_iter().all(|(a, b)| a <= b), "a count went back");
+        }
+        assert!(trace.iter().all(|t| t.owners.iter().all(|&o| o < 4)));
+        // Subdomains moved while it sampled: the owners it saw changed.
+        assert!(trace.iter().any(|t| t.owners != trace[0].owners));
+        // The last sample is the run's end, as each owning rank counts it.
+        let last = trace.last().unwrap();
+        assert_eq!(last.counts, owned_counts(&outs, 2));
+        assert_eq!(last.owners, out.owners);
+    }
+}

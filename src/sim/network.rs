@@ -1,0 +1,285 @@
+//! The network between simulated nodes, after LogGP (Alexandrov, Ionescu,
+//! Schauser and Scheiman, 1995) as LogGOPSim (Hoefler, Schneider and
+//! Lumsdaine, 2010) simulates it: what an update reads of a neighbour owned
+//! on another node is that neighbour's edge as it was when it left, once it
+//! has arrived; not the edge as it is now. Asynchronous methods exist
+//! because of these delays.
+//!
+//! * **Parameters** (nanoseconds): L, the latency (`sim_node_latency_ns`);
+//!   o, a message's CPU overhead at each end (`sim_node_overhead_ns`); g,
+//!   the least gap between two messages a thread sends (`sim_node_gap_ns`);
+//!   G, the gap per byte (`sim_node_byte_ns`). LogGOPSim's defaults are
+//!   L = 2500, o = 1500, g = 1000, G = 6 (with O = 0 and S = 65535: no
+//!   overhead per byte, and no rendezvous for messages of an edge's size);
+//!   braid's are an InfiniBand-class network's L = 2000 and G = 0.1
+//!   (10 GB/s) with o = g = 0, which keeps the costs the model charged
+//!   before o and g existed.
+//! * **A send.** An update that ends at `p` on a thread sends each of its
+//!   edges whose reader is owned on another node (owners as they are at
+//!   `p`). The thread starts a message of `k` bytes at `s = max(p, free)`,
+//!   `free` being when its previous message let go of the wire
+//!   (`s' + g + (k' - 1) G`); it arrives at `s + o + (k - 1) G + L + o`. An
+//!   edge whose reader is on the same node arrives when it is written.
+//! * **A read.** An update that starts at `t` on another node than a
+//!   neighbour reads, of that neighbour's edge, the newest version that has
+//!   arrived by `t` (newest: written last, whatever the order of arrival).
+//!   A subdomain that moves to another node reads what has arrived there,
+//!   as though its messages followed it; one that moves to its neighbour's
+//!   node reads the neighbour directly.
+//! * **The CPU** pays the sender's o and bytes in the update that sends
+//!   (`Simulation::edge_ns`); the receiver's o is in the arrival time only,
+//!   as for a message a progress engine takes in.
+//! * **Not aged:** sync, whose iteration reads the version its barrier
+//!   settles and pays a latency in that barrier; the update counts that
+//!   ssync's staleness gate reads; runs that only count (no numbers).
+//!
+//! Times are integer picoseconds, so a run reproduces byte for byte.
+
+use std::collections::VecDeque;
+
+use super::board::Board;
+use super::clock::{after, step};
+use crate::engine::SimCosts;
+use crate::policy::Learns;
+use crate::problem::{Neighbour, Problem, Side};
+use crate::subdomain::{Aged, Subdomain};
+
+/// One version of an edge on its way: when it arrives, and
+/// [`Subdomain::export_edge`]'s words (count, then the values' bits).
+#[derive(Debug)]
+struct Sent {
+    arrives: u64,
+    words: Vec<u64>,
+}
+
+/// Every edge in flight between nodes, and each thread's wire.
+#[derive(Debug)]
+pub(super) struct Network {
+    /// o, g, L and G in picoseconds.
+    overhead_ps: f64,
+    gap_ps: f64,
+    latency_ps: f64,
+    byte_ps: f64,
+    /// Per subdomain and side (`Side::index`): the versions of its edge on
+    /// that side that a reader may still read, in the order written. The
+    /// first is the newest to have arrived when last looked at; those after
+    /// it are in flight.
+    sent: Vec<[VecDeque<Sent>; 4]>,
+    /// When each thread's next message may start.
+    free: Vec<u64>,
+    /// Buffers of versions no reader can read any more, for reuse.
+    spare: Vec<Vec<u64>>,
+}
+
+impl Network {
+    /// Every edge as `subs` have published it, arrived everywhere.
+    pub(super) fn new(costs: &SimCosts, problem: &Problem, subs: &[Subdomain]) -> Self {
+        let sent = problem
+            .subs
+            .iter()
+            .map(|g| {
+                Side::ALL.map(|side| {
+                    let mut q = VecDeque::new();
+                    if let Neighbour::Sub(_) = g.neighbour(side) {
+                        let mut words = Vec::new();
+                        subs[g.id].export_edge(side, &mut words);
+                        q.push_back(Sent { arrives: 0, words });
+                    }
+                    q
+                })
+            })
+            .collect();
+        Network {
+            overhead_ps: costs.node_overhead_ns * 1e3,
+            gap_ps: costs.node_gap_ns * 1e3,
+            latency_ps: costs.node_latency_ns * 1e3,
+            byte_ps: costs.node_byte_ns * 1e3,
+            sent,
+            free: vec![0; problem.threads],
+            spare: Vec::new(),
+        }
+    }
+
+    /// Subdomain `s` has just been written by thread `t` at `now`: each of
+    /// its edges leaves for its reader.
+    pub(super) fn send(&mut self, s: usize, t: usize, now: u64, subs: &[Subdomain], board: &Board) {
+        let here = board.nodes[t];
+        let g = &subs[s].geom;
+        for side in Side::ALL {
+            let Neighbour::Sub(n) = g.neighbour(side) else {
+                continue;
+            };
+            let mut words = self.spare.pop().unwrap_or_default();
+            words.clear();
+            subs[s].export_edge(side, &mut words);
+            let arrives = if board.nodes[board.owners[n]] == here {
+                now
+            } else {
+                let wire = (8 * (words.len() - 1)).saturating_sub(1) as f64 * self.byte_ps;
+                let start = self.free[t].max(now);
+                self.free[t] = after(start, step(self.gap_ps + wire));
+                after(start, step(2.0 * self.overhead_ps + wire + self.latency_ps))
+            };
+            let q = &mut self.sent[s][side.index()];
+            q.push_back(Sent { arrives, words });
+            drop_superseded(q, now, &mut self.spare);
+        }
+    }
+
+    /// What subdomain `s`, updated at `now` by a thread on node `here`,
+    /// reads of each neighbour owned on another node: that neighbour's
+    /// edge as the newest version to arrive by `now`.
+    pub(super) fn aged(
+        &mut self,
+        s: usize,
+        here: usize,
+        now: u64,
+        subs: &[Subdomain],
+        board: &Board,
+    ) -> Aged<'_> {
+        let g = &subs[s].geom;
+        let mut from = [None; 4];
+        for side in Side::ALL {
+            if let Neighbour::Sub(n) = g.neighbour(side)
+                && board.nodes[board.owners[n]] != here
+            {
+                let q = &mut self.sent[n][side.opposite().index()];
+                drop_superseded(q, now, &mut self.spare);
+                from[side.index()] = Some(n);
+            }
+        }
+        let mut aged: Aged<'_> = [None; 4];
+        for side in Side::ALL {
+            if let Some(n) = from[side.index()] {
+                let q = &self.sent[n][side.opposite().index()];
+                aged[side.index()] = q.front().map(|v| &v.words[1..]);
+            }
+        }
+        aged
+    }
+}
+
+/// Drops the versions that a newer one, arrived by `now`, supersedes for
+/// every read from `now` on (the clock only moves forward), so that the
+/// first is the newest arrived.
+fn drop_superseded(q: &mut VecDeque<Sent>, now: u64, spare: &mut Vec<Vec<u64>>) {
+    let Some(newest) = q.iter().rposition(|v| v.arrives <= now) else {
+        return;
+    };
+    for v in q.drain(..newest) {
+        spare.push(v.words);
+    }
+}
+
+/// What a balancer call that balances all `threads` together costs the
+/// calling thread across `nodes` nodes, on top of `sim_balancer_ns`, in
+/// picoseconds (0 on one node): the messages that tell it what it decides
+/// on, for a strategy that learns as `learns`. A message of `k` bytes
+/// costs `L + 2o + (k - 1) G`.
+///
+/// * [`Learns::Everything`]: an all-gather of the view by recursive
+///   doubling, `ceil(log2 nodes)` steps, step `i` sending `2^(i-1)` of the
+///   nodes' shares of the view: 24 bytes per subdomain (count, owner, load)
+///   and per thread (updates, busy and CPU time).
+/// * [`Learns::Gossip`]: the mean load by an all-reduce of 8 bytes
+///   (`ceil(log2 nodes)` steps), then the inform rounds (0: enough to reach
+///   every thread), in each of which a thread sends `fanout` messages, `g`
+///   apart, naming the underloaded threads it knows (16 bytes each, an id
+///   and a load): after `r` rounds `(fanout + 1)^r` of them, at most half
+///   the threads.
+///
+/// A model of what the calls exchange, not of how the runtime across ranks
+/// does it (which sums the whole view at an exchange for every strategy).
+pub(super) fn call_ps(
+    learns: Learns,
+    costs: &SimCosts,
+    nodes: usize,
+    threads: usize,
+    subdomains: usize,
+) -> u64 {
+    if nodes <= 1 {
+        return 0;
+    }
+    let c = costs;
+    let message = |bytes: f64| {
+        c.node_latency_ns + 2.0 * c.node_overhead_ns + (bytes - 1.0).max(0.0) * c.node_byte_ns
+    };
+    let steps = nodes.next_power_of_two().trailing_zeros();
+    let ns = match learns {
+        Learns::Everything => {
+            let share = 24.0 * (subdomains + threads) as f64 / nodes as f64;
+            (0..steps)
+                .map(|i| message(share * f64::from(1u32 << i)))
+                .sum::<f64>()
+        }
+        Learns::Gossip { fanout, rounds } => {
+            let rounds = match rounds {
+                0 => crate::policy::rounds_to_cover(threads, fanout),
+                r => r,
+            };
+            let mean = f64::from(steps) * message(8.0);
+            let (mut known, mut inform) = (1.0f64, 0.0);
+            for _ in 0..rounds {
+                let bytes = 16.0 * known.min(threads as f64 / 2.0).max(1.0);
+                inform += message(bytes)
+                    + (fanout - 1) as f64 * c.node_gap_ns.max((bytes - 1.0) * c.node_byte_ns);
+                known *= (fanout + 1) as f64;
+            }
+            mean + inform
+        }
+    };
+    step(ns * 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn costs() -> SimCosts {
+        crate::plan::sim_costs(&crate::config::Config::default())
+    }
+
+    #[test]
+    fn a_call_learns_for_free_on_one_node_and_pays_loggp_messages_across_nodes() {
+        let c = costs();
+        for learns in [
+            Learns::Everything,
+            Learns::Gossip {
+                fanout: 2,
+                rounds: 0,
+            },
+        ] {
+            assert_eq!(call_ps(learns, &c, 1, 36, 72), 0);
+        }
+        // Two nodes, 36 threads and 72 subdomains: one step of an
+        // all-gather, each node sending its half of 24 x 108 bytes.
+        let half = 24.0 * 108.0 / 2.0;
+        let one = c.node_latency_ns + 2.0 * c.node_overhead_ns + (half - 1.0) * c.node_byte_ns;
+        assert_eq!(call_ps(Learns::Everything, &c, 2, 36, 72), step(one * 1e3));
+    }
+
+    #[test]
+    fn gathering_the_view_grows_with_the_nodes_and_gossip_does_not() {
+        // 2 x 18 cores per node, two subdomains per thread.
+        let c = costs();
+        let at = |learns, nodes: usize| call_ps(learns, &c, nodes, 36 * nodes, 72 * nodes) as f64;
+        let gossip = Learns::Gossip {
+            fanout: 2,
+            rounds: 0,
+        };
+        let (all_64, all_4096) = (at(Learns::Everything, 64), at(Learns::Everything, 4096));
+        let (gossip_64, gossip_4096) = (at(gossip, 64), at(gossip, 4096));
+        // The view grows with the nodes: so does every node's gathering of it.
+        assert!(all_4096 > 30.0 * all_64, "{all_64} -> {all_4096} ps");
+        // Gossip's rounds grow with the log of the threads, its messages
+        // with what a thread can learn in them.
+        assert!(
+            gossip_4096 < 30.0 * gossip_64,
+            "{gossip_64} -> {gossip_4096} ps"
+        );
+        assert!(
+            gossip_4096 < all_4096,
+            "{gossip_4096} against {all_4096} ps"
+        );
+    }
+}
