@@ -226,9 +226,10 @@ fn a_quiet_uniform_simulation_is_unchanged_byte_for_byte() {
 }
 
 /// A noisy simulation across nodes with hybrid balancing prints the report
-/// the simulator from before its event tree and its priced network
-/// (commit 7a8b5ba) printed, byte for byte: moves across nodes and
-/// sockets, noise and the network's costs all in it.
+/// it printed when a balancer call across nodes first paid for what it
+/// learns (commit 5872579; the report before had been unchanged since
+/// commit 7a8b5ba), byte for byte: moves across nodes and sockets, noise
+/// and the network's costs all in it.
 #[test]
 fn a_noisy_simulation_across_nodes_is_unchanged_byte_for_byte() {
     let dir = scratch("workload_nodes");
@@ -239,7 +240,7 @@ fn a_noisy_simulation_across_nodes_is_unchanged_byte_for_byte() {
             "--json",
             "-",
             "--variant",
-            "async(4)+hybrid(0.001,3)",
+            "async(4)+hybrid(0.001,2)",
             "noise=thread",
             "noise_cores=auto:0.19",
             "sim_topology=host:4 pack:2 core:4",
@@ -258,6 +259,10 @@ fn a_noisy_simulation_across_nodes_is_unchanged_byte_for_byte() {
     assert!(
         moves.is_some_and(|m| m != "0"),
         "hybrid moved nothing: {moves:?}"
+    );
+    assert!(
+        !now.contains("\"cross_socket_moves\":0"),
+        "nothing crossed sockets"
     );
 }
 
