@@ -52,14 +52,48 @@ struct Sent {
     words: Vec<u64>,
 }
 
+/// LogGP's parameters, in nanoseconds, and what a message costs in them.
+#[derive(Debug, Clone, Copy)]
+struct LogGp {
+    latency: f64,
+    overhead: f64,
+    gap: f64,
+    per_byte: f64,
+}
+
+impl LogGp {
+    fn of(costs: &SimCosts) -> Self {
+        LogGp {
+            latency: costs.node_latency_ns,
+            overhead: costs.node_overhead_ns,
+            gap: costs.node_gap_ns,
+            per_byte: costs.node_byte_ns,
+        }
+    }
+
+    /// The time a message of `bytes` holds the wire after its first byte:
+    /// `(bytes - 1) G`.
+    fn wire_ns(self, bytes: f64) -> f64 {
+        (bytes - 1.0).max(0.0) * self.per_byte
+    }
+
+    /// From the start of a send of `bytes` to its arrival:
+    /// `o + (bytes - 1) G + L + o`.
+    fn flight_ns(self, bytes: f64) -> f64 {
+        2.0 * self.overhead + self.wire_ns(bytes) + self.latency
+    }
+
+    /// From the start of a send of `bytes` to when its sender may start the
+    /// next: `g + (bytes - 1) G`.
+    fn next_send_ns(self, bytes: f64) -> f64 {
+        self.gap + self.wire_ns(bytes)
+    }
+}
+
 /// Every edge in flight between nodes, and each thread's wire.
 #[derive(Debug)]
 pub(super) struct Network {
-    /// o, g, L and G in picoseconds.
-    overhead_ps: f64,
-    gap_ps: f64,
-    latency_ps: f64,
-    byte_ps: f64,
+    net: LogGp,
     /// Per subdomain and side (`Side::index`): the versions of its edge on
     /// that side that a reader may still read, in the order written. The
     /// first is the newest to have arrived when last looked at; those after
@@ -90,10 +124,7 @@ impl Network {
             })
             .collect();
         Network {
-            overhead_ps: costs.node_overhead_ns * 1e3,
-            gap_ps: costs.node_gap_ns * 1e3,
-            latency_ps: costs.node_latency_ns * 1e3,
-            byte_ps: costs.node_byte_ns * 1e3,
+            net: LogGp::of(costs),
             sent,
             free: vec![0; problem.threads],
             spare: Vec::new(),
@@ -115,10 +146,10 @@ impl Network {
             let arrives = if board.nodes[board.owners[n]] == here {
                 now
             } else {
-                let wire = (8 * (words.len() - 1)).saturating_sub(1) as f64 * self.byte_ps;
+                let bytes = (8 * (words.len() - 1)) as f64;
                 let start = self.free[t].max(now);
-                self.free[t] = after(start, step(self.gap_ps + wire));
-                after(start, step(2.0 * self.overhead_ps + wire + self.latency_ps))
+                self.free[t] = after(start, step(self.net.next_send_ns(bytes) * 1e3));
+                after(start, step(self.net.flight_ns(bytes) * 1e3))
             };
             let q = &mut self.sent[s][side.index()];
             q.push_back(Sent { arrives, words });
@@ -175,7 +206,8 @@ fn drop_superseded(q: &mut VecDeque<Sent>, now: u64, spare: &mut Vec<Vec<u64>>) 
 /// calling thread across `nodes` nodes, on top of `sim_balancer_ns`, in
 /// picoseconds (0 on one node): the messages that tell it what it decides
 /// on, for a strategy that learns as `learns`. A message of `k` bytes
-/// costs `L + 2o + (k - 1) G`.
+/// takes `L + 2o + (k - 1) G`, and a thread's sends start `g + (k - 1) G`
+/// apart, as for the edges.
 ///
 /// * [`Learns::Everything`]: an all-gather of the view by recursive
 ///   doubling, `ceil(log2 nodes)` steps, step `i` sending `2^(i-1)` of the
@@ -183,8 +215,8 @@ fn drop_superseded(q: &mut VecDeque<Sent>, now: u64, spare: &mut Vec<Vec<u64>>) 
 ///   and per thread (updates, busy and CPU time).
 /// * [`Learns::Gossip`]: the mean load by an all-reduce of 8 bytes
 ///   (`ceil(log2 nodes)` steps), then the inform rounds (0: enough to reach
-///   every thread), in each of which a thread sends `fanout` messages, `g`
-///   apart, naming the underloaded threads it knows (16 bytes each, an id
+///   every thread), in each of which a thread sends `fanout` messages
+///   naming the underloaded threads it knows (16 bytes each, an id
 ///   and a load): after `r` rounds `(fanout + 1)^r` of them, at most half
 ///   the threads.
 ///
@@ -200,16 +232,13 @@ pub(super) fn call_ps(
     if nodes <= 1 {
         return 0;
     }
-    let c = costs;
-    let message = |bytes: f64| {
-        c.node_latency_ns + 2.0 * c.node_overhead_ns + (bytes - 1.0).max(0.0) * c.node_byte_ns
-    };
+    let net = LogGp::of(costs);
     let steps = nodes.next_power_of_two().trailing_zeros();
     let ns = match learns {
         Learns::Everything => {
             let share = 24.0 * (subdomains + threads) as f64 / nodes as f64;
             (0..steps)
-                .map(|i| message(share * f64::from(1u32 << i)))
+                .map(|i| net.flight_ns(share * 2f64.powi(i as i32)))
                 .sum::<f64>()
         }
         Learns::Gossip { fanout, rounds } => {
@@ -217,12 +246,12 @@ pub(super) fn call_ps(
                 0 => crate::policy::rounds_to_cover(threads, fanout),
                 r => r,
             };
-            let mean = f64::from(steps) * message(8.0);
+            let mean = f64::from(steps) * net.flight_ns(8.0);
             let (mut known, mut inform) = (1.0f64, 0.0);
             for _ in 0..rounds {
                 let bytes = 16.0 * known.min(threads as f64 / 2.0).max(1.0);
-                inform += message(bytes)
-                    + (fanout - 1) as f64 * c.node_gap_ns.max((bytes - 1.0) * c.node_byte_ns);
+                // The last of its `fanout` sends starts `fanout - 1` gaps on.
+                inform += (fanout - 1) as f64 * net.next_send_ns(bytes) + net.flight_ns(bytes);
                 known *= (fanout + 1) as f64;
             }
             mean + inform

@@ -306,30 +306,27 @@ fn latency_that_ages_ghosts_slows_async_convergence_at_64_nodes_reproducibly() {
 
 #[test]
 fn a_call_across_nodes_pays_for_what_it_learns_and_one_within_a_node_does_not() {
-    let mean_call_ns = |variant: &str| {
-        let mut cfg = Config::default();
-        cfg.apply_variant(variant).unwrap();
-        let o: Vec<String> = [
+    let mean_call_ns = |balancer: &str| {
+        let plan = plan_of(&[
             "sim_topology=host:2 pack:1 core:2",
             "threads=4",
             "max_iterations=200",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        cfg.apply_overrides(&o).unwrap();
-        let plan = Plan::simulated(&cfg).unwrap();
+            "mode=async",
+            "subdomains=4",
+            "lb_interval=0.00001",
+            balancer,
+        ]);
         let (out, _) = run_plan(&plan);
         let lb = out.lb.expect("a balanced run reports its calls");
-        assert!(lb.calls > 5, "{variant}: {} calls", lb.calls);
+        assert!(lb.calls > 5, "{balancer}: {} calls", lb.calls);
         lb.time_s / lb.calls as f64 * 1e9
     };
     let c = crate::plan::sim_costs(&Config::default());
     let gather = network::call_ps(crate::policy::Learns::Everything, &c, 2, 4, 16) as f64 / 1e3;
     let near = |got: f64, want: f64| (got - want).abs() < 1e-6 * want;
     // Split balances each socket alone: no network.
-    let split = mean_call_ns("async(4)+split(0.00001)");
+    let split = mean_call_ns("balancer=split");
     assert!(near(split, c.balancer_ns), "{split} ns");
-    let joint = mean_call_ns("async(4)+joint(0.00001)");
+    let joint = mean_call_ns("balancer=joint");
     assert!(near(joint, c.balancer_ns + gather), "{joint} ns");
 }
