@@ -135,6 +135,11 @@ struct RunArgs {
     /// Write the final grid, boundary ring included, as a .npy array of f64
     #[arg(long, value_name = "FILE.npy")]
     grid: Option<PathBuf>,
+    /// Write the run's object loads as DARMA vt LB data files, one
+    /// data.<PE>.json per thread, into DIR (created if missing); phases are
+    /// trace_interval's windows, else the balancer's interval, else 1 ms
+    #[arg(long, value_name = "DIR")]
+    lb_data: Option<PathBuf>,
     /// Overrides of config keys, applied last
     #[arg(value_name = "KEY=VALUE")]
     overrides: Vec<String>,
@@ -162,6 +167,7 @@ impl RunArgs {
             variant: self.variant,
             json: self.json,
             grid: self.grid,
+            lb_data: self.lb_data,
             overrides: self.overrides,
             replay,
         }

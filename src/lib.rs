@@ -41,6 +41,8 @@
 //!   neither imports the other.
 //! * [`report`]: an outcome with its plan, as one typed value ([`model`]
 //!   adds the slowest-mode forecast). [`run`] is plan -> engine -> report.
+//!   [`lbdata`] writes a traced outcome as DARMA vt's LB data files and
+//!   checks such files against vt's schema.
 //! * Shared vocabulary: [`variant`] (paper labels), [`engine`] (what
 //!   engines take and give), [`noise`] (how noise is described).
 //!
@@ -58,6 +60,7 @@ pub mod engine;
 pub(crate) mod experiment;
 pub mod interrupt;
 pub use braid_kernel as kernel;
+pub mod lbdata;
 pub(crate) mod limits;
 pub mod model;
 pub mod noise;

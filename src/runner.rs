@@ -108,6 +108,8 @@ pub(crate) struct Request {
     pub json: Option<PathBuf>,
     /// The final grid's `.npy` file.
     pub grid: Option<PathBuf>,
+    /// The directory for the LB data files (`--lb-data`).
+    pub lb_data: Option<PathBuf>,
     /// `KEY=VALUE` overrides, applied last.
     pub overrides: Vec<String>,
     /// For the simulator: a report whose measured speeds to replay.
@@ -138,6 +140,7 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
     }
     warn_ignored(&plan);
     let (json, grid) = open_outputs(req)?;
+    let lb_data = lb_data_dir(req, &mut plan)?;
     // From here on, Ctrl-C or SIGTERM ends the run cleanly: it stops, the
     // parasites are reaped, and the report and grid are still written.
     plan.settings.interrupt = install_interrupt()?;
@@ -162,7 +165,93 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
         return Err(bad_input(clock_range()));
     }
     publish(req, &report, &outcome, json, grid)?;
+    write_lb_data(lb_data, &plan, &report, &outcome)?;
     ending(&plan, &outcome)
+}
+
+/// `--lb-data DIR`: created now (a bad path fails before the run), and the
+/// plan's trace set to record loads, in windows of `trace_interval`, else
+/// the balancer's fixed interval, else [`LB_DATA_WINDOW`].
+fn lb_data_dir(req: &Request, plan: &mut Plan) -> Result<Option<PathBuf>, Failure> {
+    let Some(dir) = &req.lb_data else {
+        return Ok(None);
+    };
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("--lb-data: cannot create the directory {}", dir.display()))
+        .map_err(bad_input)?;
+    record_loads(plan);
+    Ok(Some(dir.clone()))
+}
+
+/// Sets the plan's trace to record loads (see [`lb_data_dir`]).
+fn record_loads(plan: &mut Plan) {
+    let s = &mut plan.settings;
+    s.trace_loads = true;
+    if s.trace_interval.is_none() {
+        let interval = match s.scheme.balancer().map(|b| b.interval) {
+            Some(crate::engine::Interval::Seconds(secs)) if secs > 0.0 => {
+                std::time::Duration::from_secs_f64(secs)
+            }
+            _ => LB_DATA_WINDOW,
+        };
+        s.trace_interval = Some(interval);
+    }
+}
+
+/// A phase of LB data when neither `trace_interval` nor a balancer's
+/// interval says.
+const LB_DATA_WINDOW: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Writes the LB data files of a run recorded for them.
+fn write_lb_data(
+    dir: Option<PathBuf>,
+    plan: &Plan,
+    report: &Report,
+    outcome: &Outcome,
+) -> Result<(), Failure> {
+    let Some(dir) = dir else {
+        return Ok(());
+    };
+    let nodes = thread_nodes(plan, report);
+    let places = crate::lbdata::Places {
+        sockets: &report.thread_sockets,
+        nodes: &nodes,
+    };
+    crate::lbdata::files(&plan.problem, &outcome.trace, &places)
+        .and_then(|files| crate::lbdata::write(&dir, &files))
+        .with_context(|| format!("--lb-data {}", dir.display()))
+        .map_err(Failure::Failed)?;
+    eprintln!(
+        "braid: LB data of {} phase(s) in {}",
+        outcome.trace.len(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// Each thread's node: the simulator's, or across ranks its rank's host
+/// (numbered in order of first appearance); else all 0.
+fn thread_nodes(plan: &Plan, report: &Report) -> Vec<usize> {
+    if let Some(sim) = &plan.sim {
+        return sim.nodes.clone();
+    }
+    let Some(info) = &report.ranks else {
+        return vec![0; report.threads];
+    };
+    let mut hosts: Vec<&str> = Vec::new();
+    (0..report.threads)
+        .map(|t| {
+            let host =
+                info.hosts[(t / info.threads_per_rank.max(1)).min(info.hosts.len() - 1)].as_str();
+            match hosts.iter().position(|h| *h == host) {
+                Some(i) => i,
+                None => {
+                    hosts.push(host);
+                    hosts.len() - 1
+                }
+            }
+        })
+        .collect()
 }
 
 /// What the progress line measures a run against.
@@ -532,6 +621,18 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
         _ => Ok((None, None)),
     };
     let (json, grid) = all_ranks_agree(&session, outputs)?;
+    // Every rank records the loads (they are summed in the exchanges);
+    // rank 0 alone creates the directory and writes the files.
+    let lb_data = match session.rank {
+        0 => lb_data_dir(req, &mut plan),
+        _ => {
+            if req.lb_data.is_some() {
+                record_loads(&mut plan);
+            }
+            Ok(None)
+        }
+    };
+    let lb_data = all_ranks_agree(&session, lb_data)?;
     plan.settings.interrupt = install_interrupt()?;
     if session.rank == 0 {
         eprintln!(
@@ -559,6 +660,7 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
     if session.rank == 0 {
         let report = Report::new(&plan, &outcome, noise);
         publish(req, &report, &outcome, json, grid)?;
+        write_lb_data(lb_data, &plan, &report, &outcome)?;
     }
     ending(&plan, &outcome)
 }

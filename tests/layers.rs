@@ -45,7 +45,7 @@ const LEVELS: &[&[&str]] = &[
     // a run's progress as it goes).
     &["ranks", "calibrate", "busy", "watch"],
     // -> report -> experiment -> plot
-    &["report"],
+    &["report", "lbdata"],
     &["runner", "experiment"],
     // Figures and tables from results.
     &["plot", "table"],

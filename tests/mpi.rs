@@ -524,6 +524,43 @@ fn a_trace_across_ranks_samples_the_whole_run_and_replays_in_the_simulator() {
 }
 
 #[test]
+fn lb_data_across_ranks_is_one_schema_valid_file_per_thread_of_every_rank() {
+    let dir = scratch("mpi_lbdata");
+    let r = mpirun(
+        &dir,
+        2,
+        &[
+            "run",
+            "--lb-data",
+            "lb",
+            "--variant",
+            "async(4)+joint(0.001)",
+            "threads=2",
+            "domain_size=60",
+            "max_iterations=20000",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let mut busy = [0.0; 4];
+    for (t, busy) in busy.iter_mut().enumerate() {
+        let file = json(&dir.join("lb").join(format!("data.{t}.json")));
+        assert_eq!(braid::lbdata::schema::check(&file), Ok(()), "data.{t}.json");
+        assert_eq!(file["metadata"]["shared_node"]["num_nodes"], 1);
+        *busy = file["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["tasks"].as_array().unwrap())
+            .filter(|task| task["entity"]["migratable"] == true)
+            .map(|task| task["time"].as_f64().unwrap())
+            .sum::<f64>();
+    }
+    // Rank 1's threads' loads reached rank 0 through the exchanges.
+    assert!(busy.iter().all(|&b| b > 0.0), "{busy:?}");
+    assert!(!dir.join("lb").join("data.4.json").exists());
+}
+
+#[test]
 fn what_does_not_run_across_ranks_is_refused_with_exit_2() {
     let dir = scratch("mpi_refused");
     for (args, says) in [

@@ -224,6 +224,9 @@ pub struct Settings {
     pub time_limit: Option<Duration>,
     /// How often counts and owners are sampled; `None` = no trace.
     pub trace_interval: Option<Duration>,
+    /// Whether the trace also samples object loads and each thread's time
+    /// off its core (`--lb-data`): then loads are measured.
+    pub trace_loads: bool,
     /// The stall test hook, if set.
     pub stall: Option<Stall>,
     /// The slow test hook, if set.
@@ -247,6 +250,7 @@ impl Settings {
             tolerance: None,
             time_limit: None,
             trace_interval: None,
+            trace_loads: false,
             stall: None,
             slow: None,
             workload: Workload::uniform(),
@@ -264,7 +268,7 @@ impl Settings {
             Policies::One(p) => p.reads_loads(),
             Policies::Auto(ps) => ps.iter().any(|p| p.reads_loads()),
         };
-        !self.workload.is_uniform() || self.scheme.balancer().is_some_and(reads)
+        self.trace_loads || !self.workload.is_uniform() || self.scheme.balancer().is_some_and(reads)
     }
 
     /// The scheme's mode.

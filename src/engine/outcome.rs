@@ -185,8 +185,9 @@ pub struct Tried {
     pub effort: f64,
 }
 
-/// Every subdomain's update count and owner at one moment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Every subdomain's update count and owner at one moment, and, when the
+/// run records them (`--lb-data`), its object loads so far.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TraceSample {
     /// When, seconds from the start.
     pub t_s: f64,
@@ -194,6 +195,15 @@ pub struct TraceSample {
     pub counts: Vec<u64>,
     /// Every subdomain's owning thread.
     pub owners: Vec<usize>,
+    /// Every subdomain's time spent updating it so far, seconds (empty
+    /// unless recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busy_s: Vec<f64>,
+    /// Every thread's time so far off its core, seconds: what noise took
+    /// (the simulator's stolen time while working; the runtime's wall time
+    /// less CPU time). Empty unless recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_s: Vec<f64>,
 }
 
 /// Everything a finished run measured (by the runtime or the simulator).

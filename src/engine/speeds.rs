@@ -72,7 +72,12 @@ impl MeasuredSpeeds {
     /// ```
     /// use braid::engine::TraceSample;
     /// use braid::engine::MeasuredSpeeds;
-    /// let at = |t_s, counts: Vec<u64>, owners| TraceSample { t_s, counts, owners };
+    /// let at = |t_s, counts: Vec<u64>, owners| TraceSample {
+    ///     t_s,
+    ///     counts,
+    ///     owners,
+    ///     ..TraceSample::default()
+    /// };
     /// let s = MeasuredSpeeds::from_trace(
     ///     "r.json".into(),
     ///     2,
@@ -146,6 +151,7 @@ mod tests {
             t_s,
             counts,
             owners,
+            ..TraceSample::default()
         }
     }
 

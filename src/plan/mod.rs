@@ -307,6 +307,7 @@ fn settings(cfg: &Config, problem: &Problem, workload: Workload) -> Settings {
         tolerance: (cfg.tolerance > 0.0).then_some(cfg.tolerance),
         time_limit: seconds(cfg.time_limit),
         trace_interval: seconds(cfg.trace_interval),
+        trace_loads: false,
         stall: cfg.stall,
         slow: cfg.slow,
         workload,

@@ -31,6 +31,7 @@ pub(crate) mod peers;
 mod stop;
 mod sync;
 mod trace;
+mod waits;
 mod worker;
 
 use std::ops::Range;
@@ -77,6 +78,8 @@ struct Shared<'a> {
     /// Each worker thread's nanoseconds waiting for its core, over every
     /// epoch; `u64::MAX` once a read of schedstat failed.
     waited_ns: Vec<CachePadded<AtomicU64>>,
+    /// Each worker thread's open epoch's wait, read live (`waits`).
+    live_waits: Vec<CachePadded<waits::LiveWait>>,
     max_lag: Vec<CachePadded<AtomicU64>>,
     assignment: Assignment,
     /// The balancer the workers call in turn (one process).
@@ -126,6 +129,13 @@ impl Shared<'_> {
         self.local_subs().map(Subdomain::residual_sq).sum()
     }
 
+    /// Seconds thread `t` has waited for its core so far (0 if unknown).
+    fn waited_s(&self, t: usize) -> f64 {
+        self.live_waits[t]
+            .seconds(&self.waited_ns[t])
+            .unwrap_or(0.0)
+    }
+
     /// The subdomains this process's threads own now.
     fn local_subs(&self) -> impl Iterator<Item = &Subdomain> {
         self.subs.iter().filter(|s| self.local.contains(&s.owner()))
@@ -158,7 +168,8 @@ impl Shared<'_> {
         };
         let view_len = words.len();
         if let Some(t) = &self.rank_trace {
-            t.lock().words(self.subs, &self.local, &mut words);
+            t.lock()
+                .words(self.subs, &self.local, |t| self.waited_s(t), &mut words);
         }
         let all = peers.exchange(self.subs, self.wish(stop), &mut words);
         let (view, traced) = words.split_at(view_len);
@@ -406,7 +417,8 @@ impl Shared<'_> {
                 // then the exact residual, summed (see `peers`).
                 let mut traced = Vec::new();
                 if let Some(t) = &self.rank_trace {
-                    t.lock().last_words(self.subs, &self.local, &mut traced);
+                    t.lock()
+                        .last_words(self.subs, &self.local, |t| self.waited_s(t), &mut traced);
                 }
                 let all = p.exchange(self.subs, self.wish(None), &mut traced);
                 if let Some(t) = &self.rank_trace {
@@ -526,6 +538,7 @@ impl<'a> Shared<'a> {
             thread_updates: (0..threads).map(|_| Default::default()).collect(),
             life_ns: (0..threads).map(|_| Default::default()).collect(),
             waited_ns: (0..threads).map(|_| Default::default()).collect(),
+            live_waits: (0..threads).map(|_| Default::default()).collect(),
             max_lag: (0..threads).map(|_| Default::default()).collect(),
             assignment: Assignment::new(subs, threads),
             balancer: balancer
@@ -538,7 +551,11 @@ impl<'a> Shared<'a> {
             rank_trace: settings
                 .trace_interval
                 .filter(|_| peers.is_some())
-                .map(|every| parking_lot::Mutex::new(RankTrace::new(every))),
+                .map(|every| {
+                    let loads = settings.trace_loads;
+                    let trace = RankTrace::new(every, loads, subs.len(), threads);
+                    parking_lot::Mutex::new(trace)
+                }),
             estimates: Default::default(),
             rule: StopRule {
                 budget: settings.update_budget,
@@ -622,12 +639,24 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
     });
 }
 
-/// Every subdomain's count and owner now, `now` into the run.
+/// Every subdomain's count and owner now, `now` into the run, and with
+/// `trace_loads` the loads so far.
 fn sample(shared: &Shared<'_>, now: Duration) -> TraceSample {
+    let loads = shared.settings.trace_loads;
     TraceSample {
         t_s: now.as_secs_f64(),
         counts: shared.subs.iter().map(Subdomain::count).collect(),
         owners: shared.subs.iter().map(Subdomain::owner).collect(),
+        busy_s: match loads {
+            true => shared.subs.iter().map(Subdomain::busy_s).collect(),
+            false => Vec::new(),
+        },
+        lost_s: match loads {
+            true => (0..shared.waited_ns.len())
+                .map(|t| shared.waited_s(t))
+                .collect(),
+            false => Vec::new(),
+        },
     }
 }
 

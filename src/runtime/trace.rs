@@ -15,7 +15,9 @@
 //!   this rank owns it, else 0. Between exchanges each subdomain has
 //!   exactly one owning rank (a move between ranks happens inside an
 //!   exchange, after its sums: `migrate.rs`), so the sums are every count
-//!   and every owner. A count is exact as an `f64` below 2^53.
+//!   and every owner. A count is exact as an `f64` below 2^53. With loads
+//!   (`--lb-data`) each subdomain's busy time follows, as its owning rank
+//!   has it, then each thread's time off its core, as its rank has it.
 //! * **Time.** A sample's time is that exchange's agreed clock.
 
 use std::ops::Range;
@@ -29,6 +31,10 @@ use crate::subdomain::Subdomain;
 #[derive(Debug)]
 pub(super) struct RankTrace {
     sampler: Sampler,
+    /// Whether samples carry loads; the run's subdomains and threads.
+    loads: bool,
+    subdomains: usize,
+    threads: usize,
     /// The clock the ranks agreed at the last exchange (ns).
     agreed_ns: u64,
     /// Whether the next exchange carries a sample.
@@ -37,9 +43,12 @@ pub(super) struct RankTrace {
 }
 
 impl RankTrace {
-    pub(super) fn new(every: Duration) -> Self {
+    pub(super) fn new(every: Duration, loads: bool, subdomains: usize, threads: usize) -> Self {
         RankTrace {
             sampler: Sampler::new(every.as_nanos() as u64),
+            loads,
+            subdomains,
+            threads,
             agreed_ns: 0,
             carrying: false,
             samples: Vec::new(),
@@ -47,10 +56,17 @@ impl RankTrace {
     }
 
     /// Appends this rank's words to the next exchange's sums if a sample
-    /// is due on the agreed clock.
-    pub(super) fn words(&mut self, subs: &[Subdomain], local: &Range<usize>, out: &mut Vec<f64>) {
+    /// is due on the agreed clock; `waited_s(t)`: local thread `t`'s time
+    /// off its core.
+    pub(super) fn words(
+        &mut self,
+        subs: &[Subdomain],
+        local: &Range<usize>,
+        waited_s: impl Fn(usize) -> f64,
+        out: &mut Vec<f64>,
+    ) {
         if self.sampler.due(self.agreed_ns) {
-            self.last_words(subs, local, out);
+            self.last_words(subs, local, waited_s, out);
         }
     }
 
@@ -60,6 +76,7 @@ impl RankTrace {
         &mut self,
         subs: &[Subdomain],
         local: &Range<usize>,
+        waited_s: impl Fn(usize) -> f64,
         out: &mut Vec<f64>,
     ) {
         self.carrying = true;
@@ -72,6 +89,11 @@ impl RankTrace {
             subs.iter()
                 .map(|s| owner(s).map_or(0.0, |o| (o + 1) as f64)),
         );
+        if self.loads {
+            out.extend(subs.iter().map(|s| owner(s).map_or(0.0, |_| s.busy_s())));
+            let mine = |t: usize| local.contains(&t);
+            out.extend((0..self.threads).map(|t| if mine(t) { waited_s(t) } else { 0.0 }));
+        }
     }
 
     /// After an exchange at the agreed `now_ns`, with `sums` the summed
@@ -81,7 +103,13 @@ impl RankTrace {
         if !std::mem::take(&mut self.carrying) {
             return;
         }
-        let (counts, owners) = sums.split_at(sums.len() / 2);
+        let n = self.subdomains;
+        let (counts, rest) = sums.split_at(n);
+        let (owners, rest) = rest.split_at(n);
+        let (busy, lost) = match self.loads {
+            true => rest.split_at(n),
+            false => (&[][..], &[][..]),
+        };
         self.samples.push(TraceSample {
             t_s: now_ns as f64 / 1e9,
             counts: counts.iter().map(|&c| c as u64).collect(),
@@ -93,6 +121,8 @@ impl RankTrace {
                         .expect("every subdomain has an owning rank")
                 })
                 .collect(),
+            busy_s: busy.to_vec(),
+            lost_s: lost.to_vec(),
         });
     }
 }

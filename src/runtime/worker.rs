@@ -26,6 +26,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::peers::from_urgency;
+use super::waits;
 use super::{Crossing, Idler, Shared, StopReason};
 use crate::engine::{Residual, Stall};
 use crate::schedule::{Gate, Verdicts};
@@ -54,25 +55,18 @@ pub(super) fn run(sh: &Shared<'_>, t: usize) {
     };
     let life = born.elapsed().as_nanos() as u64;
     sh.life_ns[t].fetch_add(life, Ordering::Relaxed);
-    match (waited_before, waited_ns()) {
+    sh.live_waits[t].close();
+    match (waited_before, waits::own_ns()) {
         (Some(b), Some(a)) => {
             // Saturates at u64::MAX, which marks "unknown": never reached
             // by nanoseconds a run can wait.
-            let _ = sh.waited_ns[t].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+            let _ = sh.waited_ns[t].fetch_update(Ordering::Release, Ordering::Relaxed, |w| {
                 (w != u64::MAX).then(|| w.saturating_add(a.saturating_sub(b)))
             });
         }
-        _ => sh.waited_ns[t].store(u64::MAX, Ordering::Relaxed),
+        _ => sh.waited_ns[t].store(u64::MAX, Ordering::Release),
     }
     sh.finished.fetch_add(1, Ordering::Release);
-}
-
-/// Nanoseconds this thread has waited on a run queue (the second field of
-/// Linux's `/proc/thread-self/schedstat`), if the kernel says.
-fn waited_ns() -> Option<u64> {
-    let path = std::path::Path::new("/proc/thread-self/schedstat");
-    let text = braid_noise::files::read_text(path, 256).ok()?;
-    text.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, Option<u64>)>) {
@@ -82,7 +76,11 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
     if core_affinity::set_for_current(core) {
         sh.pinned.fetch_add(1, Ordering::Relaxed);
     }
-    *pinned_at = Some((std::time::Instant::now(), waited_ns()));
+    let waited = waits::own_ns();
+    if let Some(base) = waited {
+        sh.live_waits[t].open(base);
+    }
+    *pinned_at = Some((std::time::Instant::now(), waited));
     let mut w = Worker::new(sh, t);
     let mut set = sh.assignment.current(t);
     // First touch, now that this thread is pinned: its cells go on its node.

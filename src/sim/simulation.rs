@@ -5,7 +5,7 @@
 //! staleness gate, skipping what it no longer owns or what is in flight).
 
 use super::board::{Balance, Board};
-use super::clock::{RANGE_PS, after, ps, seconds, step};
+use super::clock::{PS_PER_S, RANGE_PS, after, ps, seconds, step};
 use super::cores;
 use super::events::Events;
 use super::network::{self, Network};
@@ -598,10 +598,25 @@ impl<'a> Simulation<'a> {
         if let Some(s) = &mut self.sampler
             && s.due(self.now)
         {
+            let loads = self
+                .board
+                .loads
+                .as_ref()
+                .filter(|_| self.settings.trace_loads);
             self.trace.push(TraceSample {
                 t_s: seconds(self.now),
                 counts: self.board.counts.clone(),
                 owners: self.board.owners.clone(),
+                busy_s: loads.map_or_else(Vec::new, |l| {
+                    l.busy_ps.iter().map(|&b| seconds(b)).collect()
+                }),
+                // Time stretched while working: what the core's noise took.
+                lost_s: loads.map_or_else(Vec::new, |l| {
+                    l.core
+                        .iter()
+                        .map(|&(work, took)| (took as f64 - work).max(0.0) / PS_PER_S)
+                        .collect()
+                }),
             });
         }
     }
