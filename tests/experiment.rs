@@ -474,3 +474,34 @@ max_iterations = 20000
         );
     }
 }
+
+#[test]
+fn a_suite_with_lb_data_writes_each_samples_files_into_a_folder_of_its_own() {
+    let dir = scratch("exp_lbdata");
+    let text = suite("landscape", 1, "max_iterations = 200\nthreads = 2").replacen(
+        "repetitions = 1",
+        "repetitions = 1\nlb_data = \"lb\"",
+        1,
+    );
+    write_suite(&dir, &text);
+    let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let folders: Vec<_> = std::fs::read_dir(dir.join("lb"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    // 2 variants x quiet and noisy: 4 samples, 4 folders of 2 files.
+    assert_eq!(folders.len(), 4, "{folders:?}");
+    for f in &folders {
+        for t in 0..2 {
+            let file = f.join(format!("data.{t}.json"));
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            assert_eq!(
+                braid::lbdata::schema::check(&v),
+                Ok(()),
+                "{}",
+                file.display()
+            );
+        }
+    }
+}

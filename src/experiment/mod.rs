@@ -308,6 +308,13 @@ fn run_sample(
     let mut child = cmd
         .arg(suite.suite.engine.command())
         .args(["--variant", &sample.variant, "--json", "-"])
+        .args(suite.suite.lb_data.iter().flat_map(|dir| {
+            let folder = suite.dir().join(dir).join(sample.folder());
+            [
+                std::ffi::OsString::from("--lb-data"),
+                folder.into_os_string(),
+            ]
+        }))
         .args(suite.overrides(sample))
         .current_dir(suite.dir())
         .stdin(Stdio::null())

@@ -68,6 +68,11 @@ pub(crate) struct Suite {
     /// sample's arguments. For runs across MPI ranks (feature `mpi`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launcher: Option<String>,
+    /// A directory (relative to the suite file's) under which each sample
+    /// writes its LB data (`--lb-data`), in a folder named for the sample
+    /// ([`Sample::folder`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lb_data: Option<PathBuf>,
     /// `workload` values to run each variant under (an axis; absent = the
     /// configuration's, usually uniform).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -175,6 +180,25 @@ pub(crate) struct Sample {
 }
 
 impl Sample {
+    /// The sample's folder name: its [key](Self::key) with every character
+    /// but letters, digits, `.`, `+`, `-` and `_` as `_`, then 8 hex digits
+    /// of the key's hash (FNV-1a), so that two keys that read the same once
+    /// cleaned keep apart.
+    pub(crate) fn folder(&self) -> String {
+        let key = self.key();
+        let clean: String = key
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '+' | '-' | '_' => c,
+                _ => '_',
+            })
+            .collect();
+        let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        format!("{clean}-{:08x}", hash as u32)
+    }
+
     /// Identifies the sample within its suite (what resuming skips). The
     /// parts for workloads and sweeps are added only when present, so the
     /// keys of older suites stay what they were.

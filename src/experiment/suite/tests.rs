@@ -276,3 +276,29 @@ fn bad_suites_name_the_problem() {
         assert!(e.contains(needle), "{needle}: {e}");
     }
 }
+
+#[test]
+fn each_sample_has_a_folder_name_of_its_own_made_of_safe_characters() {
+    let samples = loaded(SUITE).samples();
+    let folders: Vec<String> = samples.iter().map(Sample::folder).collect();
+    assert!(
+        folders[0].starts_with("sync___quiet___0-"),
+        "{}",
+        folders[0]
+    );
+    assert!(
+        folders[2].starts_with("async_4_+joint_0.001____quiet___0-"),
+        "{}",
+        folders[2]
+    );
+    let unique: std::collections::HashSet<_> = folders.iter().collect();
+    assert_eq!(unique.len(), folders.len());
+    let safe = |c: char| c.is_ascii_alphanumeric() || ".+-_".contains(c);
+    assert!(folders.iter().all(|f| f.chars().all(safe)));
+    // Keys that read the same once cleaned keep apart by their hash.
+    let mut a = samples[0].clone();
+    let mut b = samples[0].clone();
+    a.variant = "x(1)".into();
+    b.variant = "x)1(".into();
+    assert_ne!(a.folder(), b.folder());
+}
