@@ -81,6 +81,15 @@ impl SubdomainGeom {
         self.height * self.width
     }
 
+    /// The cells along `side`: its width north and south, its height west
+    /// and east (an edge a neighbour reads).
+    pub fn edge_cells(&self, side: Side) -> usize {
+        match side {
+            Side::North | Side::South => self.width,
+            Side::West | Side::East => self.height,
+        }
+    }
+
     /// What lies across `side`.
     pub fn neighbour(&self, side: Side) -> Neighbour {
         self.neighbours[side.index()]

@@ -323,19 +323,7 @@ impl Peers for Ranks {
     }
 
     fn thread_nodes(&self) -> Vec<usize> {
-        let mut names: Vec<&String> = Vec::new();
-        let mut nodes = Vec::with_capacity(self.size * self.threads);
-        for host in &self.hosts {
-            let node = match names.iter().position(|n| *n == host) {
-                Some(i) => i,
-                None => {
-                    names.push(host);
-                    names.len() - 1
-                }
-            };
-            nodes.extend(std::iter::repeat_n(node, self.threads));
-        }
-        nodes
+        crate::engine::host_nodes(&self.hosts, self.threads)
     }
 
     fn start(&self) {

@@ -235,23 +235,10 @@ fn thread_nodes(plan: &Plan, report: &Report) -> Vec<usize> {
     if let Some(sim) = &plan.sim {
         return sim.nodes.clone();
     }
-    let Some(info) = &report.ranks else {
-        return vec![0; report.threads];
-    };
-    let mut hosts: Vec<&str> = Vec::new();
-    (0..report.threads)
-        .map(|t| {
-            let host =
-                info.hosts[(t / info.threads_per_rank.max(1)).min(info.hosts.len() - 1)].as_str();
-            match hosts.iter().position(|h| *h == host) {
-                Some(i) => i,
-                None => {
-                    hosts.push(host);
-                    hosts.len() - 1
-                }
-            }
-        })
-        .collect()
+    match &report.ranks {
+        Some(info) => info.thread_nodes(),
+        None => vec![0; report.threads],
+    }
 }
 
 /// What the progress line measures a run against.

@@ -194,15 +194,12 @@ impl Cells {
 
 impl Subdomain {
     pub(crate) fn new(problem: &Problem, geom: &SubdomainGeom) -> Self {
-        let (h, w) = (geom.height, geom.width);
         let cells = Cells::initial(problem, geom);
         let make_edges = || Edges {
             sides: Side::ALL.map(|side| {
-                let len = match side {
-                    Side::North | Side::South => w,
-                    Side::West | Side::East => h,
-                };
-                (0..len).map(|_| AtomicU64::new(0)).collect()
+                (0..geom.edge_cells(side))
+                    .map(|_| AtomicU64::new(0))
+                    .collect()
             }),
         };
         let sub = Subdomain {

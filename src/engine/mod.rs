@@ -13,7 +13,7 @@ pub mod speeds;
 pub use crate::variant::Interval;
 pub use outcome::{
     Clock, CoreTime, EFFORT_SAMPLES, Effort, LbStats, Outcome, Ran, RanksInfo, StopReason,
-    TraceSample, Tried,
+    TraceSample, Tried, host_nodes,
 };
 pub use progress::{Progress, ProgressNow};
 pub use simulated::{SimCosts, SimSettings};

@@ -304,3 +304,35 @@ pub struct RanksInfo {
     #[serde(default)]
     pub termination_delay_s: Option<f64>,
 }
+
+impl RanksInfo {
+    /// Each thread's node, numbered in the order the hosts first appear.
+    pub fn thread_nodes(&self) -> Vec<usize> {
+        host_nodes(&self.hosts, self.threads_per_rank)
+    }
+}
+
+/// The node of each of `threads` threads of each rank, for ranks on
+/// `hosts` (one per rank): nodes numbered from 0 in the order their host
+/// first appears.
+///
+/// ```
+/// use braid::engine::host_nodes;
+/// let hosts = ["b", "a", "b"].map(String::from);
+/// assert_eq!(host_nodes(&hosts, 2), [0, 0, 1, 1, 0, 0]);
+/// ```
+pub fn host_nodes(hosts: &[String], threads: usize) -> Vec<usize> {
+    let mut names: Vec<&String> = Vec::new();
+    let mut nodes = Vec::with_capacity(hosts.len() * threads);
+    for host in hosts {
+        let node = match names.iter().position(|n| *n == host) {
+            Some(i) => i,
+            None => {
+                names.push(host);
+                names.len() - 1
+            }
+        };
+        nodes.extend(std::iter::repeat_n(node, threads));
+    }
+    nodes
+}

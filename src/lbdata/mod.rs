@@ -190,10 +190,7 @@ pub fn files(
             }
             for side in Side::ALL {
                 if let Neighbour::Sub(other) = g.neighbour(side) {
-                    let cells = match side {
-                        Side::North | Side::South => g.width,
-                        Side::West | Side::East => g.height,
-                    };
+                    let cells = g.edge_cells(side);
                     phases[t].communications.push(Communication {
                         kind: "SendRecv",
                         from: subdomain(s),

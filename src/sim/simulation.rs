@@ -302,10 +302,7 @@ impl<'a> Simulation<'a> {
                 && b.nodes[b.owners[n]] != here
             {
                 messages += 1;
-                bytes += 8 * match side {
-                    Side::North | Side::South => g.width,
-                    Side::West | Side::East => g.height,
-                };
+                bytes += 8 * g.edge_cells(side);
             }
         }
         // With o = 0 (the default) the sum is the bytes' alone, bit for bit.
