@@ -60,12 +60,7 @@ fn a_real_runs_task_times_add_up_to_each_threads_busy_time() {
         assert!(phases.len() > 10, "{} phases", phases.len());
         let middle = &phases[1..phases.len() - 1];
         let span: f64 = (2..phases.len()).map(|k| at(k) - at(k - 1)).sum();
-        let busy: f64 = middle
-            .iter()
-            .flat_map(|p| p["tasks"].as_array().unwrap())
-            .filter(|task| task["entity"]["migratable"] == true)
-            .map(|task| task["time"].as_f64().unwrap())
-            .sum();
+        let busy = common::subdomain_task_seconds(middle);
         assert!(
             (busy / span - 1.0).abs() < 0.05,
             "thread {t}: tasks {busy} s in {span} s"

@@ -548,14 +548,7 @@ fn lb_data_across_ranks_is_one_schema_valid_file_per_thread_of_every_rank() {
         let file = json(&dir.join("lb").join(format!("data.{t}.json")));
         assert_eq!(braid::lbdata::schema::check(&file), Ok(()), "data.{t}.json");
         assert_eq!(file["metadata"]["shared_node"]["num_nodes"], 1);
-        *busy = file["phases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|p| p["tasks"].as_array().unwrap())
-            .filter(|task| task["entity"]["migratable"] == true)
-            .map(|task| task["time"].as_f64().unwrap())
-            .sum::<f64>();
+        *busy = common::subdomain_task_seconds(file["phases"].as_array().unwrap());
     }
     // Rank 1's threads' loads reached rank 0 through the exchanges.
     assert!(busy.iter().all(|&b| b > 0.0), "{busy:?}");

@@ -137,3 +137,13 @@ pub(crate) fn live_children(pid: u32) -> Vec<u32> {
         })
         .collect()
 }
+
+/// Seconds of the subdomains' (migratable) tasks in LB data `phases`.
+pub(crate) fn subdomain_task_seconds(phases: &[serde_json::Value]) -> f64 {
+    phases
+        .iter()
+        .flat_map(|p| p["tasks"].as_array().expect("a phase's tasks"))
+        .filter(|task| task["entity"]["migratable"] == true)
+        .map(|task| task["time"].as_f64().expect("a task's time"))
+        .sum()
+}
