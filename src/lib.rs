@@ -61,6 +61,7 @@ pub(crate) mod experiment;
 pub mod interrupt;
 pub use braid_kernel as kernel;
 pub mod lbdata;
+pub mod lbfile;
 pub(crate) mod limits;
 pub mod model;
 pub mod noise;

@@ -497,7 +497,7 @@ fn a_suite_with_lb_data_writes_each_samples_files_into_a_folder_of_its_own() {
             let file = f.join(format!("data.{t}.json"));
             let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
             assert_eq!(
-                braid::lbdata::schema::check(&v),
+                braid::lbfile::schema::check(&v),
                 Ok(()),
                 "{}",
                 file.display()

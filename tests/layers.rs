@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 const LEVELS: &[&[&str]] = &[
     // Leaves: bounds, numbers, files, signals, processes, the problem (the
     // stencil is the braid-kernel crate, which imports nothing of braid).
-    // "Did you mean" is a leaf too.
+    // "Did you mean" is a leaf too, and so is vt's LB data format.
     &[
         "limits",
         "rng",
@@ -25,6 +25,7 @@ const LEVELS: &[&[&str]] = &[
         "child",
         "problem",
         "suggest",
+        "lbfile",
     ],
     // What each subdomain costs (the application's own imbalance).
     &["workload"],

@@ -14,12 +14,10 @@
 //! | phase | one window of the trace: from one sample to the next (the first from the start); the window is `trace_interval`, else the balancer's interval |
 //! | migratable task, `entity.seq_id` | a subdomain, by id; `collection_id` 0; `home` the thread whose domain it is (its first owner) |
 //! | task `node` | the subdomain's owner at the phase's start |
-//! | task `time` | the subdomain's busy time in the phase, seconds: its object load |
-//! | non-migratable task, `seq_id` = subdomains + PE | the time the thread waited for its core in the phase: noise |
+//! | task `time` | the subdomain's busy time in the phase less its share of its thread's noise, seconds: its object load |
+//! | non-migratable task, `seq_id` = subdomains + PE | the time the thread waited for its core in the phase (at most the time its subdomains were busy): noise, taken from the subdomains' busy time in proportion, so that a thread's tasks add up to its busy time |
 //! | `communications`, `SendRecv` | each halo edge a subdomain sent in the phase: `messages` its updates, `bytes` 8 per cell of the edge per update, in the sender's file |
 //! | task `user_defined` | `updates` (in the phase), `cells`; the noise task's `noise: 1` |
-
-pub mod schema;
 
 use std::path::Path;
 
@@ -172,6 +170,10 @@ pub fn files(
                 communications: Vec::new(),
             })
             .collect();
+        let busy = |s: usize| (after.busy_s[s] - before.busy_s[s]).max(0.0);
+        let noise = split_noise(threads, &before.owners, busy, |t| {
+            (after.lost_s[t] - before.lost_s[t]).max(0.0)
+        });
         for (s, g) in problem.subs.iter().enumerate() {
             let t = before.owners[s];
             let updates = after.counts[s].saturating_sub(before.counts[s]);
@@ -179,7 +181,7 @@ pub fn files(
                 entity: subdomain(s),
                 node: t,
                 resource: "cpu",
-                time: (after.busy_s[s] - before.busy_s[s]).max(0.0),
+                time: busy(s) * noise[t].1,
                 user_defined: UserDefined::Subdomain {
                     updates,
                     cells: g.cells(),
@@ -212,7 +214,7 @@ pub fn files(
                 },
                 node: t,
                 resource: "cpu",
-                time: (after.lost_s[t] - before.lost_s[t]).max(0.0),
+                time: noise[t].0,
                 user_defined: UserDefined::Noise { noise: 1 },
             });
         }
@@ -221,6 +223,32 @@ pub fn files(
         }
     }
     Ok(out)
+}
+
+/// Each thread's noise task in a phase and the share of its subdomains'
+/// busy time that was their own work: the time it lost (`lost(t)`), at
+/// most what its subdomains (`owners`) were busy (`busy(s)`), is taken
+/// from them in proportion, so that a thread's tasks add up to its busy
+/// time and none counts the noise twice.
+fn split_noise(
+    threads: usize,
+    owners: &[usize],
+    busy: impl Fn(usize) -> f64,
+    lost: impl Fn(usize) -> f64,
+) -> Vec<(f64, f64)> {
+    let mut total = vec![0.0; threads];
+    for (s, &t) in owners.iter().enumerate() {
+        total[t] += busy(s);
+    }
+    total
+        .iter()
+        .enumerate()
+        .map(|(t, &busy)| {
+            let noise = lost(t).min(busy);
+            let own = if busy > 0.0 { 1.0 - noise / busy } else { 1.0 };
+            (noise, own)
+        })
+        .collect()
 }
 
 fn metadata(t: usize, places: &Places<'_>) -> Metadata {
@@ -304,7 +332,7 @@ mod tests {
         assert_eq!(files.len(), 4);
         for file in &files {
             let v = serde_json::to_value(file).unwrap();
-            assert_eq!(schema::check(&v), Ok(()));
+            assert_eq!(crate::lbfile::schema::check(&v), Ok(()));
             assert_eq!(file.phases.len(), trace.len());
             // Every phase: the PE's subdomains and one noise task.
             let tasks: usize = file.phases.iter().map(|p| p.tasks.len()).sum();
@@ -327,9 +355,10 @@ mod tests {
     }
 
     #[test]
-    fn a_phases_task_times_are_its_updates_at_the_cost_model_plus_the_noise_task() {
-        // A core at 50% noise: its thread's subdomains take twice as long,
-        // and its noise task holds exactly the difference.
+    fn a_phases_task_times_are_its_updates_at_the_cost_model_and_the_noise_task_the_rest() {
+        // A core at 50% noise: its thread's subdomains take twice as long;
+        // their tasks hold exactly the updates at the cost model's price,
+        // and the noise task the difference.
         let (plan, trace, files) = simulated(&["noise=thread", "noise_cores=1:0.5"]);
         let c = &plan.sim.as_ref().unwrap().costs;
         let g = &plan.problem.subs[0];
@@ -349,8 +378,8 @@ mod tests {
                 }
                 let want = updates as f64 * unit_s;
                 assert!(
-                    (work - noise - want).abs() <= 1e-9 * want.max(1e-6),
-                    "thread {t}: {work} - {noise} against {want}"
+                    (work - want).abs() <= 1e-9 * want.max(1e-6),
+                    "thread {t}: {work} against {want}"
                 );
                 if t == 1 {
                     noisy += noise;

@@ -138,12 +138,13 @@ pub(crate) fn live_children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Seconds of the subdomains' (migratable) tasks in LB data `phases`.
-pub(crate) fn subdomain_task_seconds(phases: &[serde_json::Value]) -> f64 {
+/// Seconds of the tasks in LB data `phases`: the subdomains' (migratable)
+/// ones if `subdomains`, else the noise's.
+pub(crate) fn task_seconds(phases: &[serde_json::Value], subdomains: bool) -> f64 {
     phases
         .iter()
         .flat_map(|p| p["tasks"].as_array().expect("a phase's tasks"))
-        .filter(|task| task["entity"]["migratable"] == true)
+        .filter(|task| task["entity"]["migratable"] == subdomains)
         .map(|task| task["time"].as_f64().expect("a task's time"))
         .sum()
 }
