@@ -99,3 +99,13 @@ pub use runner::run;
 pub fn main() -> std::process::ExitCode {
     cli::main()
 }
+
+/// A fresh, empty directory for a unit test: `braid-NAME-PID` under the
+/// system's temporary directory.
+#[cfg(test)]
+pub(crate) fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("braid-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}

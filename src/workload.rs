@@ -29,6 +29,7 @@
 //! | `moving(f, x, y, r, vx, vy)` | `f` within `r` of `(x + vx p, y + vy p)`, wrapped around the grid, else 1 |
 //! | `growing(f, x, y, r0, dr)` | `f` within `r0 + dr p` of `(x, y)`, else 1 |
 //! | `map:FILE` | the file's value for that subdomain |
+//! | `lbdata:DIR` | the task times of a recorded run, phase by phase (rules in [`recorded`]) |
 //!
 //! A map is the grid of subdomains, north row first: as text, one row of
 //! numbers per line (separated by spaces or commas, `#` comments), or a
@@ -40,6 +41,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::lbfile;
 use crate::limits::{MAX_TEXT_BYTES, MAX_WORK_FACTOR};
 use crate::problem::Problem;
 use crate::rng::SplitMix64;
@@ -98,6 +100,9 @@ pub enum WorkloadSpec {
     },
     /// Factors from a file (relative to the working directory).
     Map(PathBuf),
+    /// Costs from a directory of LB data files (relative to the working
+    /// directory).
+    LbData(PathBuf),
 }
 
 /// A `workload` value that does not parse.
@@ -138,10 +143,21 @@ impl WorkloadSpec {
             }
             return Ok(WorkloadSpec::Map(PathBuf::from(file)));
         }
+        if let Some(dir) = text.strip_prefix("lbdata:") {
+            let dir = dir.trim();
+            if dir.is_empty() {
+                return Err(WorkloadError("lbdata:DIR names no directory".into()));
+            }
+            return Ok(WorkloadSpec::LbData(PathBuf::from(dir)));
+        }
         let (name, args) = text
             .split_once('(')
             .and_then(|(n, a)| Some((n.trim(), a.trim().strip_suffix(')')?)))
-            .ok_or_else(|| WorkloadError(format!("`{text}` is not NAME(numbers) or map:FILE")))?;
+            .ok_or_else(|| {
+                WorkloadError(format!(
+                    "`{text}` is not NAME(numbers), map:FILE or lbdata:DIR"
+                ))
+            })?;
         let args: Vec<f64> = args
             .split(',')
             .map(|a| {
@@ -237,7 +253,7 @@ impl WorkloadSpec {
             }
         };
         match *self {
-            WorkloadSpec::Uniform | WorkloadSpec::Map(_) => Ok(()),
+            WorkloadSpec::Uniform | WorkloadSpec::Map(_) | WorkloadSpec::LbData(_) => Ok(()),
             WorkloadSpec::Random { lo, hi } => {
                 factor("lo", lo)?;
                 factor("hi", hi)?;
@@ -298,10 +314,10 @@ impl WorkloadSpec {
         *self == WorkloadSpec::Uniform
     }
 
-    /// The file this workload reads, if any.
+    /// The file (or directory) this workload reads, if any.
     pub fn file(&self) -> Option<&Path> {
         match self {
-            WorkloadSpec::Map(f) => Some(f),
+            WorkloadSpec::Map(f) | WorkloadSpec::LbData(f) => Some(f),
             _ => None,
         }
     }
@@ -311,6 +327,7 @@ impl WorkloadSpec {
     pub fn with_file_from(&self, dir: &Path) -> WorkloadSpec {
         match self {
             WorkloadSpec::Map(f) => WorkloadSpec::Map(dir.join(f)),
+            WorkloadSpec::LbData(f) => WorkloadSpec::LbData(dir.join(f)),
             other => other.clone(),
         }
     }
@@ -348,6 +365,7 @@ impl fmt::Display for WorkloadSpec {
                 dr,
             } => write!(f, "growing({factor},{x},{y},{r0},{dr})"),
             WorkloadSpec::Map(file) => write!(f, "map:{}", file.display()),
+            WorkloadSpec::LbData(dir) => write!(f, "lbdata:{}", dir.display()),
         }
     }
 }
@@ -377,6 +395,8 @@ enum Kind {
     Uniform,
     /// One factor per subdomain, for the whole run.
     Fixed(Arc<[f64]>),
+    /// A recording's costs, phase by phase.
+    Recorded(Arc<Recorded>),
     /// A circle of cells with `factor` inside, moving and growing with
     /// progress; everything else at 1.
     Region {
@@ -468,6 +488,13 @@ impl Workload {
                 dr,
             } => region(factor, x, y, r0, (0.0, 0.0), dr),
             WorkloadSpec::Map(file) => Kind::Fixed(read_map(file, problem)?.into()),
+            WorkloadSpec::LbData(dir) => {
+                let recording =
+                    lbfile::read_dir(dir).map_err(|e| MapError::Content(e.to_string()))?;
+                Kind::Recorded(Arc::new(
+                    Recorded::build(&recording, n).map_err(MapError::Content)?,
+                ))
+            }
         };
         Ok(Workload { kind })
     }
@@ -479,10 +506,24 @@ impl Workload {
 
     /// Whether a factor changes with progress.
     pub fn moves(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::Region { velocity, growth, .. } if velocity != (0.0, 0.0) || growth != 0.0
-        )
+        match &self.kind {
+            Kind::Region {
+                velocity, growth, ..
+            } => *velocity != (0.0, 0.0) || *growth != 0.0,
+            Kind::Recorded(r) => r.moves(),
+            Kind::Uniform | Kind::Fixed(_) => false,
+        }
+    }
+
+    /// A recorded subdomain's cost per update at progress `p`, in
+    /// seconds, which the simulator charges as the whole update; `None`
+    /// for a workload of factors.
+    #[inline]
+    pub fn seconds(&self, sub: usize, p: f64) -> Option<f64> {
+        match &self.kind {
+            Kind::Recorded(r) => Some(r.seconds(sub, p)),
+            _ => None,
+        }
     }
 
     /// Subdomain `sub`'s cost factor at progress `p`.
@@ -491,6 +532,7 @@ impl Workload {
         match &self.kind {
             Kind::Uniform => 1.0,
             Kind::Fixed(f) => f[sub],
+            Kind::Recorded(r) => r.factor(sub, p),
             Kind::Region {
                 factor,
                 centre,
@@ -523,7 +565,20 @@ impl Workload {
         match &self.kind {
             Kind::Uniform => 1.0,
             Kind::Fixed(f) => f.iter().copied().fold(f64::INFINITY, f64::min),
+            // A recording is replayed above its reference (below it, as
+            // one sweep: `recorded`'s rules say so).
+            Kind::Recorded(_) => 1.0,
             Kind::Region { factor, .. } => factor.min(1.0),
+        }
+    }
+
+    /// The greatest factor any subdomain can have during the run.
+    pub fn greatest_factor(&self) -> f64 {
+        match &self.kind {
+            Kind::Uniform => 1.0,
+            Kind::Fixed(f) => f.iter().copied().fold(0.0, f64::max),
+            Kind::Recorded(r) => r.greatest_factor(),
+            Kind::Region { factor, .. } => factor.max(1.0),
         }
     }
 }
@@ -591,6 +646,10 @@ fn parse_text_map(text: &str) -> Result<Vec<Vec<f64>>, MapError> {
     }
     Ok(rows)
 }
+
+pub mod recorded;
+
+use recorded::Recorded;
 
 #[cfg(test)]
 mod tests;

@@ -110,3 +110,124 @@ fn an_lb_data_directory_that_cannot_be_made_is_refused_before_the_run() {
     assert!(r.stderr.contains("--lb-data"), "{}", r.stderr);
     assert!(!r.stderr.contains("simulating"), "it ran: {}", r.stderr);
 }
+
+/// `braid sim ARGS` recording LB data into `lb`, then replaying it with
+/// `workload=lbdata:lb` in place of the recording's own workload: the two
+/// times to solution.
+fn recorded_and_replayed(dir: &Path, args: &[&str], workload: &str) -> (f64, f64) {
+    let run = |workload: &str, extra: &[&str]| {
+        let mut all = vec!["sim", "--json", "r.json", "numerics=true", "tolerance=1e-4"];
+        all.extend_from_slice(args);
+        all.push(workload);
+        all.extend_from_slice(extra);
+        let r = braid(dir, &all);
+        assert_eq!(r.status, Some(0), "{all:?}: {}", r.stderr);
+        json(&dir.join("r.json"))["time_to_solution_s"]
+            .as_f64()
+            .expect("it converged")
+    };
+    let _ = std::fs::remove_dir_all(dir.join("lb"));
+    let recorded = run(workload, &["--lb-data", "lb"]);
+    (recorded, run("workload=lbdata:lb", &[]))
+}
+
+#[test]
+fn a_simulation_replayed_from_its_own_lb_data_reaches_the_same_time_to_solution() {
+    let dir = scratch("lbdata_replay");
+    let common = [
+        "threads=4",
+        "domain_size=64",
+        "max_iterations=100000",
+        "noise=thread",
+        "noise_cores=1:0.3",
+    ];
+    // A fixed hotspot balanced by joint under noise, and a hotspot that
+    // moves: the replay reads each phase's costs as the recording had them.
+    for (variant, workload) in [
+        ("async(4)+joint(0.0005)", "workload=hotspot(4,0.3,0.3,0.2)"),
+        ("async(4)", "workload=moving(4,0.2,0.5,0.15,0.0001,0)"),
+    ] {
+        let mut args = common.to_vec();
+        args.extend(["--variant", variant]);
+        let (recorded, replayed) = recorded_and_replayed(&dir, &args, workload);
+        assert!(
+            (replayed / recorded - 1.0).abs() < 0.01,
+            "{variant} {workload}: recorded {recorded} s, replayed {replayed} s"
+        );
+    }
+}
+
+#[test]
+fn a_real_run_replays_lb_data_and_bad_lb_data_is_refused_naming_file_phase_and_field() {
+    let dir = scratch("lbdata_read");
+    let r = braid(
+        &dir,
+        &[
+            "sim",
+            "--lb-data",
+            "lb",
+            "threads=2",
+            "workload=hotspot(4,0.3,0.3,0.2)",
+            "max_iterations=300",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let r = braid(
+        &dir,
+        &[
+            "run",
+            "threads=2",
+            "workload=lbdata:lb",
+            "max_iterations=300",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    // One field of one task made an integer where vt's schema wants a float.
+    let file = dir.join("lb").join("data.1.json");
+    let mut v = json(&file);
+    v["phases"][2]["tasks"][0]["time"] = serde_json::json!(1);
+    std::fs::write(&file, v.to_string()).unwrap();
+    for engine in ["run", "sim"] {
+        let r = braid(&dir, &[engine, "threads=2", "workload=lbdata:lb"]);
+        assert_eq!(r.status, Some(2), "{}", r.stderr);
+        for part in ["data.1.json", "phase 2", "phases[2].tasks[0].time"] {
+            assert!(r.stderr.contains(part), "{engine}: no {part}: {}", r.stderr);
+        }
+    }
+    let r = braid(&dir, &["sim", "workload=lbdata:nowhere"]);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("nowhere"), "{}", r.stderr);
+}
+
+#[test]
+fn a_recording_wider_than_the_real_engines_sweeps_is_refused_by_run_and_simulated() {
+    // vt's own kind of file (no updates): two tasks, a thousand times apart.
+    let dir = scratch("lbdata_wide");
+    std::fs::create_dir_all(dir.join("vt")).unwrap();
+    let task = |id: u64, time: f64| {
+        serde_json::json!({
+            "entity": {"type": "object", "seq_id": id, "home": 0, "migratable": true, "collection_id": 7},
+            "node": 0, "resource": "cpu", "time": time
+        })
+    };
+    let file = serde_json::json!({"type": "LBDatafile", "metadata": {"rank": 0},
+        "phases": [{"id": 0, "tasks": [task(0, 1e-4), task(1, 1e-1)]}]});
+    std::fs::write(dir.join("vt").join("data.0.json"), file.to_string()).unwrap();
+    let r = braid(
+        &dir,
+        &["run", "threads=1", "subdomains=2", "workload=lbdata:vt"],
+    );
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("braid sim"), "{}", r.stderr);
+    let r = braid(
+        &dir,
+        &[
+            "sim",
+            "threads=1",
+            "subdomains=2",
+            "workload=lbdata:vt",
+            "max_iterations=50",
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+}

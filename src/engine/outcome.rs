@@ -199,6 +199,11 @@ pub struct TraceSample {
     /// unless recorded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub busy_s: Vec<f64>,
+    /// Every subdomain's own work so far, seconds: its busy time less what
+    /// noise took from it. Only the simulator knows it exactly (empty
+    /// otherwise, and unless recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub work_s: Vec<f64>,
     /// Every thread's time so far off its core, seconds: what noise took
     /// (the simulator's stolen time while working; the runtime's wall time
     /// less CPU time). Empty unless recorded.

@@ -153,6 +153,7 @@ pub fn files(
         counts: vec![0; n],
         owners: problem.subs.iter().map(|g| g.domain).collect(),
         busy_s: vec![0.0; n],
+        work_s: vec![0.0; n],
         lost_s: vec![0.0; threads],
     };
     let mut out: Vec<LbFile> = (0..threads)
@@ -171,9 +172,18 @@ pub fn files(
             })
             .collect();
         let busy = |s: usize| (after.busy_s[s] - before.busy_s[s]).max(0.0);
-        let noise = split_noise(threads, &before.owners, busy, |t| {
-            (after.lost_s[t] - before.lost_s[t]).max(0.0)
-        });
+        let lost = |t: usize| (after.lost_s[t] - before.lost_s[t]).max(0.0);
+        let exact = after.work_s.len() == n;
+        let work = |s: usize| match exact {
+            true => (after.work_s[s] - before.work_s[s]).max(0.0),
+            false => busy(s),
+        };
+        // Where each subdomain's own work is known, it is its time, and the
+        // noise task the rest of what it took; else the noise is split.
+        let noise = match exact {
+            true => own_work(threads, &before.owners, busy, work),
+            false => split_noise(threads, &before.owners, busy, lost),
+        };
         for (s, g) in problem.subs.iter().enumerate() {
             let t = before.owners[s];
             let updates = after.counts[s].saturating_sub(before.counts[s]);
@@ -181,7 +191,7 @@ pub fn files(
                 entity: subdomain(s),
                 node: t,
                 resource: "cpu",
-                time: busy(s) * noise[t].1,
+                time: work(s) * noise[t].1,
                 user_defined: UserDefined::Subdomain {
                     updates,
                     cells: g.cells(),
@@ -223,6 +233,21 @@ pub fn files(
         }
     }
     Ok(out)
+}
+
+/// Each thread's noise task in a phase when its subdomains' own `work`
+/// is known: what they took (`busy`) beyond it; their share is all of it.
+fn own_work(
+    threads: usize,
+    owners: &[usize],
+    busy: impl Fn(usize) -> f64,
+    work: impl Fn(usize) -> f64,
+) -> Vec<(f64, f64)> {
+    let mut noise = vec![(0.0, 1.0); threads];
+    for (s, &t) in owners.iter().enumerate() {
+        noise[t].0 += (busy(s) - work(s)).max(0.0);
+    }
+    noise
 }
 
 /// Each thread's noise task in a phase and the share of its subdomains'
@@ -327,6 +352,34 @@ mod tests {
     }
 
     #[test]
+    fn lb_data_written_and_read_back_replays_each_subdomains_cost() {
+        // Random factors on a core at 50% noise: read back as a workload,
+        // every phase costs each subdomain its update at the cost model's
+        // price at its own factor (the noise is not a cost of the work).
+        let (plan, trace, files) =
+            simulated(&["workload=random(1,4)", "noise=thread", "noise_cores=1:0.5"]);
+        let dir = crate::scratch_dir("lbdata-replay");
+        write(&dir, &files).unwrap();
+        let spec = crate::workload::WorkloadSpec::LbData(dir);
+        let replay = crate::workload::Workload::build(&spec, &plan.problem, 0).unwrap();
+        let c = &plan.sim.as_ref().unwrap().costs;
+        let recorded = &plan.settings.workload;
+        let last = trace.last().unwrap();
+        let end = last.counts.iter().sum::<u64>() as f64 / last.counts.len() as f64;
+        for (s, g) in plan.problem.subs.iter().enumerate() {
+            let f = recorded.factor(s, 0.0);
+            let want = (c.update_ns + g.cells() as f64 * c.cell_ns * f) * 1e-9;
+            for p in [0.0, end / 3.0, end / 2.0, end, 2.0 * end] {
+                let got = replay.seconds(s, p).unwrap();
+                assert!(
+                    (got - want).abs() <= 1e-9 * want,
+                    "{s} at {p}: {got} s, not {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_simulated_runs_lb_data_follows_vts_schema() {
         let (plan, trace, files) = simulated(&["noise=thread", "noise_cores=1:0.5"]);
         assert_eq!(files.len(), 4);
@@ -357,35 +410,40 @@ mod tests {
     #[test]
     fn a_phases_task_times_are_its_updates_at_the_cost_model_and_the_noise_task_the_rest() {
         // A core at 50% noise: its thread's subdomains take twice as long;
-        // their tasks hold exactly the updates at the cost model's price,
-        // and the noise task the difference.
+        // each subdomain's task holds exactly its updates at the cost
+        // model's price, and the noise task the rest of the thread's time.
         let (plan, trace, files) = simulated(&["noise=thread", "noise_cores=1:0.5"]);
         let c = &plan.sim.as_ref().unwrap().costs;
         let g = &plan.problem.subs[0];
         let unit_s = (c.update_ns + g.cells() as f64 * c.cell_ns) * 1e-9;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.max(1e-6);
         let mut noisy = 0.0;
         for (t, file) in files.iter().enumerate() {
-            for phase in &file.phases {
-                let (mut work, mut updates, mut noise) = (0.0, 0, 0.0);
+            for (k, phase) in file.phases.iter().enumerate() {
+                let mut total = 0.0;
                 for task in &phase.tasks {
+                    total += task.time;
                     match task.user_defined {
-                        UserDefined::Subdomain { updates: u, .. } => {
-                            work += task.time;
-                            updates += u;
+                        UserDefined::Subdomain { updates, .. } => {
+                            let want = updates as f64 * unit_s;
+                            assert!(close(task.time, want), "{task:?}: {want} s");
                         }
-                        UserDefined::Noise { .. } => noise += task.time,
+                        UserDefined::Noise { .. } if t == 1 => noisy += task.time,
+                        UserDefined::Noise { .. } => assert_eq!(task.time, 0.0, "a quiet core"),
                     }
                 }
-                let want = updates as f64 * unit_s;
+                // All of it adds up to the time its subdomains took.
+                let took: f64 = (0..plan.problem.subs.len())
+                    .filter(|&s| k == 0 || trace[k - 1].owners[s] == t)
+                    .filter(|&s| k > 0 || plan.problem.subs[s].domain == t)
+                    .map(|s| {
+                        trace[k].busy_s[s] - k.checked_sub(1).map_or(0.0, |j| trace[j].busy_s[s])
+                    })
+                    .sum();
                 assert!(
-                    (work - want).abs() <= 1e-9 * want.max(1e-6),
-                    "thread {t}: {work} against {want}"
+                    close(total, took),
+                    "thread {t}, phase {k}: {total} s of {took}"
                 );
-                if t == 1 {
-                    noisy += noise;
-                } else {
-                    assert_eq!(noise, 0.0, "a quiet core lost time");
-                }
             }
         }
         assert!(noisy > 0.0, "the noisy core lost nothing");

@@ -227,13 +227,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("braid-lbfile-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
     fn task(id: u64, node: u64, time: f64, updates: Option<u64>) -> Value {
         let mut t = json!({
             "entity": {"type": "object", "seq_id": id, "home": node, "migratable": true, "collection_id": 0},
@@ -252,7 +245,7 @@ mod tests {
 
     #[test]
     fn the_files_tasks_are_read_by_phase_and_id_with_their_processing_element() {
-        let dir = scratch("read");
+        let dir = crate::scratch_dir("lbfile-read");
         let noise = json!({"entity": {"type": "object", "seq_id": 9, "home": 0, "migratable": false},
                            "node": 0, "resource": "cpu", "time": 7.0});
         write(
@@ -282,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_bad_directory_is_refused_naming_the_file_the_phase_and_the_field() {
-        let dir = scratch("bad");
+        let dir = crate::scratch_dir("lbfile-bad");
         let err = |dir: &Path| read_dir(dir).unwrap_err().to_string();
         assert!(
             err(&dir).contains("holds no LB data files"),

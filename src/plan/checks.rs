@@ -7,6 +7,7 @@
 use super::{MAX_TOTAL_SUBDOMAINS, Plan, PlanError};
 use crate::config::{AutoOr, Config};
 use crate::engine::{Numbers, SimSettings};
+use crate::limits::MAX_WORK_FACTOR;
 use crate::noise::NoiseForm;
 use crate::variant::{BalancerKind, Mode, Strategy};
 
@@ -230,6 +231,18 @@ pub(super) fn real_workload(plan: &Plan) -> Result<(), PlanError> {
                 "braid run sweeps a subdomain f times per update, so f cannot be below 1, and \
                  `{}` has factors down to {least}; scale them up (random(1, 3) spreads loads \
                  as random(0.5, 1.5) does), or simulate it with braid sim",
+                plan.config.workload
+            ),
+        );
+    }
+    let greatest = plan.settings.workload.greatest_factor();
+    if greatest > MAX_WORK_FACTOR {
+        return invalid(
+            "workload",
+            format!(
+                "braid run sweeps a subdomain f times per update, at most {MAX_WORK_FACTOR}, \
+                 and the costs of `{}` span a factor of {greatest:.0} from the cheapest; \
+                 simulate it with braid sim, which charges recorded seconds as they are",
                 plan.config.workload
             ),
         );

@@ -657,6 +657,7 @@ fn sample(shared: &Shared<'_>, now: Duration) -> TraceSample {
                 .collect(),
             false => Vec::new(),
         },
+        work_s: Vec::new(),
     }
 }
 

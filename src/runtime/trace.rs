@@ -122,6 +122,7 @@ impl RankTrace {
                 })
                 .collect(),
             busy_s: busy.to_vec(),
+            work_s: Vec::new(),
             lost_s: lost.to_vec(),
         });
     }

@@ -240,7 +240,7 @@ impl<'a> Simulation<'a> {
                 } else {
                     0.0
                 };
-                self.price(s, self.settings.workload.factor(s, 0.0), 0.0, node)
+                self.price(s, 0.0, 0.0, node)
             })
             .collect();
         self.priced_at = self.board.moves;
@@ -261,20 +261,28 @@ impl<'a> Simulation<'a> {
         } else {
             0.0
         };
-        let f = self.settings.workload.factor(s, self.progress());
-        self.price(s, f, remote, node)
+        self.price(s, self.progress(), remote, node)
     }
 
-    /// Cost in picoseconds of `s` at factor `f`, with a copy's and the
-    /// network's nanoseconds on top (added in this order, for the bits).
-    fn price(&self, s: usize, f: f64, remote_ns: f64, node_ns: f64) -> f64 {
+    /// Cost in picoseconds of `s` at progress `p`, with a copy's and the
+    /// network's nanoseconds on top (added in this order, for the bits): a
+    /// recorded workload's seconds, or the cost model at the workload's
+    /// factor.
+    fn price(&self, s: usize, p: f64, remote_ns: f64, node_ns: f64) -> f64 {
         let c = &self.costs;
-        let cell_ns = if self.residual == Residual::Compute {
-            c.cell_ns * c.residual_factor
-        } else {
-            c.cell_ns
+        let workload = &self.settings.workload;
+        let own_ns = match workload.seconds(s, p) {
+            Some(seconds) => seconds * 1e9,
+            None => {
+                let cell_ns = if self.residual == Residual::Compute {
+                    c.cell_ns * c.residual_factor
+                } else {
+                    c.cell_ns
+                };
+                c.update_ns + self.cells[s] as f64 * cell_ns * workload.factor(s, p)
+            }
         };
-        (c.update_ns + self.cells[s] as f64 * cell_ns * f + remote_ns + node_ns) * 1e3
+        (own_ns + remote_ns + node_ns) * 1e3
     }
 
     /// What updating `s` costs across nodes, in nanoseconds: the bytes of
@@ -606,6 +614,9 @@ impl<'a> Simulation<'a> {
                 owners: self.board.owners.clone(),
                 busy_s: loads.map_or_else(Vec::new, |l| {
                     l.busy_ps.iter().map(|&b| seconds(b)).collect()
+                }),
+                work_s: loads.map_or_else(Vec::new, |l| {
+                    l.work_ps.iter().map(|&w| w / PS_PER_S).collect()
                 }),
                 // Time stretched while working: what the core's noise took.
                 lost_s: loads.map_or_else(Vec::new, |l| {

@@ -112,9 +112,7 @@ fn a_moving_hotspot_follows_progress_and_a_growing_one_widens() {
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("braid-workload-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::scratch_dir(&format!("workload-{name}"))
 }
 
 #[test]
