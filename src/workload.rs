@@ -29,7 +29,7 @@
 //! | `moving(f, x, y, r, vx, vy)` | `f` within `r` of `(x + vx p, y + vy p)`, wrapped around the grid, else 1 |
 //! | `growing(f, x, y, r0, dr)` | `f` within `r0 + dr p` of `(x, y)`, else 1 |
 //! | `map:FILE` | the file's value for that subdomain |
-//! | `lbdata:DIR` | the task times of a recorded run, phase by phase (rules in [`recorded`]) |
+//! | `lbdata:DIR` | the task times of a recorded run, phase by phase (rules in src/workload/recorded.rs) |
 //!
 //! A map is the grid of subdomains, north row first: as text, one row of
 //! numbers per line (separated by spaces or commas, `#` comments), or a
@@ -647,7 +647,7 @@ fn parse_text_map(text: &str) -> Result<Vec<Vec<f64>>, MapError> {
     Ok(rows)
 }
 
-pub mod recorded;
+mod recorded;
 
 use recorded::Recorded;
 

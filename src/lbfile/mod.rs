@@ -57,6 +57,70 @@ pub struct Recording {
     pub phases: Vec<Phase>,
 }
 
+/// Progress (updates per subdomain) over which a phase without recorded
+/// updates is spread: a vt recording of tens of phases then spans a Jacobi
+/// run of thousands of iterations.
+pub const PHASE_PROGRESS: f64 = 100.0;
+
+impl Recording {
+    /// Every task's id, in order, each once.
+    pub fn task_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self
+            .phases
+            .iter()
+            .flat_map(|p| p.tasks.iter().map(|t| t.id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Whether every task says how many updates it made in each phase
+    /// (braid's files do; vt's do not).
+    pub fn counted(&self) -> bool {
+        self.phases
+            .iter()
+            .all(|p| p.tasks.iter().all(|t| t.updates.is_some()))
+    }
+
+    /// The progress (mean updates per task) at which each phase begins.
+    /// Counted: a phase lasts the mean updates per task it holds (of all
+    /// `tasks`). Otherwise phase `id` begins at `PHASE_PROGRESS * (id -
+    /// first id)`, so a phase vt left out (`identical_to_previous`,
+    /// `skipped`) keeps the one before it.
+    pub fn starts(&self) -> Vec<f64> {
+        let tasks = self.task_ids().len().max(1) as f64;
+        let first = self.phases.first().map_or(0, |p| p.id);
+        let counted = self.counted();
+        let mut at = 0.0;
+        self.phases
+            .iter()
+            .map(|phase| {
+                if !counted {
+                    return (phase.id - first) as f64 * PHASE_PROGRESS;
+                }
+                let start = at;
+                let updates: u64 = phase.tasks.iter().filter_map(|t| t.updates).sum();
+                at += updates as f64 / tasks;
+                start
+            })
+            .collect()
+    }
+}
+
+/// The phase in force at progress `p`, given each phase's start
+/// (increasing): the last to have begun, else the first.
+///
+/// ```
+/// use braid::lbfile::phase_at;
+/// assert_eq!(phase_at(&[0.0, 10.0, 10.0, 30.0], 10.0), 2);
+/// assert_eq!(phase_at(&[0.0, 10.0], 9.9), 0);
+/// assert_eq!(phase_at(&[5.0, 10.0], 0.0), 0);
+/// ```
+pub fn phase_at(starts: &[f64], p: f64) -> usize {
+    starts.partition_point(|&s| s <= p).saturating_sub(1)
+}
+
 /// Why a directory cannot be read: the file, and what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

@@ -37,13 +37,8 @@
 //!   per-phase costs jitter (a sample can see an update's count before its
 //!   time), and its least cost is an outlier.
 
-use crate::lbfile::Recording;
+use crate::lbfile::{PHASE_PROGRESS, Recording, phase_at};
 use crate::limits::MAX_COST_NS;
-
-/// Progress (updates per subdomain) over which a phase without recorded
-/// updates is spread: a vt recording of tens of phases then spans a Jacobi
-/// run of thousands of iterations.
-pub const PHASE_PROGRESS: f64 = 100.0;
 
 /// The most costs held (phases times subdomains).
 const MAX_COSTS: usize = 1 << 26;
@@ -63,13 +58,7 @@ pub(super) struct Recorded {
 impl Recorded {
     /// `recording` onto `n` subdomains.
     pub(super) fn build(recording: &Recording, n: usize) -> Result<Recorded, String> {
-        let mut ids: Vec<u64> = recording
-            .phases
-            .iter()
-            .flat_map(|p| p.tasks.iter().map(|t| t.id))
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = recording.task_ids();
         let tasks = ids.len();
         if tasks == 0 {
             return Err("the recording holds no migratable task".into());
@@ -82,17 +71,10 @@ impl Recorded {
                 n.max(tasks)
             ));
         }
-        let counted = recording
-            .phases
-            .iter()
-            .all(|p| p.tasks.iter().all(|t| t.updates.is_some()));
-        // Each task's cost per phase (None: unknown), and each phase's start.
+        let counted = recording.counted();
+        // Each task's cost per phase (None: unknown).
         let mut known: Vec<Vec<Option<f64>>> = vec![vec![None; phases]; tasks];
-        let mut starts = Vec::with_capacity(phases);
-        let mut at = 0.0;
-        let first = recording.phases.first().map_or(0, |p| p.id);
         for (k, phase) in recording.phases.iter().enumerate() {
-            let mut updates = 0u64;
             for t in &phase.tasks {
                 let i = ids.binary_search(&t.id).expect("every id was collected");
                 known[i][k] = match (counted, t.updates) {
@@ -100,13 +82,6 @@ impl Recorded {
                     (true, Some(u)) => Some(t.time_s / u as f64),
                     _ => Some(t.time_s / PHASE_PROGRESS),
                 };
-                updates = updates.saturating_add(t.updates.unwrap_or(0));
-            }
-            if counted {
-                starts.push(at);
-                at += updates as f64 / tasks as f64;
-            } else {
-                starts.push((phase.id - first) as f64 * PHASE_PROGRESS);
             }
         }
         let all: Vec<f64> = known.iter().flatten().flatten().copied().collect();
@@ -156,22 +131,17 @@ impl Recorded {
             })
             .fold(f64::INFINITY, f64::min);
         Ok(Recorded {
-            starts,
+            starts: recording.starts(),
             costs,
             n,
             reference,
         })
     }
 
-    /// The phase in force at progress `p`.
-    fn phase(&self, p: f64) -> usize {
-        self.starts.partition_point(|&s| s <= p).saturating_sub(1)
-    }
-
     /// Subdomain `s`'s cost per update at progress `p`, seconds.
     #[inline]
     pub(super) fn seconds(&self, s: usize, p: f64) -> f64 {
-        self.costs[self.phase(p) * self.n + s]
+        self.costs[phase_at(&self.starts, p) * self.n + s]
     }
 
     /// The real engine's factor: the cost over the reference.
