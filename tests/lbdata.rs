@@ -231,3 +231,78 @@ fn a_recording_wider_than_the_real_engines_sweeps_is_refused_by_run_and_simulate
     );
     assert_eq!(r.status, Some(0), "{}", r.stderr);
 }
+
+/// A vt-style directory (no updates: phase `id` begins at progress 100
+/// id) of two PEs over four tasks: phase 0 puts tasks 0-2 on PE 0, phase 1
+/// only task 0.
+fn owners_dir(dir: &Path) -> std::path::PathBuf {
+    let owners = dir.join("owners");
+    std::fs::create_dir_all(&owners).unwrap();
+    let task = |id: u64, pe: u64| {
+        serde_json::json!({
+            "entity": {"type": "object", "seq_id": id, "home": 0, "migratable": true, "collection_id": 0},
+            "node": pe, "resource": "cpu", "time": 0.001
+        })
+    };
+    let phases = |pe: u64, first: &[u64], second: &[u64]| {
+        serde_json::json!([
+            {"id": 0, "tasks": first.iter().map(|&t| task(t, pe)).collect::<Vec<_>>()},
+            {"id": 1, "tasks": second.iter().map(|&t| task(t, pe)).collect::<Vec<_>>()},
+        ])
+    };
+    for (pe, first, second) in [(0, &[0, 1, 2][..], &[0][..]), (1, &[3][..], &[1, 2, 3][..])] {
+        let file = serde_json::json!({"type": "LBDatafile", "phases": phases(pe, first, second)});
+        std::fs::write(owners.join(format!("data.{pe}.json")), file.to_string()).unwrap();
+    }
+    owners
+}
+
+#[test]
+fn prescribed_owners_are_applied_exactly_phase_by_phase_in_both_engines() {
+    let dir = scratch("lbdata_prescribed");
+    owners_dir(&dir);
+    for engine in ["sim", "run"] {
+        let r = braid(
+            &dir,
+            &[
+                engine,
+                "--json",
+                "r.json",
+                "threads=2",
+                "subdomains=2",
+                "domain_size=300",
+                "balancer=joint",
+                "lb_strategy=prescribed:owners",
+                "lb_interval=0.0001",
+                "trace_interval=0.0001",
+                "max_iterations=400",
+            ],
+        );
+        assert_eq!(r.status, Some(0), "{engine}: {}", r.stderr);
+        let report = json(&dir.join("r.json"));
+        let owners = |v: &Value| -> Vec<u64> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o.as_u64().unwrap())
+                .collect()
+        };
+        // After the last phase's call, its owners; before it, the first's.
+        assert_eq!(owners(&report["owners"]), vec![0, 1, 1, 1], "{engine}");
+        let trace = report["trace"].as_array().unwrap();
+        let progress = |s: &Value| {
+            let c = s["counts"].as_array().unwrap();
+            c.iter().map(|c| c.as_u64().unwrap()).sum::<u64>() as f64 / c.len() as f64
+        };
+        assert!(
+            trace
+                .iter()
+                .filter(|s| progress(s) < 100.0)
+                .any(|s| owners(&s["owners"]) == vec![0, 0, 0, 1]),
+            "{engine}: the first phase's owners were never in force"
+        );
+        // Nothing else moved: from the domains' owners (0, 0, 1, 1) one
+        // subdomain to the first phase's, then two to the second's.
+        assert_eq!(report["lb"]["moves"], 3, "{engine}");
+    }
+}

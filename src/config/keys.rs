@@ -12,9 +12,9 @@ use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::engine::{Group, Slow, Stall};
 use crate::limits::*;
 use crate::noise::{NoiseForm, NoiseOffsets};
-use crate::policy::Named;
+use crate::policy::{LbStrategy, Named};
 use crate::topology::SimTopology;
-use crate::variant::{BalancerKind, Interval, Mode, Strategy};
+use crate::variant::{BalancerKind, Interval, Mode};
 use crate::workload::WorkloadSpec;
 
 /// One key as `config.txt` shows it.
@@ -197,19 +197,13 @@ config_keys! {
         ("hybrid", BalancerKind::Hybrid),
         ("auto", BalancerKind::Auto),
     ]);
-    /// progressive | steal | greedy | refine | anticipate | residual | gossip: the paper's
-    /// Algorithm 1 (labels split(f), joint(f), hybrid(f,k)), or a strategy from
-    /// the literature over the same scope (labels steal(f), greedy-split(f),
-    /// refine-hybrid(f,k), ...; each is described in src/policy/).
-    lb_strategy: Strategy = "progressive", |p| p.choice(&[
-        ("progressive", Strategy::Progressive),
-        ("steal", Strategy::Steal),
-        ("greedy", Strategy::Greedy),
-        ("refine", Strategy::Refine),
-        ("anticipate", Strategy::Anticipate),
-        ("residual", Strategy::Residual),
-        ("gossip", Strategy::Gossip),
-    ]);
+    /// progressive | steal | greedy | refine | anticipate | residual | gossip |
+    /// prescribed:DIR: the paper's Algorithm 1 (labels split(f), joint(f),
+    /// hybrid(f,k)), a strategy from the literature over the same scope (labels
+    /// steal(f), greedy-split(f), refine-hybrid(f,k), ...; each is described in
+    /// src/policy/), or the owners of a directory of LB data that an offline tool
+    /// wrote, applied phase by phase (docs/lb-data.md).
+    lb_strategy: LbStrategy = "progressive", |p| p.lb_strategy();
     /// balancer = auto: the balancers it chooses from, by label name (hybrid ones
     /// take hybrid_period).
     lb_candidates: Vec<Named> = "split, joint, steal, greedy, refine, anticipate, residual",

@@ -15,8 +15,8 @@ pub use keys::{Config, KEYS, Key, document, run_only, sim_only};
 pub use values::{AutoOr, NoiseCore};
 
 use crate::limits::*;
-use crate::policy::Named;
 use crate::policy::Scope;
+use crate::policy::{LbStrategy, Named};
 use crate::variant::{BalancerKind, LabelBalancer, Mode, Pick, Strategy, Variant, VariantError};
 
 /// Where a setting came from, for error messages.
@@ -173,6 +173,7 @@ impl Config {
             *xml = dir.join(&*xml);
         }
         cfg.workload = cfg.workload.with_file_from(dir);
+        cfg.lb_strategy = cfg.lb_strategy.with_file_from(dir);
         cfg
     }
 
@@ -215,11 +216,11 @@ impl Config {
         self.balancer = v.balancer().map_or(BalancerKind::None, |b| b.kind());
         // A label names its whole balancer: an unbalanced one (or auto)
         // leaves no strategy.
-        self.lb_strategy = Strategy::Progressive;
+        self.lb_strategy = LbStrategy::of(Strategy::Progressive);
         if let Some(b) = v.balancer() {
             self.lb_interval = b.interval;
             if let Pick::One(n) = b.pick {
-                self.lb_strategy = n.strategy;
+                self.lb_strategy = LbStrategy::of(n.strategy);
                 if let Scope::Hybrid { period } = n.scope {
                     self.hybrid_period = period;
                 }
@@ -269,7 +270,7 @@ impl Config {
             BalancerKind::Auto => Some(Pick::Auto),
             _ => self.scope().map(|scope| {
                 Pick::One(Named {
-                    strategy: self.lb_strategy,
+                    strategy: self.lb_strategy.strategy,
                     scope,
                 })
             }),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
-use crate::policy::{Named, Strategy};
+use crate::policy::{LbStrategy, Named, Strategy};
 use crate::topology::{SimTopology, SyntheticTopology};
 use crate::variant::Interval;
 use crate::workload::WorkloadSpec;
@@ -310,6 +310,11 @@ impl Parser<'_> {
             })
     }
 
+    /// A strategy's name, or `prescribed:DIR` (see [`LbStrategy`]).
+    pub(super) fn lb_strategy(&self) -> Result<LbStrategy, ConfigError> {
+        self.value.parse().map_err(|e: String| self.bad(e))
+    }
+
     /// A list of balancer names (`split, steal, greedy-split`), each once.
     pub(super) fn balancers(&self) -> Result<Vec<Named>, ConfigError> {
         let mut list: Vec<Named> = Vec::new();
@@ -327,6 +332,12 @@ impl Parser<'_> {
             })?;
             if list.contains(&named) {
                 return Err(self.bad(format!("each balancer at most once; `{name}` repeats")));
+            }
+            if named.strategy == Strategy::Prescribed {
+                return Err(self.bad(
+                    "the strategies auto chooses from; prescribed owners are not chosen, \
+                     they are applied (lb_strategy = prescribed:DIR with a balancer scope)",
+                ));
             }
             list.push(named);
         }

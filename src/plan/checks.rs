@@ -35,14 +35,14 @@ fn scheme(cfg: &Config) -> Result<(), PlanError> {
             format!("balancing needs mode = async (mode is {:?})", cfg.mode).to_lowercase(),
         );
     }
-    if cfg.balancer == BalancerKind::None && cfg.lb_strategy != Strategy::Progressive {
+    if cfg.balancer == BalancerKind::None && cfg.lb_strategy.strategy != Strategy::Progressive {
         return invalid(
             "lb_strategy",
             "a strategy needs a balancer scope: set balancer = joint|split|hybrid, or use a \
              label such as async(4)+steal(0.001)",
         );
     }
-    if cfg.balancer == BalancerKind::Auto && cfg.lb_strategy != Strategy::Progressive {
+    if cfg.balancer == BalancerKind::Auto && cfg.lb_strategy.strategy != Strategy::Progressive {
         return invalid(
             "lb_strategy",
             "balancer = auto chooses among lb_candidates; name the strategies there \

@@ -221,7 +221,7 @@ impl Plan {
                 message: e.to_string(),
             }
         })?;
-        let settings = settings(&config, &problem, workload);
+        let settings = settings(&config, &problem, workload)?;
         let noise = noise::plan(&config, &problem, &placement, machine)?;
         Ok(Plan {
             config,
@@ -288,16 +288,16 @@ impl Plan {
 pub const MAX_TOTAL_SUBDOMAINS: usize = 1 << 22;
 
 /// What an engine needs, taken from the configuration.
-fn settings(cfg: &Config, problem: &Problem, workload: Workload) -> Settings {
+fn settings(cfg: &Config, problem: &Problem, workload: Workload) -> Result<Settings, PlanError> {
     let seconds = |s: f64| (s > 0.0).then(|| Duration::from_secs_f64(s));
-    Settings {
+    Ok(Settings {
         scheme: match cfg.mode {
             Mode::Sync => Scheme::Sync,
             Mode::Ssync => Scheme::Ssync {
                 staleness: cfg.staleness,
             },
             Mode::Async => Scheme::Async {
-                balancer: policies::balancer(cfg),
+                balancer: policies::balancer(cfg, problem)?,
             },
         },
         // Both factors are bounded (crate::limits), so this cannot wrap.
@@ -313,7 +313,7 @@ fn settings(cfg: &Config, problem: &Problem, workload: Workload) -> Settings {
         workload,
         interrupt: Interrupt::none(),
         progress: crate::engine::Progress::default(),
-    }
+    })
 }
 
 #[cfg(test)]

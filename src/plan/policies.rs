@@ -1,37 +1,61 @@
 //! The balancer a configuration asks for, built: each strategy with its
-//! settings from the keys (`lb_*`, `pairs`, the thresholds, `seed`).
+//! settings from the keys (`lb_*`, `pairs`, the thresholds, `seed`), and
+//! `prescribed`'s owners read from its directory.
 
 use std::sync::Arc;
 
+use super::PlanError;
 use crate::config::Config;
 use crate::engine::{Balancer, Policies};
 use crate::policy::{
-    Anticipate, Bounds, Gossip, Greedy, Named, Policy, Progressive, Refine, ResidualFirst, Scope,
-    Steal,
+    Anticipate, Bounds, Gossip, Greedy, Named, Policy, Prescribed, Progressive, Refine,
+    ResidualFirst, Scope, Steal,
 };
+use crate::problem::Problem;
 use crate::variant::{Pick, Strategy};
 
 /// The balancer the configuration asks for, if any.
-pub(super) fn balancer(cfg: &Config) -> Option<Balancer> {
-    let policies = match cfg.pick()? {
-        Pick::One(named) => Policies::One(policy(cfg, named)),
+pub(super) fn balancer(cfg: &Config, problem: &Problem) -> Result<Option<Balancer>, PlanError> {
+    let Some(pick) = cfg.pick() else {
+        return Ok(None);
+    };
+    let policies = match pick {
+        Pick::One(named) => Policies::One(policy(cfg, named, problem)?),
         Pick::Auto => Policies::Auto(
             cfg.lb_candidates
                 .iter()
-                .map(|&named| policy(cfg, named))
-                .collect(),
+                .map(|&named| policy(cfg, named, problem))
+                .collect::<Result<_, _>>()?,
         ),
     };
-    Some(Balancer {
+    Ok(Some(Balancer {
         policies,
         interval: cfg.lb_interval,
         group: cfg.lb_group,
-    })
+    }))
+}
+
+/// `prescribed`'s owners, from the directory `lb_strategy` names.
+fn prescribed(cfg: &Config, bounds: Bounds, problem: &Problem) -> Result<Prescribed, PlanError> {
+    let fail = |message: String| PlanError::Invalid {
+        key: "lb_strategy",
+        message,
+    };
+    let Some(dir) = &cfg.lb_strategy.owners else {
+        return Err(fail(
+            "prescribed applies the owners of a directory of LB data: write lb_strategy = \
+             prescribed:DIR"
+                .into(),
+        ));
+    };
+    let recording = crate::lbfile::read_dir(dir).map_err(|e| fail(e.to_string()))?;
+    Prescribed::new(bounds, &recording, problem.subs.len(), problem.threads)
+        .map_err(|e| fail(format!("{}: {e}", dir.display())))
 }
 
 /// The policy `named` with its settings from the configuration (a hybrid
 /// candidate takes `hybrid_period`).
-fn policy(cfg: &Config, named: Named) -> Arc<dyn Policy> {
+fn policy(cfg: &Config, named: Named, problem: &Problem) -> Result<Arc<dyn Policy>, PlanError> {
     let scope = match named.scope {
         Scope::Hybrid { .. } => Scope::Hybrid {
             period: cfg.hybrid_period,
@@ -43,7 +67,7 @@ fn policy(cfg: &Config, named: Named) -> Arc<dyn Policy> {
         low: cfg.low_threshold(),
         high: cfg.high_threshold(),
     };
-    match named.strategy {
+    Ok(match named.strategy {
         Strategy::Progressive => Arc::new(Progressive {
             bounds,
             pairs: cfg.pairs,
@@ -73,5 +97,6 @@ fn policy(cfg: &Config, named: Named) -> Arc<dyn Policy> {
             rounds: 0,
             seed: cfg.seed,
         }),
-    }
+        Strategy::Prescribed => Arc::new(prescribed(cfg, bounds, problem)?),
+    })
 }

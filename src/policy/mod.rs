@@ -14,6 +14,7 @@ mod anticipate;
 mod gossip;
 mod greedy;
 mod objects;
+mod prescribed;
 mod progressive;
 mod refine;
 mod residual;
@@ -23,14 +24,105 @@ pub use anticipate::Anticipate;
 pub use gossip::Gossip;
 pub(crate) use gossip::rounds_to_cover;
 pub use greedy::Greedy;
+pub use prescribed::Prescribed;
 pub use progressive::{Progressive, Scope};
 pub use refine::Refine;
 pub use residual::ResidualFirst;
 pub use steal::Steal;
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+/// The `lb_strategy` key: a strategy, and for `prescribed` the directory
+/// of LB data whose owners it applies (`prescribed:DIR`).
+///
+/// ```
+/// use braid::policy::{LbStrategy, Strategy};
+/// let s: LbStrategy = "prescribed:lb/run 1".parse().unwrap();
+/// assert_eq!(s.strategy, Strategy::Prescribed);
+/// assert_eq!(s.to_string(), "prescribed:lb/run 1");
+/// assert_eq!("steal".parse::<LbStrategy>().unwrap(), LbStrategy::of(Strategy::Steal));
+/// assert!("prescribed:".parse::<LbStrategy>().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LbStrategy {
+    /// Which strategy.
+    pub strategy: Strategy,
+    /// `prescribed`'s directory (relative to the working directory).
+    pub owners: Option<PathBuf>,
+}
+
+impl LbStrategy {
+    /// `strategy` with no directory.
+    pub fn of(strategy: Strategy) -> LbStrategy {
+        LbStrategy {
+            strategy,
+            owners: None,
+        }
+    }
+
+    /// The same with its directory read from `dir` (what a process
+    /// started in `dir` opens).
+    pub fn with_file_from(&self, dir: &Path) -> LbStrategy {
+        LbStrategy {
+            strategy: self.strategy,
+            owners: self.owners.as_ref().map(|o| dir.join(o)),
+        }
+    }
+}
+
+impl std::str::FromStr for LbStrategy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<LbStrategy, String> {
+        let text = text.trim();
+        if let Some(dir) = text.strip_prefix("prescribed:") {
+            let dir = dir.trim();
+            if dir.is_empty() {
+                return Err("prescribed:DIR names no directory".into());
+            }
+            return Ok(LbStrategy {
+                strategy: Strategy::Prescribed,
+                owners: Some(PathBuf::from(dir)),
+            });
+        }
+        Strategy::ALL
+            .into_iter()
+            .chain([Strategy::Prescribed])
+            .find(|s| s.name() == text)
+            .map(LbStrategy::of)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+                format!("one of {} or prescribed:DIR", names.join(", "))
+            })
+    }
+}
+
+impl fmt::Display for LbStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.strategy.name())?;
+        match &self.owners {
+            Some(dir) => write!(f, ":{}", dir.display()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Serialize for LbStrategy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for LbStrategy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LbStrategy, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
 
 /// Which balancing strategy runs (async only; `lb_strategy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +142,9 @@ pub enum Strategy {
     Residual,
     /// DARMA vt's TemperedLB: gossip, then transfer ([`Gossip`]).
     Gossip,
+    /// Owners an offline tool wrote ([`Prescribed`]); not among [`Self::ALL`],
+    /// which lists what needs nothing but the run.
+    Prescribed,
 }
 
 impl Strategy {
@@ -74,6 +169,7 @@ impl Strategy {
             Strategy::Anticipate => "anticipate",
             Strategy::Residual => "residual",
             Strategy::Gossip => "gossip",
+            Strategy::Prescribed => "prescribed",
         }
     }
 }
@@ -165,6 +261,7 @@ impl std::str::FromStr for Named {
         let (head, tail) = name.split_once('-').unwrap_or((name, "joint"));
         let strategy = Strategy::ALL
             .into_iter()
+            .chain([Strategy::Prescribed])
             .find(|s| *s != Strategy::Progressive && s.name() == head)
             .ok_or(())?;
         Ok(Named {
