@@ -42,6 +42,10 @@ enum Command {
     /// Results files as one tidy CSV table, a row per sample with the same
     /// columns for every suite (docs/experiments.md#tidy-tables).
     Table(TableArgs),
+    /// Train a strategy chooser on simulated results (balancer =
+    /// learned:MODEL.json), or evaluate one on held-out results
+    /// (docs/learned.md).
+    Learn(LearnArgs),
     /// Print the sockets, physical cores and logical CPUs braid detects (and
     /// how), and where N threads would be pinned. BRAID_SYSFS_ROOT=DIR reads
     /// a captured sysfs tree (DIR/devices/system/cpu) instead of /sys.
@@ -119,6 +123,24 @@ struct TableArgs {
     csv: PathBuf,
 }
 
+#[derive(Debug, Args)]
+struct LearnArgs {
+    /// Results files of `braid experiment` with engine = "sim": each
+    /// instance run with several fixed strategies
+    #[arg(value_name = "RESULTS.jsonl", required = true)]
+    results: Vec<PathBuf>,
+    /// Where to write the trained model
+    #[arg(long, value_name = "MODEL.json", required_unless_present = "evaluate")]
+    out: Option<PathBuf>,
+    /// Instead of training, evaluate this model on the results: its
+    /// accuracy, and each balancer's regret against the best per instance
+    #[arg(long, value_name = "MODEL.json", conflicts_with = "out")]
+    evaluate: Option<PathBuf>,
+    /// Neighbours that vote (1: each training instance's own best)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=99))]
+    k: u16,
+}
+
 #[derive(Debug, Args, Default)]
 struct RunArgs {
     /// Configuration file [default: ./config.txt if present, else built-in
@@ -192,6 +214,7 @@ pub(crate) fn main() -> ExitCode {
         Some(Command::Experiment(args)) => experiment(args),
         Some(Command::Plot(args)) => plot(args),
         Some(Command::Table(args)) => table(&args),
+        Some(Command::Learn(args)) => learn(&args),
         Some(Command::Topology(args)) => topology(&args),
         Some(Command::Config) => {
             runner::show(&crate::config::document());
@@ -342,6 +365,62 @@ fn table(args: &TableArgs) -> Result<(), Failure> {
     if args.csv != Path::new("-") {
         eprintln!("braid: {rows} row(s) written to {}", args.csv.display());
     }
+    Ok(())
+}
+
+/// `braid learn`: train a chooser, or evaluate one.
+fn learn(args: &LearnArgs) -> Result<(), Failure> {
+    use crate::learn;
+    let bad = |e: learn::LearnError| Failure::BadInput(e.into());
+    let instances = learn::instances(&args.results).map_err(bad)?;
+    eprintln!(
+        "braid: {} instance(s); measuring their features in the simulator...",
+        instances.len()
+    );
+    if let Some(file) = &args.evaluate {
+        let model = crate::policy::learned::Model::read(file)
+            .with_context(|| format!("{}", file.display()))
+            .map_err(bad_input)?;
+        let e = learn::evaluate(&model, &instances).map_err(bad)?;
+        println!(
+            "held-out accuracy: {:.1}% of {} instance(s) (the best fixed strategy named)",
+            100.0 * e.accuracy,
+            e.instances
+        );
+        println!("\n| balancer | instances | did not converge | mean regret |");
+        println!("|---|---|---|---|");
+        for (b, n, failed, regret) in &e.regret {
+            println!("| {b} | {n} | {failed} | {:+.1}% |", 100.0 * regret);
+        }
+        return Ok(());
+    }
+    let out = args
+        .out
+        .as_ref()
+        .expect("clap requires --out without --evaluate");
+    let t = learn::train(&instances, usize::from(args.k)).map_err(bad)?;
+    learn::write(&t.model, out).map_err(bad)?;
+    let loo: Vec<String> = t
+        .leave_one_out
+        .iter()
+        .map(|(k, a)| format!("k = {k}: {:.1}%", 100.0 * a))
+        .collect();
+    println!(
+        "trained on {} instance(s), k = {}: {:.1}% right on them; each left out of its own \
+         training, {}; {} strategies: {}",
+        t.instances,
+        t.model.k,
+        100.0 * t.training_accuracy,
+        loo.join(", "),
+        t.model.classes.len(),
+        t.model
+            .classes
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    eprintln!("braid: model written to {}", out.display());
     Ok(())
 }
 

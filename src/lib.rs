@@ -62,6 +62,7 @@ pub mod interrupt;
 pub use braid_kernel as kernel;
 pub mod lbdata;
 pub mod lbfile;
+pub(crate) mod learn;
 pub(crate) mod limits;
 pub mod model;
 pub mod noise;

@@ -234,6 +234,7 @@ fn variant_parts(label: &str) -> (String, String, String, String) {
     };
     let (strategy, scope) = match b.pick {
         Pick::Auto => ("auto".to_string(), String::new()),
+        Pick::Learned => ("learned".to_string(), String::new()),
         Pick::One(n) => (
             n.strategy.name().to_string(),
             match n.scope {

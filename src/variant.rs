@@ -35,6 +35,111 @@ pub enum BalancerKind {
     Hybrid,
     /// Chosen while running from `lb_candidates`, by measured effort.
     Auto,
+    /// Chosen at each call by a trained model (`learned:MODEL.json`).
+    Learned,
+}
+
+/// The `balancer` key: a balancer, and for `learned` its model's file
+/// (`learned:MODEL.json`).
+///
+/// ```
+/// use braid::variant::{BalancerKey, BalancerKind};
+/// let b: BalancerKey = "learned:m.json".parse().unwrap();
+/// assert_eq!((b.kind, b.to_string().as_str()), (BalancerKind::Learned, "learned:m.json"));
+/// assert_eq!("joint".parse::<BalancerKey>().unwrap(), BalancerKind::Joint);
+/// assert!("learned:".parse::<BalancerKey>().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BalancerKey {
+    /// Which balancer.
+    pub kind: BalancerKind,
+    /// `learned`'s model (relative to the working directory).
+    pub model: Option<std::path::PathBuf>,
+}
+
+impl BalancerKey {
+    /// `kind` with no model.
+    pub fn of(kind: BalancerKind) -> BalancerKey {
+        BalancerKey { kind, model: None }
+    }
+
+    /// The same with its model read from `dir` (what a process started in
+    /// `dir` opens).
+    pub fn with_file_from(&self, dir: &std::path::Path) -> BalancerKey {
+        BalancerKey {
+            kind: self.kind,
+            model: self.model.as_ref().map(|m| dir.join(m)),
+        }
+    }
+}
+
+impl PartialEq<BalancerKind> for BalancerKey {
+    fn eq(&self, kind: &BalancerKind) -> bool {
+        self.kind == *kind
+    }
+}
+
+impl std::str::FromStr for BalancerKey {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<BalancerKey, String> {
+        let text = text.trim();
+        if let Some(file) = text.strip_prefix("learned:") {
+            let file = file.trim();
+            if file.is_empty() {
+                return Err("learned:MODEL.json names no file".into());
+            }
+            return Ok(BalancerKey {
+                kind: BalancerKind::Learned,
+                model: Some(file.into()),
+            });
+        }
+        let kinds = [
+            ("none", BalancerKind::None),
+            ("split", BalancerKind::Split),
+            ("joint", BalancerKind::Joint),
+            ("hybrid", BalancerKind::Hybrid),
+            ("auto", BalancerKind::Auto),
+            ("learned", BalancerKind::Learned),
+        ];
+        kinds
+            .iter()
+            .find(|(name, _)| *name == text)
+            .map(|&(_, kind)| BalancerKey::of(kind))
+            .ok_or_else(|| "one of none, split, joint, hybrid, auto, learned:MODEL.json".into())
+    }
+}
+
+impl fmt::Display for BalancerKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self.kind {
+            BalancerKind::None => "none",
+            BalancerKind::Split => "split",
+            BalancerKind::Joint => "joint",
+            BalancerKind::Hybrid => "hybrid",
+            BalancerKind::Auto => "auto",
+            BalancerKind::Learned => "learned",
+        };
+        f.write_str(name)?;
+        match &self.model {
+            Some(m) => write!(f, ":{}", m.display()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Serialize for BalancerKey {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for BalancerKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<BalancerKey, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 /// A scheme as the paper labels it: a staleness only in ssync, a
@@ -74,6 +179,8 @@ pub enum Pick {
     One(Named),
     /// Chosen while running from `lb_candidates`, by measured effort.
     Auto,
+    /// Chosen at each call by a trained model (`balancer = learned`).
+    Learned,
 }
 
 /// Seconds between balancer calls, or `auto`: the one type for the
@@ -149,6 +256,7 @@ impl LabelBalancer {
     pub fn kind(&self) -> BalancerKind {
         match self.pick {
             Pick::Auto => BalancerKind::Auto,
+            Pick::Learned => BalancerKind::Learned,
             Pick::One(n) => match n.scope {
                 Scope::Split => BalancerKind::Split,
                 Scope::Joint => BalancerKind::Joint,
@@ -280,9 +388,12 @@ fn label_balancer(lb: &str) -> Result<LabelBalancer, String> {
                 )
             })
     };
-    if name == "auto" {
+    if name == "auto" || name == "learned" {
         return Ok(LabelBalancer {
-            pick: Pick::Auto,
+            pick: match name {
+                "auto" => Pick::Auto,
+                _ => Pick::Learned,
+            },
             interval: every(args)?,
         });
     }
@@ -308,7 +419,7 @@ fn label_balancer(lb: &str) -> Result<LabelBalancer, String> {
 /// one.
 fn balancer_without_arguments(lb: &str) -> String {
     let name = lb.split('(').next().unwrap_or(lb);
-    if name == "auto" || name.parse::<Named>().is_ok() {
+    if name == "auto" || name == "learned" || name.parse::<Named>().is_ok() {
         let (args, example) = match name.ends_with("hybrid") {
             true => ("(f,k)", "(0.001,5)"),
             false => ("(f)", "(0.001)"),
@@ -324,7 +435,7 @@ fn balancer_without_arguments(lb: &str) -> String {
 /// `no such balancer `x``, with the nearest known name.
 fn unknown_balancer(name: &str) -> String {
     let known = Named::names();
-    let known = known.iter().map(String::as_str).chain(["auto"]);
+    let known = known.iter().map(String::as_str).chain(["auto", "learned"]);
     format!(
         "no such balancer `{name}`{}",
         crate::suggest::hint(name, known)
@@ -356,6 +467,7 @@ impl fmt::Display for Variant {
                 let i = b.interval;
                 match b.pick {
                     Pick::Auto => write!(f, "+auto({i})"),
+                    Pick::Learned => write!(f, "+learned({i})"),
                     Pick::One(n) => match n.scope {
                         Scope::Hybrid { period } => write!(f, "+{n}({i},{period})"),
                         _ => write!(f, "+{n}({i})"),

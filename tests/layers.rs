@@ -48,8 +48,8 @@ const LEVELS: &[&[&str]] = &[
     // -> report -> experiment -> plot
     &["report", "lbdata"],
     &["runner", "experiment"],
-    // Figures and tables from results.
-    &["plot", "table"],
+    // Figures and tables from results, and a chooser learned from them.
+    &["plot", "table", "learn"],
     &["cli"],
 ];
 

@@ -5,6 +5,8 @@
 //! ([`document`], printed by `braid config`) are all generated from the one
 //! table below.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use super::parser::Parser;
@@ -14,7 +16,7 @@ use crate::limits::*;
 use crate::noise::{NoiseForm, NoiseOffsets};
 use crate::policy::{LbStrategy, Named};
 use crate::topology::SimTopology;
-use crate::variant::{BalancerKind, Interval, Mode};
+use crate::variant::{BalancerKey, Interval, Mode};
 use crate::workload::WorkloadSpec;
 
 /// One key as `config.txt` shows it.
@@ -186,17 +188,13 @@ config_keys! {
     memory_limit: AutoOr<f64> = "auto", |p| p.auto_or(|p| p.number("GiB", 1e9));
 
     ["Progressive load balancing (async only)"]
-    /// none | split | joint | hybrid | auto: the balancer's scope (each socket on
-    /// its own; all cores together; split plus a cross-socket move every
-    /// hybrid_period-th call), or auto: try each of lb_candidates and keep the one
-    /// whose measured effort is lowest (src/schedule/choose.rs).
-    balancer: BalancerKind = "none", |p| p.choice(&[
-        ("none", BalancerKind::None),
-        ("split", BalancerKind::Split),
-        ("joint", BalancerKind::Joint),
-        ("hybrid", BalancerKind::Hybrid),
-        ("auto", BalancerKind::Auto),
-    ]);
+    /// none | split | joint | hybrid | auto | learned:MODEL.json: the balancer's
+    /// scope (each socket on its own; all cores together; split plus a
+    /// cross-socket move every hybrid_period-th call), auto: try each of
+    /// lb_candidates and keep the one whose measured effort is lowest
+    /// (src/schedule/choose.rs), or learned: at each call, the strategy a model
+    /// that braid learn trained names for the run's features (docs/learned.md).
+    balancer: BalancerKey = "none", |p| p.balancer();
     /// progressive | steal | greedy | refine | anticipate | residual | gossip |
     /// prescribed:DIR: the paper's Algorithm 1 (labels split(f), joint(f),
     /// hybrid(f,k)), a strategy from the literature over the same scope (labels
@@ -208,6 +206,10 @@ config_keys! {
     /// take hybrid_period).
     lb_candidates: Vec<Named> = "split, joint, steal, greedy, refine, anticipate, residual",
         |p| p.balancers();
+    /// balancer = learned as a label names it (async(4)+learned(0.001)): the model
+    /// that braid learn wrote; none = the one balancer = learned:MODEL.json names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lb_model: Option<PathBuf> = "none", |p| p.optional_path();
     /// Seconds between balancer calls (paper: 0.001); auto = when the imbalance
     /// accumulated since the last call is predicted to cost what a call costs,
     /// sqrt(2 C / m) with C the measured cost of a call and m the growth rate of

@@ -17,7 +17,9 @@ pub use values::{AutoOr, NoiseCore};
 use crate::limits::*;
 use crate::policy::Scope;
 use crate::policy::{LbStrategy, Named};
-use crate::variant::{BalancerKind, LabelBalancer, Mode, Pick, Strategy, Variant, VariantError};
+use crate::variant::{
+    BalancerKey, BalancerKind, LabelBalancer, Mode, Pick, Strategy, Variant, VariantError,
+};
 
 /// Where a setting came from, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +176,8 @@ impl Config {
         }
         cfg.workload = cfg.workload.with_file_from(dir);
         cfg.lb_strategy = cfg.lb_strategy.with_file_from(dir);
+        cfg.balancer = cfg.balancer.with_file_from(dir);
+        cfg.lb_model = cfg.lb_model.as_ref().map(|m| dir.join(m));
         cfg
     }
 
@@ -213,7 +217,7 @@ impl Config {
         self.mode = v.mode();
         self.staleness = v.staleness();
         self.subdomains = v.subdomains();
-        self.balancer = v.balancer().map_or(BalancerKind::None, |b| b.kind());
+        self.balancer = BalancerKey::of(v.balancer().map_or(BalancerKind::None, |b| b.kind()));
         // A label names its whole balancer: an unbalanced one (or auto)
         // leaves no strategy.
         self.lb_strategy = LbStrategy::of(Strategy::Progressive);
@@ -265,9 +269,10 @@ impl Config {
 
     /// The configured balancer, if any: one strategy over a scope, or auto.
     pub fn pick(&self) -> Option<Pick> {
-        match self.balancer {
+        match self.balancer.kind {
             BalancerKind::None => None,
             BalancerKind::Auto => Some(Pick::Auto),
+            BalancerKind::Learned => Some(Pick::Learned),
             _ => self.scope().map(|scope| {
                 Pick::One(Named {
                     strategy: self.lb_strategy.strategy,
@@ -279,8 +284,8 @@ impl Config {
 
     /// The scope of `balancer` (none for none and auto).
     pub fn scope(&self) -> Option<Scope> {
-        match self.balancer {
-            BalancerKind::None | BalancerKind::Auto => None,
+        match self.balancer.kind {
+            BalancerKind::None | BalancerKind::Auto | BalancerKind::Learned => None,
             BalancerKind::Split => Some(Scope::Split),
             BalancerKind::Joint => Some(Scope::Joint),
             BalancerKind::Hybrid => Some(Scope::Hybrid {

@@ -310,6 +310,20 @@ impl Parser<'_> {
             })
     }
 
+    /// `none`, or a file's path.
+    pub(super) fn optional_path(&self) -> Result<Option<PathBuf>, ConfigError> {
+        match self.value.trim() {
+            "" => Err(self.bad("none or a file's path")),
+            "none" => Ok(None),
+            path => Ok(Some(PathBuf::from(path))),
+        }
+    }
+
+    /// A balancer's name, or `learned:MODEL.json` (see [`BalancerKey`]).
+    pub(super) fn balancer(&self) -> Result<crate::variant::BalancerKey, ConfigError> {
+        self.value.parse().map_err(|e: String| self.bad(e))
+    }
+
     /// A strategy's name, or `prescribed:DIR` (see [`LbStrategy`]).
     pub(super) fn lb_strategy(&self) -> Result<LbStrategy, ConfigError> {
         self.value.parse().map_err(|e: String| self.bad(e))

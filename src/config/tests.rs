@@ -44,11 +44,12 @@ fn every_default_parses_and_every_key_has_a_doc_or_shares_one() {
 
 #[test]
 fn every_key_in_the_key_list_is_accepted() {
-    // (a uniform workload, lb_group = socket and the network's o and g at
-    // 0 are left out of the JSON, so reports from before those keys keep
-    // their digests)
+    // (a uniform workload, lb_group = socket, the network's o and g at 0
+    // and no lb_model are left out of the JSON, so reports from before
+    // those keys keep their digests)
     let c = parse(
-        "workload = random(1, 2)\nlb_group = node\nsim_node_overhead_ns = 1\nsim_node_gap_ns = 1",
+        "workload = random(1, 2)\nlb_group = node\nsim_node_overhead_ns = 1\n\
+         sim_node_gap_ns = 1\nlb_model = m.json",
     )
     .unwrap();
     let json = serde_json::to_value(&c).unwrap();

@@ -176,6 +176,9 @@ pub enum Policies {
     /// `balancer = auto`: one of these at a time, chosen while running by
     /// measured effort (`schedule::choose`).
     Auto(Vec<Arc<dyn Policy>>),
+    /// `balancer = learned`: one of these at each call, the one the
+    /// learner names (its classes, in order) for the call's features.
+    Learned(Vec<Arc<dyn Policy>>, Arc<crate::policy::learned::Learner>),
 }
 
 /// Whether updates also compute their local residual (only runs with a
@@ -267,6 +270,8 @@ impl Settings {
         let reads = |b: &Balancer| match &b.policies {
             Policies::One(p) => p.reads_loads(),
             Policies::Auto(ps) => ps.iter().any(|p| p.reads_loads()),
+            // Its features are made of loads.
+            Policies::Learned(..) => true,
         };
         self.trace_loads || !self.workload.is_uniform() || self.scheme.balancer().is_some_and(reads)
     }

@@ -49,6 +49,12 @@ fn scheme(cfg: &Config) -> Result<(), PlanError> {
              (e.g. lb_candidates = steal, greedy-split) and leave lb_strategy out",
         );
     }
+    if cfg.balancer == BalancerKind::Learned && cfg.lb_strategy.strategy != Strategy::Progressive {
+        return invalid(
+            "lb_strategy",
+            "balancer = learned chooses among its model's strategies; leave lb_strategy out",
+        );
+    }
     if cfg.mode == Mode::Sync && cfg.staleness != 0 {
         return invalid(
             "staleness",

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::PlanError;
 use crate::config::Config;
 use crate::engine::{Balancer, Policies};
+use crate::policy::learned::{Learner, Model};
 use crate::policy::{
     Anticipate, Bounds, Gossip, Greedy, Named, Policy, Prescribed, Progressive, Refine,
     ResidualFirst, Scope, Steal,
@@ -27,12 +28,47 @@ pub(super) fn balancer(cfg: &Config, problem: &Problem) -> Result<Option<Balance
                 .map(|&named| policy(cfg, named, problem))
                 .collect::<Result<_, _>>()?,
         ),
+        Pick::Learned => {
+            let model = learned_model(cfg)?;
+            let candidates = model
+                .classes
+                .iter()
+                .map(|&named| policy(cfg, named, problem))
+                .collect::<Result<_, _>>()?;
+            Policies::Learned(candidates, Arc::new(Learner::new(Some(model), problem)))
+        }
     };
     Ok(Some(Balancer {
         policies,
         interval: cfg.lb_interval,
         group: cfg.lb_group,
     }))
+}
+
+/// `learned`'s model, from the file `balancer` names.
+fn learned_model(cfg: &Config) -> Result<Model, PlanError> {
+    let fail = |message: String| PlanError::Invalid {
+        key: "balancer",
+        message,
+    };
+    let file = match (&cfg.balancer.model, &cfg.lb_model) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(fail(format!(
+                "balancer = learned:{} and lb_model = {} name two models",
+                a.display(),
+                b.display()
+            )));
+        }
+        (Some(file), _) | (None, Some(file)) => file,
+        (None, None) => {
+            return Err(fail(
+                "learned chooses by a model that braid learn wrote: write balancer = \
+                 learned:MODEL.json (or lb_model = MODEL.json after a label)"
+                    .into(),
+            ));
+        }
+    };
+    Model::read(file).map_err(|e| fail(format!("{}: {e}", file.display())))
 }
 
 /// `prescribed`'s owners, from the directory `lb_strategy` names.

@@ -13,6 +13,7 @@
 mod anticipate;
 mod gossip;
 mod greedy;
+pub mod learned;
 mod objects;
 mod prescribed;
 mod progressive;

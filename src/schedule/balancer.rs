@@ -10,6 +10,7 @@ use super::{Sets, View};
 use crate::engine::{
     Balancer, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Policies, Ran, Tried,
 };
+use crate::policy::learned::Learner;
 use crate::policy::{HISTORY, Learns, Move, Policy, Snapshot};
 
 /// Whose turn it is to call the balancer, and from when.
@@ -103,6 +104,7 @@ pub(crate) const AUTO_START_S: f64 = 1e-3;
 pub(crate) struct Caller {
     candidates: Vec<Arc<dyn Policy>>,
     chooser: Option<Chooser>,
+    learner: Option<Arc<Learner>>,
     auto_interval: bool,
     /// The candidate that made the last call.
     current: usize,
@@ -135,13 +137,15 @@ impl Caller {
     /// A caller of `balancer`'s policies; `loads`: whether it measures
     /// object loads for them ([`crate::engine::Settings::measures_loads`]).
     pub(crate) fn new(balancer: &Balancer, loads: bool) -> Self {
-        let (candidates, chooser) = match &balancer.policies {
-            Policies::One(p) => (vec![p.clone()], None),
-            Policies::Auto(ps) => (ps.clone(), Some(Chooser::new(ps.len()))),
+        let (candidates, chooser, learner) = match &balancer.policies {
+            Policies::One(p) => (vec![p.clone()], None, None),
+            Policies::Auto(ps) => (ps.clone(), Some(Chooser::new(ps.len())), None),
+            Policies::Learned(ps, l) => (ps.clone(), None, Some(l.clone())),
         };
         Caller {
             candidates,
             chooser,
+            learner,
             auto_interval: balancer.interval == Interval::Auto,
             current: 0,
             group: balancer.group,
@@ -228,8 +232,19 @@ impl Caller {
         if let Some(m) = &mut self.meter {
             m.measure(view, &self.owners);
         }
-        self.choose(now_s);
-        let snapshot = Snapshot {
+        // A learner names the candidate from this call's features (and
+        // keeps the last one until it can).
+        let learned = self.learner.as_ref().and_then(|l| {
+            l.pick(&self.snapshot(thread_sockets, since_last_s))
+                .filter(|&c| c < self.candidates.len())
+        });
+        self.choose(now_s, learned);
+        self.candidates[self.current].decide(&self.snapshot(thread_sockets, since_last_s))
+    }
+
+    /// What the policies see at this call.
+    fn snapshot<'a>(&'a self, thread_sockets: &'a [usize], since_last_s: f64) -> Snapshot<'a> {
+        Snapshot {
             counts: &self.counts,
             owners: &self.owners,
             thread_sockets,
@@ -243,8 +258,7 @@ impl Caller {
             load_history: self.meter.as_ref().map_or(&[], |m| &m.history),
             since_last_s,
             call: self.stats.calls,
-        };
-        self.candidates[self.current].decide(&snapshot)
+        }
     }
 
     /// The interval that just ended: the rates into the history,
@@ -278,9 +292,14 @@ impl Caller {
         series.push(effort);
     }
 
-    /// Which candidate makes this call; notes a switch in `ran`.
-    fn choose(&mut self, now_s: f64) {
-        let next = self.chooser.as_mut().map_or(0, Chooser::pick);
+    /// Which candidate makes this call (`learned`'s, else the chooser's,
+    /// else the current one); notes a switch in `ran`.
+    fn choose(&mut self, now_s: f64, learned: Option<usize>) {
+        let next = match (learned, &mut self.chooser) {
+            (Some(c), _) => c,
+            (None, Some(chooser)) => chooser.pick(),
+            (None, None) => self.current,
+        };
         if self.stats.ran.is_empty() || next != self.current {
             self.stats.ran.push(Ran {
                 from_s: now_s,

@@ -1,0 +1,360 @@
+//! `braid learn`: a strategy chooser trained on simulated samples
+//! (AdaptiveLB's idea, with braid's simulator making the instances), and
+//! its evaluation on held-out ones (`--evaluate`).
+//!
+//! An **instance** is a sample's configuration without its balancer
+//! (`balancer`, `lb_strategy`, `hybrid_period`, `lb_candidates` at their
+//! defaults): the results of one suite hold an instance once per balancer
+//! it ran. Its **label** is the fixed strategy (`async(4)+greedy(0.001)`,
+//! not plain async, auto or learned) with the least time to solution; an
+//! instance where none converged is left out. Its **training points**
+//! are the features (`policy::learned`) that the calls of its best
+//! strategy see, [`POINTS_PER_INSTANCE`] of them evenly spaced over its run
+//! from the first: a probe simulates the instance with that strategy and
+//! measures them at every call. So the model knows the states each best
+//! strategy leads through, not only where runs begin, and `learned`, which
+//! asks at every call, keeps to a strategy once it has chosen it well.
+//!
+//! The classifier is k-nearest-neighbours, `k` 1 unless told (so that it
+//! names each training instance's own best); training reports the
+//! leave-one-out accuracy at 1, 3, 5 and 7, what it would do on instances
+//! it has not seen.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::engine::{EngineKind, Policies, Scheme};
+use crate::experiment::results::{self, Record};
+use crate::policy::Named;
+use crate::policy::learned::{FEATURES, Learner, Model};
+use crate::variant::{BalancerKey, BalancerKind, Pick, Strategy, Variant};
+
+/// Why learning cannot go on.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LearnError {
+    /// A results file cannot be read.
+    #[error("{0}")]
+    Results(String),
+    /// Nothing to learn from.
+    #[error("{0}")]
+    Empty(String),
+    /// An instance that cannot be simulated.
+    #[error("instance {instance}: {problem}")]
+    Probe {
+        /// Its configuration, shortly.
+        instance: String,
+        /// Why.
+        problem: String,
+    },
+    /// The model cannot be read or written.
+    #[error("{file}: {problem}")]
+    Model {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        problem: String,
+    },
+}
+
+/// One instance: its configuration and the time to solution of each
+/// balancer that ran it.
+#[derive(Debug, Clone)]
+pub(crate) struct Instance {
+    pub config: Config,
+    /// By label, e.g. `async(4)+greedy(0.001)`; `None`: did not converge.
+    pub tts: BTreeMap<String, Option<f64>>,
+    /// The best fixed strategy and its label.
+    pub best: Option<(Named, String)>,
+}
+
+/// The configuration without its balancer: what the instances share.
+fn instance_key(cfg: &Config) -> (String, Config) {
+    let mut c = cfg.clone();
+    let defaults = Config::default();
+    c.balancer = BalancerKey::of(BalancerKind::None);
+    c.lb_strategy = defaults.lb_strategy;
+    c.hybrid_period = defaults.hybrid_period;
+    c.lb_candidates = defaults.lb_candidates;
+    let key = serde_json::to_string(&c).unwrap_or_default();
+    (key, c)
+}
+
+/// The instances of `files`' simulated samples, in order of first sight.
+pub(crate) fn instances(files: &[PathBuf]) -> Result<Vec<Instance>, LearnError> {
+    let mut out: Vec<Instance> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    for file in files {
+        let records: Vec<(usize, Record)> = results::read_numbered(file)
+            .map_err(|e| LearnError::Results(format!("{}: {e}", file.display())))?;
+        for (_, r) in records {
+            let Some(report) = r.report.filter(|_| r.engine == EngineKind::Sim) else {
+                continue;
+            };
+            let (key, config) = instance_key(&report.config);
+            let i = *index.entry(key).or_insert_with(|| {
+                out.push(Instance {
+                    config,
+                    tts: BTreeMap::new(),
+                    best: None,
+                });
+                out.len() - 1
+            });
+            let tts = report.time_to_solution_s.filter(|_| report.converged);
+            out[i].tts.insert(report.variant.clone(), tts);
+            let fixed = match Variant::parse(&report.variant) {
+                Ok(Variant::Async {
+                    balancer: Some(b), ..
+                }) => match b.pick {
+                    Pick::One(named) if named.strategy != Strategy::Prescribed => Some(named),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let (Some(named), Some(t)) = (fixed, tts) {
+                let better = match &out[i].best {
+                    Some((_, label)) => out[i].tts[label].is_none_or(|b| t < b),
+                    None => true,
+                };
+                if better {
+                    out[i].best = Some((named, report.variant.clone()));
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(LearnError::Empty(
+            "the results hold no simulated sample (braid learn trains on braid sim's)".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// The features a balancer call sees on `cfg` run with the balancer
+/// `label` names, call after call (from the first that measured them): a
+/// simulation in which a probe measures them at every call and `label`'s
+/// strategy decides. A label without a balancer is run with one that
+/// moves nothing (joint Algorithm 1 with no rates: none).
+pub(crate) fn probe(cfg: &Config, label: &str) -> Result<Vec<[f64; FEATURES]>, LearnError> {
+    let fail = |problem: String| LearnError::Probe {
+        instance: cfg.workload.to_string(),
+        problem,
+    };
+    let mut cfg = cfg.clone();
+    cfg.apply_variant(label).map_err(|e| fail(e.to_string()))?;
+    let mut plan = crate::plan::Plan::simulated(&cfg).map_err(|e| fail(e.to_string()))?;
+    let learner = Arc::new(Learner::new(None, &plan.problem));
+    let Scheme::Async {
+        balancer: Some(balancer),
+    } = &mut plan.settings.scheme
+    else {
+        return Err(fail(format!("`{label}` has no balancer to probe")));
+    };
+    let Policies::One(policy) = &balancer.policies else {
+        return Err(fail(format!("`{label}` is not one strategy")));
+    };
+    balancer.policies = Policies::Learned(vec![policy.clone()], learner.clone());
+    let sim = plan
+        .sim
+        .as_ref()
+        .ok_or_else(|| fail("not simulated".into()))?;
+    crate::sim::run(&plan.problem, &plan.placement, &plan.settings, sim);
+    let seen = learner.seen();
+    if seen.is_empty() {
+        return Err(fail("no balancer call measured its features".into()));
+    }
+    Ok(seen)
+}
+
+/// At most `n` of `calls`, evenly spaced, the first among them.
+fn spaced<T: Copy>(calls: &[T], n: usize) -> Vec<T> {
+    let step = calls.len().div_ceil(n.max(1)).max(1);
+    calls.iter().step_by(step).copied().collect()
+}
+
+/// Training points per instance: its best strategy's calls, this many of
+/// them evenly spaced over its run.
+const POINTS_PER_INSTANCE: usize = 8;
+
+/// What training gave: the model, and its accuracy.
+#[derive(Debug)]
+pub(crate) struct Trained {
+    pub model: Model,
+    pub instances: usize,
+    /// Share of training instances it names the best for.
+    pub training_accuracy: f64,
+    /// The same, each left out of its own training, at `k` = 1, 3, 5, 7.
+    pub leave_one_out: [(usize, f64); 4],
+}
+
+/// Trains on `instances` (those with a label), `k` neighbours voting.
+pub(crate) fn train(instances: &[Instance], k: usize) -> Result<Trained, LearnError> {
+    // Each instance's states under its best strategy, labelled with it;
+    // the first of them is what any balancer's first call sees.
+    let mut points: Vec<([f64; FEATURES], Named)> = Vec::new();
+    let mut labelled: Vec<([f64; FEATURES], Named)> = Vec::new();
+    // Which instance each point is of.
+    let mut owner: Vec<usize> = Vec::new();
+    for i in instances {
+        let Some((named, label)) = &i.best else {
+            continue;
+        };
+        let seen = probe(&i.config, label)?;
+        for x in spaced(&seen, POINTS_PER_INSTANCE) {
+            points.push((x, *named));
+            owner.push(labelled.len());
+        }
+        labelled.push((seen[0], *named));
+    }
+    if labelled.is_empty() {
+        return Err(LearnError::Empty(
+            "no instance has a fixed strategy that converged: nothing to label".into(),
+        ));
+    }
+    // Whether an instance's first call is named right by a model of all
+    // points (or of the other instances' points only).
+    let accuracy = |k: usize, leave_out: bool| -> f64 {
+        let right = (0..labelled.len())
+            .filter(|&i| {
+                let rest: Vec<_> = points
+                    .iter()
+                    .zip(&owner)
+                    .filter(|&(_, &o)| !leave_out || o != i)
+                    .map(|(p, _)| *p)
+                    .collect();
+                let Some(m) = Model::train(&rest, k) else {
+                    return false;
+                };
+                m.classes[m.predict(&m.tree(), &labelled[i].0)] == labelled[i].1
+            })
+            .count();
+        right as f64 / labelled.len() as f64
+    };
+    let model = Model::train(&points, k).expect("instances are there");
+    Ok(Trained {
+        training_accuracy: accuracy(k, false),
+        leave_one_out: [1, 3, 5, 7].map(|k| (k, accuracy(k, true))),
+        instances: labelled.len(),
+        model,
+    })
+}
+
+/// Writes `model` to `path` (whole or not at all).
+pub(crate) fn write(model: &Model, path: &Path) -> Result<(), LearnError> {
+    braid_noise::files::write_atomic(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, model).map_err(std::io::Error::other)?;
+        std::io::Write::write_all(w, b"\n")
+    })
+    .map_err(|e| LearnError::Model {
+        file: path.to_path_buf(),
+        problem: format!("cannot write it: {e}"),
+    })
+}
+
+/// How a model does on held-out instances.
+#[derive(Debug)]
+pub(crate) struct Evaluation {
+    pub instances: usize,
+    /// Share of labelled instances whose best it names.
+    pub accuracy: f64,
+    /// Per balancer (label without its interval, e.g. `greedy`): instances
+    /// it ran and converged on, those it did not converge on, and its mean
+    /// regret (time to solution over the instance's best, less 1).
+    pub regret: Vec<(String, usize, usize, f64)>,
+}
+
+/// `model` on `instances`.
+pub(crate) fn evaluate(model: &Model, instances: &[Instance]) -> Result<Evaluation, LearnError> {
+    let tree = model.tree();
+    let (mut right, mut labelled) = (0, 0);
+    let mut sums: BTreeMap<String, (usize, usize, f64)> = BTreeMap::new();
+    for i in instances {
+        let Some((named, best_label)) = &i.best else {
+            continue;
+        };
+        labelled += 1;
+        let x = probe(&i.config, best_label)?[0];
+        right += usize::from(model.classes[model.predict(&tree, &x)] == *named);
+        let best = i.tts[best_label].expect("the best converged");
+        for (label, tts) in &i.tts {
+            let e = sums.entry(short(label)).or_default();
+            match tts {
+                Some(t) => {
+                    e.0 += 1;
+                    e.2 += t / best - 1.0;
+                }
+                None => e.1 += 1,
+            }
+        }
+    }
+    if labelled == 0 {
+        return Err(LearnError::Empty(
+            "no instance has a fixed strategy that converged: nothing to compare with".into(),
+        ));
+    }
+    let mut regret: Vec<(String, usize, usize, f64)> = sums
+        .into_iter()
+        .map(|(b, (n, failed, sum))| (b, n, failed, sum / n.max(1) as f64))
+        .collect();
+    regret.sort_by(|a, b| a.3.total_cmp(&b.3));
+    Ok(Evaluation {
+        instances: labelled,
+        accuracy: right as f64 / labelled as f64,
+        regret,
+    })
+}
+
+/// A label without its interval: `async(4)+greedy(0.001)` -> `greedy`,
+/// `async(4)` -> `async(4)` (plain).
+fn short(label: &str) -> String {
+    match label.split_once('+') {
+        Some((_, b)) => b.split('(').next().unwrap_or(b).to_string(),
+        None => label.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_label_is_shortened_to_its_balancer() {
+        assert_eq!(short("async(4)+greedy(0.001)"), "greedy");
+        assert_eq!(short("async(4)+hybrid(0.001,5)"), "hybrid");
+        assert_eq!(short("async(4)"), "async(4)");
+    }
+
+    #[test]
+    fn a_probe_measures_the_features_that_a_strategys_calls_see() {
+        let mut cfg = Config::default();
+        cfg.apply_overrides(&[
+            "threads=4",
+            "domain_size=32",
+            "max_iterations=3000",
+            "workload=hotspot(4,0.25,0.25,0.2)",
+        ])
+        .unwrap();
+        let hot = probe(&cfg, "async(4)+greedy(0.0001)").unwrap();
+        let mut flat = Config::default();
+        flat.apply_overrides(&["threads=4", "domain_size=32", "max_iterations=3000"])
+            .unwrap();
+        let even = probe(&flat, "async(4)+greedy(0.0001)").unwrap();
+        // A hotspot on one thread's domain: imbalance and overloaded
+        // threads at first, which greedy then evens out.
+        assert!(hot.len() > 10, "{} calls", hot.len());
+        assert!(hot[0][2] > 1.2 && hot[0][1] > 0.0, "{:?}", hot[0]);
+        assert!(hot[hot.len() - 1][2] < hot[0][2], "{:?}", hot.last());
+        assert!(even[0][2] < 1.01 && even[0][1] == 0.0, "{:?}", even[0]);
+        // Deterministic: the same instance, the same features.
+        assert_eq!(probe(&cfg, "async(4)+greedy(0.0001)").unwrap(), hot);
+        // A label without a balancer has nothing to probe.
+        assert!(probe(&cfg, "async(4)").is_err());
+    }
+
+    #[test]
+    fn spacing_keeps_the_first_and_at_most_n() {
+        assert_eq!(spaced(&[1, 2, 3, 4, 5, 6, 7], 3), vec![1, 4, 7]);
+        assert_eq!(spaced(&[1, 2], 8), vec![1, 2]);
+    }
+}
