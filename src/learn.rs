@@ -243,8 +243,7 @@ pub(crate) fn train(instances: &[Instance], k: usize) -> Result<Trained, LearnEr
 /// Writes `model` to `path` (whole or not at all).
 pub(crate) fn write(model: &Model, path: &Path) -> Result<(), LearnError> {
     braid_noise::files::write_atomic(path, |w| {
-        serde_json::to_writer_pretty(&mut *w, model).map_err(std::io::Error::other)?;
-        std::io::Write::write_all(w, b"\n")
+        std::io::Write::write_all(w, model.to_text().as_bytes())
     })
     .map_err(|e| LearnError::Model {
         file: path.to_path_buf(),

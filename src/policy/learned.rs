@@ -49,6 +49,11 @@ pub const FEATURE_NAMES: [&str; FEATURES] = [
     "off_thread_edge_share",
 ];
 
+/// The least spread of each feature, in its own units: 0.01 for the
+/// shares and the imbalance, none for times and bytes (1% of their mean
+/// applies).
+const SPREAD_FLOOR: [f64; FEATURES] = [0.0, 0.01, 0.01, 0.01, 0.0, 0.0, 0.01];
+
 /// Each subdomain's halo edges: the neighbour and the bytes one update
 /// sends it.
 #[derive(Debug, Clone, PartialEq)]
@@ -180,9 +185,15 @@ impl Model {
                 scale[f] += (x[f] - mean[f]).powi(2) / count;
             }
         }
-        // A feature that never varies is left unscaled (it then adds 0).
-        for s in &mut scale {
-            *s = if *s > 0.0 { s.sqrt() } else { 1.0 };
+        // A spread is at least 1% of the mean's size, and a share's or a
+        // ratio's at least 0.01: a feature that hardly varied in training
+        // (a quiet machine's idle share, 1e-10 of jitter) would otherwise
+        // swamp every distance once it does vary.
+        for (f, s) in scale.iter_mut().enumerate() {
+            *s = s.sqrt().max(0.01 * mean[f].abs()).max(SPREAD_FLOOR[f]);
+            if *s == 0.0 {
+                *s = 1.0;
+            }
         }
         let mut classes: Vec<Named> = Vec::new();
         for (_, named) in instances {
@@ -211,6 +222,25 @@ impl Model {
 
     fn standardise(&self, x: &[f64; FEATURES]) -> [f64; FEATURES] {
         std::array::from_fn(|f| (x[f] - self.mean[f]) / self.scale[f])
+    }
+
+    /// The model as `braid learn` writes it: JSON with one field per line
+    /// and one point per line.
+    pub fn to_text(&self) -> String {
+        let mut out = String::from("{\n");
+        out += &format!("  \"kind\": {},\n", json(&self.kind));
+        out += &format!("  \"k\": {},\n", json(&self.k));
+        out += &format!("  \"features\": {},\n", json(&self.features));
+        out += &format!("  \"mean\": {},\n", json(&self.mean));
+        out += &format!("  \"scale\": {},\n", json(&self.scale));
+        out += &format!("  \"classes\": {},\n", json(&self.classes));
+        out += "  \"points\": [\n";
+        for (i, p) in self.points.iter().enumerate() {
+            let comma = if i + 1 < self.points.len() { "," } else { "" };
+            out += &format!("    {}{comma}\n", json(p));
+        }
+        out += "  ]\n}\n";
+        out
     }
 
     /// Reads a model written by `braid learn`, checking its shape.
@@ -329,6 +359,11 @@ impl Learner {
     }
 }
 
+/// A value as compact JSON, for [`Model::to_text`].
+fn json(v: &impl Serialize) -> String {
+    serde_json::to_string(v).expect("plain data serialises")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,8 +439,9 @@ mod tests {
         }
         let dir = crate::scratch_dir("learned-model");
         let file = dir.join("m.json");
-        std::fs::write(&file, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+        std::fs::write(&file, m.to_text()).unwrap();
         assert_eq!(Model::read(&file).unwrap(), m);
+        assert_eq!(m.to_text().lines().count(), 10 + m.points.len());
         let mut broken = m.clone();
         broken.points[0].class = 9;
         std::fs::write(&file, serde_json::to_string(&broken).unwrap()).unwrap();
