@@ -372,16 +372,33 @@ fn table(args: &TableArgs) -> Result<(), Failure> {
 fn learn(args: &LearnArgs) -> Result<(), Failure> {
     use crate::learn;
     let bad = |e: learn::LearnError| Failure::BadInput(e.into());
+    // What can be refused is refused before the probes run.
+    let model = match &args.evaluate {
+        Some(file) => Some(
+            crate::policy::learned::Model::read(file)
+                .with_context(|| format!("{}", file.display()))
+                .map_err(bad_input)?,
+        ),
+        None => None,
+    };
+    if let Some(out) = &args.out {
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            return Err(bad_input(anyhow::anyhow!(
+                "--out {}: its directory does not exist",
+                out.display()
+            )));
+        }
+    }
     let instances = learn::instances(&args.results).map_err(bad)?;
     eprintln!(
         "braid: {} instance(s); measuring their features in the simulator...",
         instances.len()
     );
-    if let Some(file) = &args.evaluate {
-        let model = crate::policy::learned::Model::read(file)
-            .with_context(|| format!("{}", file.display()))
-            .map_err(bad_input)?;
-        let e = learn::evaluate(&model, &instances).map_err(bad)?;
+    let probed = |done: usize, of: usize| eprint!("\rbraid: probed {done}/{of} instance(s)");
+    if let Some(model) = &model {
+        let e = learn::evaluate(model, &instances, probed).map_err(bad)?;
+        eprintln!();
         println!(
             "held-out accuracy: {:.1}% of {} instance(s) (the best fixed strategy named)",
             100.0 * e.accuracy,
@@ -398,7 +415,8 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         .out
         .as_ref()
         .expect("clap requires --out without --evaluate");
-    let t = learn::train(&instances, usize::from(args.k)).map_err(bad)?;
+    let t = learn::train(&instances, usize::from(args.k), probed).map_err(bad)?;
+    eprintln!();
     learn::write(&t.model, out).map_err(bad)?;
     let loo: Vec<String> = t
         .leave_one_out

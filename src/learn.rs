@@ -86,8 +86,8 @@ pub(crate) fn instances(files: &[PathBuf]) -> Result<Vec<Instance>, LearnError> 
     let mut out: Vec<Instance> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     for file in files {
-        let records: Vec<(usize, Record)> = results::read_numbered(file)
-            .map_err(|e| LearnError::Results(format!("{}: {e}", file.display())))?;
+        let records: Vec<(usize, Record)> =
+            results::read_numbered(file).map_err(|e| LearnError::Results(e.to_string()))?;
         for (_, r) in records {
             let Some(report) = r.report.filter(|_| r.engine == EngineKind::Sim) else {
                 continue;
@@ -188,8 +188,14 @@ pub(crate) struct Trained {
     pub leave_one_out: [(usize, f64); 4],
 }
 
-/// Trains on `instances` (those with a label), `k` neighbours voting.
-pub(crate) fn train(instances: &[Instance], k: usize) -> Result<Trained, LearnError> {
+/// Trains on `instances` (those with a label), `k` neighbours voting;
+/// `probed(done, of)` after each instance's probe.
+pub(crate) fn train(
+    instances: &[Instance],
+    k: usize,
+    mut probed: impl FnMut(usize, usize),
+) -> Result<Trained, LearnError> {
+    let of = instances.iter().filter(|i| i.best.is_some()).count();
     // Each instance's states under its best strategy, labelled with it;
     // the first of them is what any balancer's first call sees.
     let mut points: Vec<([f64; FEATURES], Named)> = Vec::new();
@@ -201,6 +207,7 @@ pub(crate) fn train(instances: &[Instance], k: usize) -> Result<Trained, LearnEr
             continue;
         };
         let seen = probe(&i.config, label)?;
+        probed(labelled.len() + 1, of);
         for x in spaced(&seen, POINTS_PER_INSTANCE) {
             points.push((x, *named));
             owner.push(labelled.len());
@@ -263,8 +270,13 @@ pub(crate) struct Evaluation {
     pub regret: Vec<(String, usize, usize, f64)>,
 }
 
-/// `model` on `instances`.
-pub(crate) fn evaluate(model: &Model, instances: &[Instance]) -> Result<Evaluation, LearnError> {
+/// `model` on `instances`; `probed(done, of)` after each instance's probe.
+pub(crate) fn evaluate(
+    model: &Model,
+    instances: &[Instance],
+    mut probed: impl FnMut(usize, usize),
+) -> Result<Evaluation, LearnError> {
+    let of = instances.iter().filter(|i| i.best.is_some()).count();
     let tree = model.tree();
     let (mut right, mut labelled) = (0, 0);
     let mut sums: BTreeMap<String, (usize, usize, f64)> = BTreeMap::new();
@@ -274,6 +286,7 @@ pub(crate) fn evaluate(model: &Model, instances: &[Instance]) -> Result<Evaluati
         };
         labelled += 1;
         let x = probe(&i.config, best_label)?[0];
+        probed(labelled, of);
         right += usize::from(model.classes[model.predict(&tree, &x)] == *named);
         let best = i.tts[best_label].expect("the best converged");
         for (label, tts) in &i.tts {

@@ -260,7 +260,10 @@ impl Model {
         }
         if model.mean.len() != FEATURES
             || model.scale.len() != FEATURES
-            || model.scale.iter().any(|s| s.is_nan() || *s <= 0.0 || s.is_infinite())
+            || model
+                .scale
+                .iter()
+                .any(|s| s.is_nan() || *s <= 0.0 || s.is_infinite())
             || model.mean.iter().any(|m| !m.is_finite())
         {
             return bad("mean and scale need 7 finite numbers each, scales above 0".into());
