@@ -232,16 +232,17 @@ fn a_recording_wider_than_the_real_engines_sweeps_is_refused_by_run_and_simulate
     assert_eq!(r.status, Some(0), "{}", r.stderr);
 }
 
-/// A vt-style directory (no updates: phase `id` begins at progress 100
-/// id) of two PEs over four tasks: phase 0 puts tasks 0-2 on PE 0, phase 1
-/// only task 0.
+/// A directory of two PEs over four tasks, each task making 3000 updates
+/// a phase (so phase 1 begins at progress 3000, long enough for a busy
+/// machine's monitor to sample phase 0): phase 0 puts tasks 0-2 on PE 0,
+/// phase 1 only task 0.
 fn owners_dir(dir: &Path) -> std::path::PathBuf {
     let owners = dir.join("owners");
     std::fs::create_dir_all(&owners).unwrap();
     let task = |id: u64, pe: u64| {
         serde_json::json!({
             "entity": {"type": "object", "seq_id": id, "home": 0, "migratable": true, "collection_id": 0},
-            "node": pe, "resource": "cpu", "time": 0.001
+            "node": pe, "resource": "cpu", "time": 0.001, "user_defined": {"updates": 3000}
         })
     };
     let phases = |pe: u64, first: &[u64], second: &[u64]| {
@@ -270,12 +271,12 @@ fn prescribed_owners_are_applied_exactly_phase_by_phase_in_both_engines() {
                 "r.json",
                 "threads=2",
                 "subdomains=2",
-                "domain_size=300",
+                "domain_size=200",
                 "balancer=joint",
                 "lb_strategy=prescribed:owners",
                 "lb_interval=0.0001",
                 "trace_interval=0.0001",
-                "max_iterations=400",
+                "max_iterations=6000",
             ],
         );
         assert_eq!(r.status, Some(0), "{engine}: {}", r.stderr);
@@ -297,7 +298,7 @@ fn prescribed_owners_are_applied_exactly_phase_by_phase_in_both_engines() {
         assert!(
             trace
                 .iter()
-                .filter(|s| progress(s) < 100.0)
+                .filter(|s| progress(s) < 3000.0)
                 .any(|s| owners(&s["owners"]) == vec![0, 0, 0, 1]),
             "{engine}: the first phase's owners were never in force"
         );

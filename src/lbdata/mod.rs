@@ -15,7 +15,7 @@
 //! | migratable task, `entity.seq_id` | a subdomain, by id; `collection_id` 0; `home` the thread whose domain it is (its first owner) |
 //! | task `node` | the subdomain's owner at the phase's start |
 //! | task `time` | the subdomain's busy time in the phase less its share of its thread's noise, seconds: its object load |
-//! | non-migratable task, `seq_id` = subdomains + PE | the time the thread waited for its core in the phase (at most the time its subdomains were busy): noise, taken from the subdomains' busy time in proportion, so that a thread's tasks add up to its busy time |
+//! | non-migratable task, `seq_id` = subdomains + PE | noise: in the simulator the time the core's noise stretched the thread's updates; in the runtime the share of its subdomains' busy time that the thread spent waiting for its core (schedstat's wait over the phase), taken from them, so that a thread's tasks add up to its busy time |
 //! | `communications`, `SendRecv` | each halo edge a subdomain sent in the phase: `messages` its updates, `bytes` 8 per cell of the edge per update, in the sender's file |
 //! | task `user_defined` | `updates` (in the phase), `cells`; the noise task's `noise: 1` |
 
@@ -182,7 +182,7 @@ pub fn files(
         // noise task the rest of what it took; else the noise is split.
         let noise = match exact {
             true => own_work(threads, &before.owners, busy, work),
-            false => split_noise(threads, &before.owners, busy, lost),
+            false => split_noise(threads, &before.owners, busy, lost, after.t_s - before.t_s),
         };
         for (s, g) in problem.subs.iter().enumerate() {
             let t = before.owners[s];
@@ -250,16 +250,19 @@ fn own_work(
     noise
 }
 
-/// Each thread's noise task in a phase and the share of its subdomains'
-/// busy time that was their own work: the time it lost (`lost(t)`), at
-/// most what its subdomains (`owners`) were busy (`busy(s)`), is taken
-/// from them in proportion, so that a thread's tasks add up to its busy
-/// time and none counts the noise twice.
+/// Each thread's noise task in a phase of `window` seconds and the share
+/// of its subdomains' busy time that was their own work. The thread
+/// waited for its core `lost(t)` of the window, whether updating or not,
+/// so it ran `1 - lost / window` of the time: that share of its
+/// subdomains' busy time (`busy(s)`, `owners` at the phase's start) was
+/// their work, the rest the noise task's. A thread's tasks add up to its
+/// busy time, and none counts the noise twice.
 fn split_noise(
     threads: usize,
     owners: &[usize],
     busy: impl Fn(usize) -> f64,
     lost: impl Fn(usize) -> f64,
+    window: f64,
 ) -> Vec<(f64, f64)> {
     let mut total = vec![0.0; threads];
     for (s, &t) in owners.iter().enumerate() {
@@ -269,9 +272,12 @@ fn split_noise(
         .iter()
         .enumerate()
         .map(|(t, &busy)| {
-            let noise = lost(t).min(busy);
-            let own = if busy > 0.0 { 1.0 - noise / busy } else { 1.0 };
-            (noise, own)
+            let waited = if window > 0.0 {
+                (lost(t) / window).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            (busy * waited, 1.0 - waited)
         })
         .collect()
 }
