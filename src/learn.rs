@@ -155,11 +155,7 @@ pub(crate) fn probe(cfg: &Config, label: &str) -> Result<Vec<[f64; FEATURES]>, L
         return Err(fail(format!("`{label}` is not one strategy")));
     };
     balancer.policies = Policies::Learned(vec![policy.clone()], learner.clone());
-    let sim = plan
-        .sim
-        .as_ref()
-        .ok_or_else(|| fail("not simulated".into()))?;
-    crate::sim::run(&plan.problem, &plan.placement, &plan.settings, sim);
+    crate::runner::run(&plan).map_err(|e| fail(e.to_string()))?;
     let seen = learner.seen();
     if seen.is_empty() {
         return Err(fail("no balancer call measured its features".into()));
