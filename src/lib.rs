@@ -54,6 +54,7 @@
 pub mod busy;
 pub(crate) mod calibrate;
 pub(crate) mod child;
+pub mod choice;
 pub(crate) mod cli;
 pub mod config;
 pub mod engine;

@@ -49,97 +49,18 @@ pub enum BalancerKind {
 /// assert_eq!("joint".parse::<BalancerKey>().unwrap(), BalancerKind::Joint);
 /// assert!("learned:".parse::<BalancerKey>().is_err());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BalancerKey {
-    /// Which balancer.
-    pub kind: BalancerKind,
-    /// `learned`'s model (relative to the working directory).
-    pub model: Option<std::path::PathBuf>,
-}
+pub type BalancerKey = crate::choice::WithFile<BalancerKind>;
 
-impl BalancerKey {
-    /// `kind` with no model.
-    pub fn of(kind: BalancerKind) -> BalancerKey {
-        BalancerKey { kind, model: None }
-    }
-
-    /// The same with its model read from `dir` (what a process started in
-    /// `dir` opens).
-    pub fn with_file_from(&self, dir: &std::path::Path) -> BalancerKey {
-        BalancerKey {
-            kind: self.kind,
-            model: self.model.as_ref().map(|m| dir.join(m)),
-        }
-    }
-}
-
-impl PartialEq<BalancerKind> for BalancerKey {
-    fn eq(&self, kind: &BalancerKind) -> bool {
-        self.kind == *kind
-    }
-}
-
-impl std::str::FromStr for BalancerKey {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<BalancerKey, String> {
-        let text = text.trim();
-        if let Some(file) = text.strip_prefix("learned:") {
-            let file = file.trim();
-            if file.is_empty() {
-                return Err("learned:MODEL.json names no file".into());
-            }
-            return Ok(BalancerKey {
-                kind: BalancerKind::Learned,
-                model: Some(file.into()),
-            });
-        }
-        let kinds = [
-            ("none", BalancerKind::None),
-            ("split", BalancerKind::Split),
-            ("joint", BalancerKind::Joint),
-            ("hybrid", BalancerKind::Hybrid),
-            ("auto", BalancerKind::Auto),
-            ("learned", BalancerKind::Learned),
-        ];
-        kinds
-            .iter()
-            .find(|(name, _)| *name == text)
-            .map(|&(_, kind)| BalancerKey::of(kind))
-            .ok_or_else(|| "one of none, split, joint, hybrid, auto, learned:MODEL.json".into())
-    }
-}
-
-impl fmt::Display for BalancerKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = match self.kind {
-            BalancerKind::None => "none",
-            BalancerKind::Split => "split",
-            BalancerKind::Joint => "joint",
-            BalancerKind::Hybrid => "hybrid",
-            BalancerKind::Auto => "auto",
-            BalancerKind::Learned => "learned",
-        };
-        f.write_str(name)?;
-        match &self.model {
-            Some(m) => write!(f, ":{}", m.display()),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Serialize for BalancerKey {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for BalancerKey {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<BalancerKey, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
-    }
+impl crate::choice::Choice for BalancerKind {
+    const NAMES: &'static [(&'static str, BalancerKind)] = &[
+        ("none", BalancerKind::None),
+        ("split", BalancerKind::Split),
+        ("joint", BalancerKind::Joint),
+        ("hybrid", BalancerKind::Hybrid),
+        ("auto", BalancerKind::Auto),
+        ("learned", BalancerKind::Learned),
+    ];
+    const WITH_FILE: (BalancerKind, &'static str) = (BalancerKind::Learned, "MODEL.json");
 }
 
 /// A scheme as the paper labels it: a staleness only in ssync, a

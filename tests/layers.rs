@@ -26,6 +26,7 @@ const LEVELS: &[&[&str]] = &[
         "problem",
         "suggest",
         "lbfile",
+        "choice",
     ],
     // What each subdomain costs (the application's own imbalance).
     &["workload"],

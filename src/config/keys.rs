@@ -194,14 +194,14 @@ config_keys! {
     /// lb_candidates and keep the one whose measured effort is lowest
     /// (src/schedule/choose.rs), or learned: at each call, the strategy a model
     /// that braid learn trained names for the run's features (docs/learned.md).
-    balancer: BalancerKey = "none", |p| p.balancer();
+    balancer: BalancerKey = "none", |p| p.with_file();
     /// progressive | steal | greedy | refine | anticipate | residual | gossip |
     /// prescribed:DIR: the paper's Algorithm 1 (labels split(f), joint(f),
     /// hybrid(f,k)), a strategy from the literature over the same scope (labels
     /// steal(f), greedy-split(f), refine-hybrid(f,k), ...; each is described in
     /// src/policy/), or the owners of a directory of LB data that an offline tool
     /// wrote, applied phase by phase (docs/lb-data.md).
-    lb_strategy: LbStrategy = "progressive", |p| p.lb_strategy();
+    lb_strategy: LbStrategy = "progressive", |p| p.with_file();
     /// balancer = auto: the balancers it chooses from, by label name (hybrid ones
     /// take hybrid_period).
     lb_candidates: Vec<Named> = "split, joint, steal, greedy, refine, anticipate, residual",

@@ -275,7 +275,7 @@ impl Config {
             BalancerKind::Learned => Some(Pick::Learned),
             _ => self.scope().map(|scope| {
                 Pick::One(Named {
-                    strategy: self.lb_strategy.strategy,
+                    strategy: self.lb_strategy.kind,
                     scope,
                 })
             }),

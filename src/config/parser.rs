@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
+use crate::choice::{Choice, WithFile};
 use crate::engine::{Slow, Stall};
 use crate::limits::*;
-use crate::policy::{LbStrategy, Named, Strategy};
+use crate::policy::{Named, Strategy};
 use crate::topology::{SimTopology, SyntheticTopology};
 use crate::variant::Interval;
 use crate::workload::WorkloadSpec;
@@ -319,13 +320,9 @@ impl Parser<'_> {
         }
     }
 
-    /// A balancer's name, or `learned:MODEL.json` (see [`BalancerKey`]).
-    pub(super) fn balancer(&self) -> Result<crate::variant::BalancerKey, ConfigError> {
-        self.value.parse().map_err(|e: String| self.bad(e))
-    }
-
-    /// A strategy's name, or `prescribed:DIR` (see [`LbStrategy`]).
-    pub(super) fn lb_strategy(&self) -> Result<LbStrategy, ConfigError> {
+    /// A name, or the one that carries a file with its file
+    /// (`learned:MODEL.json`, `prescribed:DIR`; see [`WithFile`]).
+    pub(super) fn with_file<K: Choice>(&self) -> Result<WithFile<K>, ConfigError> {
         self.value.parse().map_err(|e: String| self.bad(e))
     }
 

@@ -121,6 +121,29 @@ pub fn phase_at(starts: &[f64], p: f64) -> usize {
     starts.partition_point(|&s| s <= p).saturating_sub(1)
 }
 
+/// One task's values phase after phase (`None`: none in that phase),
+/// each gap filled the way every reader of a recording fills it: with the
+/// value of the phase before, else of the first phase after; `None` if
+/// the task has no value at all.
+///
+/// ```
+/// use braid::lbfile::fill_gaps;
+/// assert_eq!(fill_gaps(&[None, Some(2), None, Some(5)]), Some(vec![2, 2, 2, 5]));
+/// assert_eq!(fill_gaps::<u8>(&[None, None]), None);
+/// ```
+pub fn fill_gaps<T: Copy>(series: &[Option<T>]) -> Option<Vec<T>> {
+    let mut last = series.iter().flatten().next().copied()?;
+    Some(
+        series
+            .iter()
+            .map(|v| {
+                last = v.unwrap_or(last);
+                last
+            })
+            .collect(),
+    )
+}
+
 /// Why a directory cannot be read: the file, and what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {

@@ -51,7 +51,7 @@ fn learned_model(cfg: &Config) -> Result<Model, PlanError> {
         key: "balancer",
         message,
     };
-    let file = match (&cfg.balancer.model, &cfg.lb_model) {
+    let file = match (&cfg.balancer.file, &cfg.lb_model) {
         (Some(a), Some(b)) if a != b => {
             return Err(fail(format!(
                 "balancer = learned:{} and lb_model = {} name two models",
@@ -77,7 +77,7 @@ fn prescribed(cfg: &Config, bounds: Bounds, problem: &Problem) -> Result<Prescri
         key: "lb_strategy",
         message,
     };
-    let Some(dir) = &cfg.lb_strategy.owners else {
+    let Some(dir) = &cfg.lb_strategy.file else {
         return Err(fail(
             "prescribed applies the owners of a directory of LB data: write lb_strategy = \
              prescribed:DIR"

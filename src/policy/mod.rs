@@ -32,9 +32,10 @@ pub use residual::ResidualFirst;
 pub use steal::Steal;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::choice::{Choice, WithFile};
 
 /// The `lb_strategy` key: a strategy, and for `prescribed` the directory
 /// of LB data whose owners it applies (`prescribed:DIR`).
@@ -42,87 +43,25 @@ use serde::{Deserialize, Serialize};
 /// ```
 /// use braid::policy::{LbStrategy, Strategy};
 /// let s: LbStrategy = "prescribed:lb/run 1".parse().unwrap();
-/// assert_eq!(s.strategy, Strategy::Prescribed);
+/// assert_eq!(s.kind, Strategy::Prescribed);
 /// assert_eq!(s.to_string(), "prescribed:lb/run 1");
 /// assert_eq!("steal".parse::<LbStrategy>().unwrap(), LbStrategy::of(Strategy::Steal));
 /// assert!("prescribed:".parse::<LbStrategy>().is_err());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LbStrategy {
-    /// Which strategy.
-    pub strategy: Strategy,
-    /// `prescribed`'s directory (relative to the working directory).
-    pub owners: Option<PathBuf>,
-}
+pub type LbStrategy = WithFile<Strategy>;
 
-impl LbStrategy {
-    /// `strategy` with no directory.
-    pub fn of(strategy: Strategy) -> LbStrategy {
-        LbStrategy {
-            strategy,
-            owners: None,
-        }
-    }
-
-    /// The same with its directory read from `dir` (what a process
-    /// started in `dir` opens).
-    pub fn with_file_from(&self, dir: &Path) -> LbStrategy {
-        LbStrategy {
-            strategy: self.strategy,
-            owners: self.owners.as_ref().map(|o| dir.join(o)),
-        }
-    }
-}
-
-impl std::str::FromStr for LbStrategy {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<LbStrategy, String> {
-        let text = text.trim();
-        if let Some(dir) = text.strip_prefix("prescribed:") {
-            let dir = dir.trim();
-            if dir.is_empty() {
-                return Err("prescribed:DIR names no directory".into());
-            }
-            return Ok(LbStrategy {
-                strategy: Strategy::Prescribed,
-                owners: Some(PathBuf::from(dir)),
-            });
-        }
-        Strategy::ALL
-            .into_iter()
-            .chain([Strategy::Prescribed])
-            .find(|s| s.name() == text)
-            .map(LbStrategy::of)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
-                format!("one of {} or prescribed:DIR", names.join(", "))
-            })
-    }
-}
-
-impl fmt::Display for LbStrategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.strategy.name())?;
-        match &self.owners {
-            Some(dir) => write!(f, ":{}", dir.display()),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Serialize for LbStrategy {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for LbStrategy {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<LbStrategy, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
-    }
+impl Choice for Strategy {
+    const NAMES: &'static [(&'static str, Strategy)] = &[
+        ("progressive", Strategy::Progressive),
+        ("steal", Strategy::Steal),
+        ("greedy", Strategy::Greedy),
+        ("refine", Strategy::Refine),
+        ("anticipate", Strategy::Anticipate),
+        ("residual", Strategy::Residual),
+        ("gossip", Strategy::Gossip),
+        ("prescribed", Strategy::Prescribed),
+    ];
+    const WITH_FILE: (Strategy, &'static str) = (Strategy::Prescribed, "DIR");
 }
 
 /// Which balancing strategy runs (async only; `lb_strategy`).

@@ -10,7 +10,7 @@
 //! applies the owners as they are.
 
 use super::{Bounds, Move, Named, Policy, Snapshot, Strategy};
-use crate::lbfile::{Recording, phase_at};
+use crate::lbfile::{Recording, fill_gaps, phase_at};
 
 /// Owners given, phase by phase.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,34 +51,24 @@ impl Prescribed {
                 recording.pes - 1
             ));
         }
-        let mut owners: Vec<Vec<Option<usize>>> = Vec::with_capacity(recording.phases.len());
-        for phase in &recording.phases {
-            let mut row = owners.last().cloned().unwrap_or(vec![None; subdomains]);
+        // Each task's owner phase after phase, its gaps filled.
+        let phases = recording.phases.len();
+        let mut seen = vec![vec![None; phases]; subdomains];
+        for (k, phase) in recording.phases.iter().enumerate() {
             for t in &phase.tasks {
                 let s = ids.binary_search(&t.id).expect("every id was collected");
-                row[s] = Some(t.pe);
+                seen[s][k] = Some(t.pe);
             }
-            owners.push(row);
         }
-        let first_seen: Vec<usize> = (0..subdomains)
-            .map(|s| {
-                owners
-                    .iter()
-                    .find_map(|row| row[s])
-                    .expect("every task is in some phase")
-            })
+        let per_task: Vec<Vec<usize>> = seen
+            .iter()
+            .map(|series| fill_gaps(series).expect("every task is in some phase"))
             .collect();
         Ok(Prescribed {
             bounds,
             starts: recording.starts(),
-            owners: owners
-                .into_iter()
-                .map(|row| {
-                    row.iter()
-                        .zip(&first_seen)
-                        .map(|(o, &first)| o.unwrap_or(first))
-                        .collect()
-                })
+            owners: (0..phases)
+                .map(|k| per_task.iter().map(|series| series[k]).collect())
                 .collect(),
         })
     }

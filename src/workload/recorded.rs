@@ -37,7 +37,7 @@
 //!   per-phase costs jitter (a sample can see an update's count before its
 //!   time), and its least cost is an outlier.
 
-use crate::lbfile::{PHASE_PROGRESS, Recording, phase_at};
+use crate::lbfile::{PHASE_PROGRESS, Recording, fill_gaps, phase_at};
 use crate::limits::MAX_COST_NS;
 
 /// The most costs held (phases times subdomains).
@@ -101,13 +101,10 @@ impl Recorded {
         let per_task: Vec<Vec<f64>> = known
             .iter()
             .map(|row| {
-                let later = row.iter().flatten().next().copied().unwrap_or(mean);
-                let mut last = later;
-                row.iter()
-                    .map(|c| {
-                        last = c.unwrap_or(last);
-                        last.max(least)
-                    })
+                fill_gaps(row)
+                    .unwrap_or_else(|| vec![mean; phases])
+                    .into_iter()
+                    .map(|c| c.max(least))
                     .collect()
             })
             .collect();
