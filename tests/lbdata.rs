@@ -9,9 +9,7 @@ use common::{braid, scratch};
 use serde_json::Value;
 use std::path::Path;
 
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use common::json;
 
 /// The files in `dir`, `data.0.json` first, each checked against vt's
 /// schema.

@@ -10,9 +10,7 @@ use common::{braid, scratch};
 use serde_json::Value;
 use std::path::Path;
 
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use common::json;
 
 /// Six imbalanced instances on a small simulated machine, each run with
 /// three fixed strategies.

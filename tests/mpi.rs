@@ -50,9 +50,7 @@ fn launcher_bound(dir: &Path, ranks: usize, bind: &str, args: &[&str]) -> Comman
     cmd
 }
 
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use common::json;
 
 fn grid(path: &Path) -> Array2<f64> {
     ndarray_npy::read_npy(path).unwrap()

@@ -8,9 +8,7 @@ use common::{braid, scratch};
 use serde_json::Value;
 use std::path::PathBuf;
 
-fn json(path: &std::path::Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use common::json;
 
 /// The real runs here each take both cores: one at a time, so that one
 /// run's end is not another's start (the rates after a run's last sample are

@@ -138,6 +138,11 @@ pub(crate) fn live_children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// A JSON file, parsed.
+pub(crate) fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// Seconds of the tasks in LB data `phases`: the subdomains' (migratable)
 /// ones if `subdomains`, else the noise's.
 pub(crate) fn task_seconds(phases: &[serde_json::Value], subdomains: bool) -> f64 {
