@@ -40,6 +40,8 @@ use crate::topology::Placement;
 const EDGES: i32 = 7;
 /// The tag of subdomains moving between ranks (`runtime/migrate.rs`).
 const MIGRATE: i32 = 8;
+/// The tag of a gossip call's inform letters (`runtime/wire.rs`).
+const GOSSIP: i32 = 9;
 /// How long a sync exchange spins (yielding) before it sleeps between
 /// tests: a crossing on a small domain takes tens of microseconds, and the
 /// rank's other threads wait at the barrier meanwhile. The monitor of an
@@ -409,6 +411,59 @@ impl Peers for Ranks {
             let b = world.immediate_all_reduce_into(sc, &v[..], values, SystemOperation::sum());
             complete(vec![b], self.spin);
         });
+    }
+
+    fn reduce(&self, sums: &mut [f64], maxes: &mut [f64]) {
+        let world = SimpleCommunicator::world();
+        let (s, m) = (sums.to_vec(), maxes.to_vec());
+        mpi::request::scope(|sc| {
+            let a = world.immediate_all_reduce_into(sc, &s[..], sums, SystemOperation::sum());
+            let b = world.immediate_all_reduce_into(sc, &m[..], maxes, SystemOperation::max());
+            complete(vec![a, b], self.spin);
+        });
+    }
+
+    fn post(&self, sends: &[(usize, Vec<u64>)], from: &[usize]) -> Vec<Vec<u64>> {
+        let world = SimpleCommunicator::world();
+        let mut received: Vec<Option<Vec<u64>>> = vec![None; from.len()];
+        mpi::request::scope(|sc| {
+            let pending: Vec<_> = sends
+                .iter()
+                .map(|(to, words)| {
+                    let p = world.process_at_rank(*to as i32);
+                    p.immediate_send_with_tag(sc, &words[..], GOSSIP)
+                })
+                .collect();
+            // Lengths as they come: a matched probe per sender, polled as
+            // `complete` polls (one message per sender and round, and MPI
+            // keeps one sender's messages of a tag in order).
+            let began = Instant::now();
+            while received.iter().any(Option::is_none) {
+                let mut got = false;
+                for (r, slot) in from.iter().zip(received.iter_mut()) {
+                    if slot.is_none() {
+                        let p = world.process_at_rank(*r as i32);
+                        if let Some(probed) = p.immediate_matched_probe_with_tag(GOSSIP) {
+                            *slot = Some(probed.matched_receive_vec::<u64>().0);
+                            got = true;
+                        }
+                    }
+                }
+                if got || received.iter().all(Option::is_some) {
+                    continue;
+                }
+                if began.elapsed() < self.spin {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(POLL);
+                }
+            }
+            complete(pending, self.spin);
+        });
+        received
+            .into_iter()
+            .map(Option::unwrap_or_default)
+            .collect()
     }
 
     fn migrate(&self, sends: &[(usize, Vec<u64>)], recvs: &[(usize, usize)]) -> Vec<Vec<u64>> {

@@ -209,6 +209,7 @@ fn a_rank_that_stops_first_never_leaves_another_waiting() {
         (4, "async(2)"),
         (2, "async(2)+joint(0.001)"),
         (4, "async(2)+hybrid(0.001,2)"),
+        (4, "async(2)+gossip(0.001)"),
     ] {
         let dir = scratch("mpi_budget");
         let args = [
@@ -261,7 +262,7 @@ fn a_rank_that_stops_first_never_leaves_another_waiting() {
 }
 
 #[test]
-fn hybrid_and_joint_move_subdomains_across_ranks_and_lose_no_update() {
+fn hybrid_joint_and_gossip_move_subdomains_across_ranks_and_lose_no_update() {
     // Rank 0's thread is 4x slower on its CPU clock (the slow hook), so
     // the balancers have a reason to move work off it, however busy the
     // machine. Each rank is bound to a core, ranks 0 and 1 to different
@@ -273,6 +274,9 @@ fn hybrid_and_joint_move_subdomains_across_ranks_and_lose_no_update() {
         (2, "async(4)+hybrid(0.001,2)"),
         (4, "async(4)+joint(0.001)"),
         (4, "async(4)+hybrid(0.001,2)"),
+        // Gossip decides apart: inform letters between ranks, no view.
+        (2, "async(4)+gossip(0.001)"),
+        (4, "async(4)+gossip(0.001)"),
     ] {
         let dir = scratch("mpi_balance");
         let args = [

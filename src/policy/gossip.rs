@@ -3,46 +3,54 @@
 //! and thread speeds.
 //!
 //! The global strategies decide on every thread's load at once, which
-//! across ranks costs an all-gather at every call. TemperedLB needs one
-//! number from everyone (the mean load, a cheap all-reduce) and otherwise
-//! only what a few random peers tell it:
+//! across ranks costs an all-gather at every call. TemperedLB needs two
+//! numbers per group from everyone (the mean and the longest sweep, a cheap
+//! all-reduce) and otherwise only what a few random peers tell it:
 //!
 //! * **Only when it pays.** A group whose most loaded thread is within 5%
 //!   of the mean is left alone (vt's `run_temperedlb_tolerance`).
 //! * **Inform.** Every underloaded thread (sweep time below the mean) knows
-//!   of itself. In each of `rounds` synchronous rounds, every thread that
-//!   knows of some underloaded ones tells `fanout` threads drawn at random,
-//!   which add what they are told to what they know. vt's default is
-//!   rounds enough for the word to cover the group: `ceil(log_fanout(n))`.
-//! * **Transfer.** Each overloaded thread (sweep time above the mean), the
-//!   most loaded first, offers its subdomains heaviest first. For each it
-//!   draws a target among the underloaded threads *it knows of*, with
-//!   probability proportional to how far each is below the mean as it last
-//!   heard (vt's original cumulative mass function), and moves the
-//!   subdomain if the target's sweep, with it, stays shorter than its own
-//!   without it (vt's ModifiedGrapevine criterion). It then counts the
-//!   target as that much more loaded, but only in its own view: two
-//!   overloaded threads may both send to one target, which is what a
-//!   decision on stale, partial knowledge does.
+//!   of itself. In each of `rounds` synchronous rounds, every thread tells
+//!   `fanout` others of its group, drawn from the seed, the call, the round
+//!   and itself, what it knows, and they add it to what they know. vt's
+//!   default is rounds enough for the word to cover the group:
+//!   `ceil(log_fanout(n))`.
+//! * **Transfer.** Each overloaded thread (sweep time above the mean), on
+//!   its own, offers its subdomains heaviest first. For each it draws a
+//!   target among the underloaded threads *it knows of*, with probability
+//!   proportional to how far each is below the mean as it heard (vt's
+//!   original cumulative mass function; the draws seeded from the call and
+//!   the donor), and moves the subdomain if the target's sweep, with it,
+//!   stays shorter than its own without it (vt's ModifiedGrapevine
+//!   criterion). It then counts the target as that much more loaded, and
+//!   as holding one more, but only in its own view: two overloaded threads
+//!   may both send to one target, which is what a decision on partial
+//!   knowledge does.
 //!
 //! Loads and speeds are [`Snapshot::loads`] and [`Snapshot::speeds`] as the
 //! load-based strategies read them ([`super::objects`]: before loads are
-//! measured every subdomain weighs 1 and a thread's speed is its rate). The
-//! draws are seeded from `seed` and the call's number, so a call decides
-//! the same on every rank and the simulator reproduces byte for byte. The
-//! thresholds hold: a donor keeps more than `low`, a target holds fewer than
-//! `high`. Within each group of the scope (`joint`: all threads; `split`:
-//! each socket or node; `hybrid`: those, and all every `period`-th call).
+//! measured every subdomain weighs 1 and a thread's speed is its rate). A
+//! call decides the same wherever it runs and the simulator reproduces
+//! byte for byte. The thresholds hold for what a donor knows: it keeps
+//! more than `low`, and sends only to a target it believes holds fewer
+//! than `high`. Within each group of the scope (`joint`: all threads;
+//! `split`: each socket or node; `hybrid`: those, and all every
+//! `period`-th call).
 //!
-//! In braid every engine still hands the policy a whole snapshot (the
-//! runtime across ranks sums it in an exchange), so the runtime does not
-//! save the all-gather. The simulator charges what each way of learning
-//! would cost on its network ([`Policy::learns`], `sim/network.rs`), and
-//! the decisions are made on partial knowledge as here
-//! (docs/across-nodes.md compares them).
+//! **Decided apart.** Every step above reads only the deciding thread's
+//! own entries and what reaches it through a [`Wire`]. In one process (the
+//! simulator, the runtime) the wire is [`Whole`] and nothing travels.
+//! Across ranks the runtime hands each rank's policy a snapshot that is
+//! exact only for its own threads and carries the means, the letters and
+//! the moves between ranks (`runtime/wire.rs`): no rank learns every
+//! thread's load. A test runs one call apart on three places, with every
+//! other place's entries NaN, and requires the moves of the call decided
+//! whole. The simulator charges those messages on its network
+//! ([`Policy::learns`], `sim/network.rs`; docs/across-nodes.md compares
+//! them with the global view).
 
 use super::objects::Weights;
-use super::{Bounds, Learns, Move, Named, Policy, Snapshot, Strategy, by_group};
+use super::{Bounds, Learns, Move, Named, Owned, Policy, Snapshot, Strategy};
 use crate::rng::SplitMix64;
 
 /// vt's `run_temperedlb_tolerance`: a group whose most loaded thread is
@@ -63,15 +71,78 @@ pub struct Gossip {
     pub seed: u64,
 }
 
+/// What a thread tells its peers of an underloaded thread: who it is, its
+/// sweep time and speed at this call, and how many subdomains it holds
+/// (what a donor weighs a move to it by).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Word {
+    /// The underloaded thread.
+    pub thread: usize,
+    /// Its sweep time.
+    pub time: f64,
+    /// Its speed (measured, or its rate before loads are measured).
+    pub speed: f64,
+    /// Subdomains it holds.
+    pub held: usize,
+}
+
+/// How the threads of one call reach each other. In one process every
+/// thread's facts are in the snapshot and nothing travels ([`Whole`]);
+/// across ranks each rank's snapshot holds only its own threads' facts,
+/// and the runtime carries the rest (`runtime/migrate.rs`). The same
+/// [`Gossip`] code decides in both, so a call across ranks makes the moves
+/// the same call makes in one process.
+pub trait Wire {
+    /// Whether thread `t` decides here: its entries in the snapshot are its
+    /// own measures.
+    fn here(&self, t: usize) -> bool;
+    /// Sums `sums` and takes the maximum of `maxes` over every place,
+    /// element by element, in place; every place calls it with the same
+    /// lengths, once per call.
+    fn reduce(&mut self, sums: &mut [f64], maxes: &mut [f64]);
+    /// One inform round. `pairs` are the round's `(teller, told)` thread
+    /// pairs, the same at every place, in one order; `letters` are, for
+    /// each pair whose teller is here and knows something and whose told
+    /// thread is elsewhere, the told thread and the words (a pair within
+    /// one place is merged there). Returns the letters from elsewhere to
+    /// the threads here.
+    fn post(
+        &mut self,
+        pairs: &[(usize, usize)],
+        letters: Vec<(usize, Vec<Word>)>,
+    ) -> Vec<(usize, Vec<Word>)>;
+}
+
+/// The wire of one process: every thread is here, and a letter is read
+/// where it is written.
+#[derive(Debug, Default)]
+pub struct Whole;
+
+impl Wire for Whole {
+    fn here(&self, _: usize) -> bool {
+        true
+    }
+    fn reduce(&mut self, _: &mut [f64], _: &mut [f64]) {}
+    fn post(
+        &mut self,
+        _: &[(usize, usize)],
+        letters: Vec<(usize, Vec<Word>)>,
+    ) -> Vec<(usize, Vec<Word>)> {
+        letters
+    }
+}
+
 impl Policy for Gossip {
     fn decide(&self, snap: &Snapshot<'_>) -> Vec<Move> {
-        let Some(w) = Weights::of(snap) else {
-            return Vec::new();
-        };
-        let mut rng = SplitMix64(self.seed ^ snap.call.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        by_group(snap, self.bounds.scope, |group, held| {
-            self.within(snap, &w, group, held, &mut rng)
-        })
+        self.spread(snap, &mut Whole)
+    }
+
+    fn decide_apart(&self, snap: &Snapshot<'_>, wire: &mut dyn Wire) -> Option<Vec<Move>> {
+        Some(self.spread(snap, wire))
+    }
+
+    fn decides_apart(&self) -> bool {
+        true
     }
 
     fn name(&self) -> Named {
@@ -92,121 +163,311 @@ impl Policy for Gossip {
     }
 }
 
+/// A group of one call, as every place agreed on it.
+struct Group<'g> {
+    members: &'g [usize],
+    mean: f64,
+    rounds: usize,
+}
+
 impl Gossip {
-    /// Inform, then transfer, among the threads of `group`.
-    fn within(
-        &self,
-        snap: &Snapshot<'_>,
-        w: &Weights<'_>,
-        group: &[usize],
-        held: &[usize],
-        rng: &mut SplitMix64,
-    ) -> Vec<Move> {
-        let n = group.len();
-        if n < 2 {
-            return Vec::new();
+    /// One call: the groups' means agreed, inform, then transfer; the moves
+    /// of the donors here, by donor.
+    ///
+    /// Every decision that shapes what travels (whether loads are measured,
+    /// which groups act, how many rounds, who tells whom) is taken on
+    /// agreed numbers or on the seed, never on what one place alone knows,
+    /// so every place makes the same collective calls.
+    fn spread(&self, snap: &Snapshot<'_>, wire: &mut dyn Wire) -> Vec<Move> {
+        let (n, threads) = (snap.counts.len(), snap.threads());
+        if snap.rates.len() != threads || n == 0 {
+            return Vec::new(); // no interval measured yet: the same everywhere
         }
-        let loads = w.thread_loads(snap.owners, snap.threads());
-        let time: Vec<f64> = group.iter().map(|&t| w.time(t, loads[t], 1.0)).collect();
-        if time.iter().any(|t| !t.is_finite()) {
-            return Vec::new(); // a thread that made no progress: nothing measured yet
-        }
-        let mean = time.iter().sum::<f64>() / n as f64;
-        let most = time.iter().copied().fold(0.0, f64::max);
-        if most <= mean * (1.0 + TOLERANCE) {
-            return Vec::new();
-        }
-        let known = self.inform(&time, mean, rng);
-        // Each member's subdomains, heaviest first.
-        let mut subs: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut member = vec![usize::MAX; snap.threads()];
-        for (i, &t) in group.iter().enumerate() {
-            member[t] = i;
-        }
-        for (s, &o) in snap.owners.iter().enumerate() {
-            if member[o] != usize::MAX {
-                subs[member[o]].push(s);
+        let groups = snap.groups(self.bounds.scope);
+        let held = snap.held();
+        // Each thread's sweep time both ways, on measured loads and on unit
+        // loads at its rate: which one counts is agreed in the same reduce.
+        let measured = Weights::measured(snap);
+        let unit = Weights::unit(snap);
+        let times = |w: &Option<Weights<'_>>| -> Vec<f64> {
+            let Some(w) = w else {
+                return vec![0.0; threads];
+            };
+            let loads = w.thread_loads(snap.owners, threads);
+            (0..threads)
+                .map(|t| match wire.here(t) {
+                    true => w.time(t, loads[t], 1.0),
+                    false => 0.0,
+                })
+                .collect()
+        };
+        let (time_m, time_u) = (times(&measured), times(&unit));
+        let g = groups.len();
+        // sums: per group, both ways, the times and the non-finite ones;
+        // maxes: whether any place measured loads, then per group both ways
+        // the longest time.
+        let mut sums = vec![0.0; 4 * g];
+        let mut maxes = vec![0.0; 1 + 2 * g];
+        let has_loads =
+            measured.is_some() && (0..n).any(|s| wire.here(snap.owners[s]) && snap.loads[s] > 0.0);
+        maxes[0] = f64::from(u8::from(has_loads));
+        for (k, group) in groups.iter().enumerate() {
+            for &t in group.iter().filter(|&&t| wire.here(t)) {
+                for (way, time) in [&time_m, &time_u].into_iter().enumerate() {
+                    match time[t].is_finite() {
+                        true => sums[4 * k + way] += time[t],
+                        false => sums[4 * k + 2 + way] += 1.0,
+                    }
+                    maxes[1 + 2 * k + way] = maxes[1 + 2 * k + way].max(time[t]);
+                }
             }
         }
-        for list in &mut subs {
-            list.sort_by(|&a, &b| w.load(b).total_cmp(&w.load(a)).then(a.cmp(&b)));
+        wire.reduce(&mut sums, &mut maxes);
+        let way = usize::from(maxes[0] <= 0.0);
+        let (w, time) = match (way, measured, unit) {
+            (0, Some(m), _) => (m, time_m),
+            (_, _, Some(u)) => (u, time_u),
+            _ => return Vec::new(),
+        };
+        let fanout = self.fanout.max(1);
+        let active: Vec<Group<'_>> = groups
+            .iter()
+            .enumerate()
+            .filter_map(|(k, members)| {
+                let len = members.len();
+                let mean = sums[4 * k + way] / len.max(1) as f64;
+                let most = maxes[1 + 2 * k + way];
+                // A thread that made no progress: nothing measured yet.
+                let idle = sums[4 * k + 2 + way] > 0.0;
+                let pays = len >= 2 && !idle && most > mean * (1.0 + TOLERANCE);
+                pays.then(|| Group {
+                    members,
+                    mean,
+                    rounds: match self.rounds {
+                        0 => rounds_to_cover(len, fanout),
+                        r => r,
+                    },
+                })
+            })
+            .collect();
+        if active.is_empty() {
+            return Vec::new();
         }
-        let mut count: Vec<usize> = group.iter().map(|&t| held[t]).collect();
-        let mut order: Vec<usize> = (0..n).filter(|&i| time[i] > mean).collect();
-        order.sort_by(|&a, &b| time[b].total_cmp(&time[a]).then(a.cmp(&b)));
+        let known = self.inform(snap, wire, &active, &w, &time, &held);
+        let owned = Owned::of(snap);
         let mut moves = Vec::new();
-        for i in order {
-            // What member `i` believes of the targets it heard of.
-            let mut view: Vec<(usize, f64)> = known[i].iter().map(|&j| (j, time[j])).collect();
-            let mut own = time[i];
-            for &s in &subs[i] {
-                if count[i] <= self.bounds.low || own <= mean {
-                    break;
+        for group in &active {
+            for &t in group.members.iter().filter(|&&t| wire.here(t)) {
+                if time[t] > group.mean {
+                    let heard = known.words_in(known.row(t));
+                    let mine = owned.of_thread(t);
+                    moves.extend(self.transfer(
+                        snap,
+                        &w,
+                        group.mean,
+                        (t, time[t], held[t]),
+                        mine,
+                        &heard,
+                    ));
                 }
-                let Some(k) = draw(&view, mean, rng) else {
-                    break;
-                };
-                let j = view[k].0;
-                let (from, to) = (group[i], group[j]);
-                let give = w.time(from, w.load(s), 1.0);
-                let take = w.time(to, w.load(s), 1.0);
-                if count[j] >= self.bounds.high || view[k].1 + take >= own {
-                    // ModifiedGrapevine refuses: the target, with it, would
-                    // be as loaded as the donor is now. vt tries the next
-                    // object; so does this.
-                    continue;
-                }
-                moves.push(Move { sub: s, from, to });
-                own -= give;
-                view[k].1 += take;
-                count[i] -= 1;
-                count[j] += 1;
             }
         }
+        moves.sort_by_key(|m| m.from); // stable: each donor's in its order
         moves
     }
 
-    /// The inform stage: who each member knows to be underloaded (member
-    /// indices, ascending).
-    fn inform(&self, time: &[f64], mean: f64, rng: &mut SplitMix64) -> Vec<Vec<usize>> {
-        let n = time.len();
+    /// The inform stage, every active group's rounds together: which
+    /// underloaded threads each thread here knows of. Who tells whom is
+    /// drawn from the seed, the call, the round and the teller alone, so
+    /// every place knows every round's pairs. A teller here tells a thread
+    /// here by merging what it knew at the round's start (bits); a thread
+    /// elsewhere by a letter through the wire.
+    fn inform(
+        &self,
+        snap: &Snapshot<'_>,
+        wire: &mut dyn Wire,
+        active: &[Group<'_>],
+        w: &Weights<'_>,
+        time: &[f64],
+        held: &[usize],
+    ) -> Knowledge {
         let fanout = self.fanout.max(1);
-        let rounds = match self.rounds {
-            0 => rounds_to_cover(n, fanout),
-            r => r,
-        };
-        // One bit per (member, underloaded member): what each knows.
-        let words = n.div_ceil(64);
-        let mut known = vec![0u64; n * words];
-        for i in (0..n).filter(|&i| time[i] < mean) {
-            known[i * words + i / 64] |= 1 << (i % 64);
-        }
-        for _ in 0..rounds {
-            let told = known.clone();
-            for i in 0..n {
-                let what = &told[i * words..(i + 1) * words];
-                if what.iter().all(|&w| w == 0) {
-                    continue;
-                }
-                for _ in 0..fanout {
-                    let mut peer = rng.below(n - 1);
-                    if peer >= i {
-                        peer += 1; // anyone but itself
-                    }
-                    for (k, &w) in known[peer * words..(peer + 1) * words].iter_mut().zip(what) {
-                        *k |= w;
-                    }
+        let mut known = Knowledge::new(snap.threads());
+        for group in active {
+            for &t in group.members.iter().filter(|&&t| wire.here(t)) {
+                if time[t] < group.mean {
+                    let word = Word {
+                        thread: t,
+                        time: time[t],
+                        speed: w.speed(t),
+                        held: held[t],
+                    };
+                    known.learn(t, word);
                 }
             }
         }
-        (0..n)
-            .map(|i| {
-                (0..n)
-                    .filter(|&u| known[i * words + u / 64] >> (u % 64) & 1 == 1)
-                    .collect()
-            })
-            .collect()
+        let rounds = active.iter().map(|g| g.rounds).max().unwrap_or(0);
+        let mut pairs = Vec::new();
+        for round in 0..rounds {
+            pairs.clear();
+            for group in active.iter().filter(|g| round < g.rounds) {
+                let len = group.members.len();
+                for (i, &teller) in group.members.iter().enumerate() {
+                    for k in 0..fanout {
+                        let at = told(self.seed, snap.call, round, teller, k, len - 1);
+                        let told = group.members[if at >= i { at + 1 } else { at }];
+                        pairs.push((teller, told));
+                    }
+                }
+            }
+            let start = known.bits.clone();
+            let words = known.words;
+            let row = |a: usize| &start[a * words..(a + 1) * words];
+            let mut letters = Vec::new();
+            for &(a, b) in pairs.iter().filter(|&&(a, _)| wire.here(a)) {
+                let what = row(a);
+                if what.iter().all(|&x| x == 0) {
+                    continue;
+                }
+                match wire.here(b) {
+                    true => known.merge(b, what),
+                    false => letters.push((b, known.words_in(what))),
+                }
+            }
+            for (b, words) in wire.post(&pairs, letters) {
+                for word in words {
+                    known.learn(b, word);
+                }
+            }
+        }
+        known
     }
+
+    /// The transfer stage of overloaded thread `t` (sweep `own`, holding
+    /// `count`), on what it heard (`heard`, ascending): its subdomains
+    /// heaviest first, each to a target drawn by how far below the mean it
+    /// is as `t` believes, while the target, with it, stays below `t`
+    /// (vt's ModifiedGrapevine criterion). `t` counts the target as that
+    /// much more loaded in its own view only: two donors may both send to
+    /// one target, which is what a decision on partial knowledge does.
+    fn transfer(
+        &self,
+        snap: &Snapshot<'_>,
+        w: &Weights<'_>,
+        mean: f64,
+        (t, mut own, mut count): (usize, f64, usize),
+        mine: &[usize],
+        heard: &[Word],
+    ) -> Vec<Move> {
+        let mut rng = SplitMix64(
+            self.seed ^ snap.call.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ mix(t as u64 + 1, 0xD1B5),
+        );
+        let mut mine = mine.to_vec();
+        mine.sort_by(|&a, &b| w.load(b).total_cmp(&w.load(a)).then(a.cmp(&b)));
+        let mut view = heard.to_vec();
+        let mut moves = Vec::new();
+        for s in mine {
+            if count <= self.bounds.low || own <= mean {
+                break;
+            }
+            let Some(k) = draw(&view, mean, &mut rng) else {
+                break;
+            };
+            let load = w.load(s);
+            let give = w.time(t, load, 1.0);
+            let take = match (load > 0.0, view[k].speed > 0.0) {
+                (false, _) => 0.0,
+                (true, true) => load / view[k].speed,
+                (true, false) => f64::INFINITY,
+            };
+            if view[k].held >= self.bounds.high || view[k].time + take >= own {
+                // ModifiedGrapevine refuses: the target, with it, would be
+                // as loaded as the donor is now. vt tries the next object;
+                // so does this.
+                continue;
+            }
+            moves.push(Move {
+                sub: s,
+                from: t,
+                to: view[k].thread,
+            });
+            own -= give;
+            view[k].time += take;
+            view[k].held += 1;
+            count -= 1;
+        }
+        moves
+    }
+}
+
+/// What the threads here know: one bit per (thread, underloaded thread),
+/// and the words of those heard of (every copy of a thread's word is the
+/// same: its own, as it stood at the call).
+struct Knowledge {
+    /// `u64`s per thread.
+    words: usize,
+    bits: Vec<u64>,
+    facts: Vec<Option<Word>>,
+}
+
+impl Knowledge {
+    fn new(threads: usize) -> Self {
+        let words = threads.div_ceil(64);
+        Knowledge {
+            words,
+            bits: vec![0; threads * words],
+            facts: vec![None; threads],
+        }
+    }
+
+    /// Thread `b` now knows of `word`'s thread.
+    fn learn(&mut self, b: usize, word: Word) {
+        let u = word.thread;
+        self.bits[b * self.words + u / 64] |= 1 << (u % 64);
+        self.facts[u] = Some(word);
+    }
+
+    /// Thread `b` now also knows what `what` (a row of bits) names.
+    fn merge(&mut self, b: usize, what: &[u64]) {
+        let row = &mut self.bits[b * self.words..(b + 1) * self.words];
+        row.iter_mut().zip(what).for_each(|(k, w)| *k |= w);
+    }
+
+    /// Thread `a`'s row of bits.
+    fn row(&self, a: usize) -> &[u64] {
+        &self.bits[a * self.words..(a + 1) * self.words]
+    }
+
+    /// The words a row of bits names, by thread.
+    fn words_in(&self, row: &[u64]) -> Vec<Word> {
+        let mut out = Vec::new();
+        for (i, &x) in row.iter().enumerate() {
+            let mut x = x;
+            while x != 0 {
+                let u = 64 * i + x.trailing_zeros() as usize;
+                out.push(self.facts[u].expect("a thread known of has its word"));
+                x &= x - 1;
+            }
+        }
+        out
+    }
+}
+
+/// Whom a teller tells: the `k`-th of its draws in `round` among the
+/// `others` members of its group (an index that skips the teller), from
+/// the seed, the call, the round and the teller only.
+fn told(seed: u64, call: u64, round: usize, teller: usize, k: usize, others: usize) -> usize {
+    let key = seed
+        ^ call.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ mix(round as u64 + 1, 0xA24B)
+        ^ mix(teller as u64 + 1, 0x9FB2)
+        ^ mix(k as u64 + 1, 0x5851);
+    SplitMix64(key).below(others)
+}
+
+/// `x` spread over the word by one SplitMix64 step keyed by `salt`.
+fn mix(x: u64, salt: u64) -> u64 {
+    SplitMix64(x.wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ salt).next()
 }
 
 /// `ceil(log_fanout(n))`: rounds after which word from one thread could
@@ -220,22 +481,23 @@ pub(crate) fn rounds_to_cover(n: usize, fanout: usize) -> usize {
     rounds
 }
 
-/// A target from `view` ((member, load as heard)), with probability
-/// proportional to how far below `mean` each is; `None` if none is.
-fn draw(view: &[(usize, f64)], mean: f64, rng: &mut SplitMix64) -> Option<usize> {
-    let room: f64 = view.iter().map(|&(_, t)| (mean - t).max(0.0)).sum();
+/// A target from `view` (the words heard, with what the donor added), with
+/// probability proportional to how far below `mean` each is; `None` if
+/// none is.
+fn draw(view: &[Word], mean: f64, rng: &mut SplitMix64) -> Option<usize> {
+    let room: f64 = view.iter().map(|w| (mean - w.time).max(0.0)).sum();
     if room <= 0.0 {
         return None;
     }
     let mut x = rng.unit() * room;
-    for (k, &(_, t)) in view.iter().enumerate() {
-        let r = (mean - t).max(0.0);
+    for (k, w) in view.iter().enumerate() {
+        let r = (mean - w.time).max(0.0);
         if r > 0.0 && x < r {
             return Some(k);
         }
         x -= r;
     }
-    view.iter().rposition(|&(_, t)| t < mean)
+    view.iter().rposition(|w| w.time < mean)
 }
 
 #[cfg(test)]
@@ -317,23 +579,236 @@ mod tests {
         assert!(other.into_iter().any(|t| t != targets(&a)));
     }
 
+    /// A wire over [`Whole`] that keeps each round's pairs.
+    #[derive(Default)]
+    struct Listening(Vec<Vec<(usize, usize)>>);
+
+    impl Wire for Listening {
+        fn here(&self, _: usize) -> bool {
+            true
+        }
+        fn reduce(&mut self, _: &mut [f64], _: &mut [f64]) {}
+        fn post(
+            &mut self,
+            pairs: &[(usize, usize)],
+            letters: Vec<(usize, Vec<Word>)>,
+        ) -> Vec<(usize, Vec<Word>)> {
+            self.0.push(pairs.to_vec());
+            letters
+        }
+    }
+
     #[test]
-    fn one_round_of_one_peer_spreads_the_word_only_so_far() {
-        // Threads 1-3 underloaded; in one round each tells one peer.
-        let g = Gossip {
+    fn each_round_every_thread_tells_fanout_others_drawn_from_the_seed() {
+        let (owners, rates, sockets) = snapshot_parts(16, 0.25);
+        let snap = |call| {
+            let held = vec![4; 16];
+            let (o, r, so) = (owners.clone(), rates.clone(), sockets.clone());
+            (o, r, so, held, call)
+        };
+        let rounds = |g: &Gossip, call| {
+            let (o, r, so, held, call) = snap(call);
+            let counts = vec![0; o.len()];
+            let progress = vec![0; 16];
+            let s = Snapshot {
+                counts: &counts,
+                owners: &o,
+                thread_sockets: &so,
+                held: &held,
+                progress: &progress,
+                rates: &r,
+                residuals: &[],
+                history: &[],
+                loads: &[],
+                speeds: &[],
+                load_history: &[],
+                since_last_s: 1.0,
+                call,
+            };
+            let mut wire = Listening::default();
+            g.decide_apart(&s, &mut wire);
+            wire.0
+        };
+        let one = Gossip {
             rounds: 1,
             fanout: 1,
             ..gossip()
         };
-        let heard = g.inform(&[4.0, 1.0, 1.0, 1.0], 1.75, &mut SplitMix64(1));
-        for (i, k) in heard.iter().enumerate().skip(1) {
-            assert!(k.contains(&i), "{heard:?}");
+        let heard = rounds(&one, 3);
+        assert_eq!(heard.len(), 1);
+        let tellers: Vec<usize> = heard[0].iter().map(|p| p.0).collect();
+        assert_eq!(
+            tellers,
+            (0..16).collect::<Vec<_>>(),
+            "each thread tells one"
+        );
+        assert!(heard[0].iter().all(|(a, b)| a != b), "never itself");
+        // vt's default: rounds enough to cover the group, fanout 2 each.
+        let all = rounds(&gossip(), 3);
+        assert_eq!(all.len(), rounds_to_cover(16, 2));
+        assert!(all.iter().all(|r| r.len() == 32));
+        assert_eq!(all, rounds(&gossip(), 3), "drawn from the seed");
+        assert_ne!(all, rounds(&gossip(), 4), "and the call");
+    }
+
+    /// What one place puts down at a meeting: sums, maxes, letters.
+    type Put = (Vec<f64>, Vec<f64>, Vec<(usize, Vec<Word>)>);
+
+    /// Places that each hold some threads' facts, meeting in memory.
+    struct Hub {
+        barrier: std::sync::Barrier,
+        board: std::sync::Mutex<Vec<Put>>,
+    }
+
+    struct Place<'h> {
+        hub: &'h Hub,
+        threads: std::ops::Range<usize>,
+        /// Every round's pairs as this place saw them.
+        pairs: Vec<Vec<(usize, usize)>>,
+    }
+
+    impl Place<'_> {
+        fn meet<T>(&self, put: Put, read: impl FnOnce(&[Put]) -> T) -> T {
+            self.hub.board.lock().unwrap().push(put);
+            self.hub.barrier.wait();
+            let out = read(&self.hub.board.lock().unwrap());
+            if self.hub.barrier.wait().is_leader() {
+                self.hub.board.lock().unwrap().clear();
+            }
+            self.hub.barrier.wait();
+            out
         }
-        let told: usize = heard.iter().map(Vec::len).sum();
-        assert!(told <= 3 + 3, "three knew, three were told: {heard:?}");
-        // Enough rounds, and everyone knows every underloaded thread.
-        let all = gossip().inform(&[4.0, 1.0, 1.0, 1.0], 1.75, &mut SplitMix64(1));
-        assert!(all.iter().all(|k| k.len() == 3 || k.len() == 2), "{all:?}");
+    }
+
+    impl Wire for Place<'_> {
+        fn here(&self, t: usize) -> bool {
+            self.threads.contains(&t)
+        }
+        fn reduce(&mut self, sums: &mut [f64], maxes: &mut [f64]) {
+            let (s, m) = self.meet((sums.to_vec(), maxes.to_vec(), Vec::new()), |all| {
+                let mut s = vec![0.0; sums.len()];
+                let mut m = vec![f64::NEG_INFINITY; maxes.len()];
+                for (ps, pm, _) in all {
+                    s.iter_mut().zip(ps).for_each(|(a, b)| *a += b);
+                    m.iter_mut().zip(pm).for_each(|(a, b)| *a = a.max(*b));
+                }
+                (s, m)
+            });
+            sums.copy_from_slice(&s);
+            maxes.copy_from_slice(&m);
+        }
+        fn post(
+            &mut self,
+            pairs: &[(usize, usize)],
+            letters: Vec<(usize, Vec<Word>)>,
+        ) -> Vec<(usize, Vec<Word>)> {
+            self.pairs.push(pairs.to_vec());
+            let mine = self.threads.clone();
+            self.meet((Vec::new(), Vec::new(), letters), |all| {
+                all.iter()
+                    .flat_map(|(_, _, l)| l.iter().filter(|(b, _)| mine.contains(b)).cloned())
+                    .collect()
+            })
+        }
+    }
+
+    /// 12 threads on 3 places of 4, in 2 sockets that span places; thread
+    /// 1 slow; 3 subdomains each, of loads that differ. At each place,
+    /// every other place's entries are NaN: reading one would show.
+    fn apart_against_whole(g: &Gossip, measured: bool, call: u64) {
+        let threads = 12;
+        let owners: Vec<usize> = (0..3 * threads).map(|s| s / 3).collect();
+        let sockets: Vec<usize> = (0..threads).map(|t| usize::from(t >= 6)).collect();
+        let mut rates = vec![90.0; threads];
+        rates[1] = 20.0;
+        rates[7] = 50.0;
+        let loads: Vec<f64> = (0..owners.len())
+            .map(|s| 1.0 + (s % 5) as f64 / 4.0)
+            .collect();
+        let mut speeds = vec![1.0; threads];
+        speeds[1] = 0.3;
+        speeds[7] = 0.6;
+        let held = vec![3; threads];
+        let (counts, progress) = (vec![0; owners.len()], vec![0; threads]);
+        let snap =
+            |rates: &[f64], loads: &[f64], speeds: &[f64], f: &mut dyn FnMut(&Snapshot<'_>)| {
+                f(&Snapshot {
+                    counts: &counts,
+                    owners: &owners,
+                    thread_sockets: &sockets,
+                    held: &held,
+                    progress: &progress,
+                    rates,
+                    residuals: &[],
+                    history: &[],
+                    loads: if measured { loads } else { &[] },
+                    speeds: if measured { speeds } else { &[] },
+                    load_history: &[],
+                    since_last_s: 1.0,
+                    call,
+                })
+            };
+        let mut whole = Vec::new();
+        snap(&rates, &loads, &speeds, &mut |s| whole = g.decide(s));
+        assert!(!whole.is_empty(), "nothing to compare: {measured} {call}");
+        let hub = Hub {
+            barrier: std::sync::Barrier::new(3),
+            board: std::sync::Mutex::new(Vec::new()),
+        };
+        type Part = (Vec<Move>, Vec<Vec<(usize, usize)>>);
+        let parts: Vec<Part> = std::thread::scope(|sc| {
+            let hub = &hub;
+            let places: Vec<_> = (0..3)
+                .map(|p| {
+                    let (rates, loads, speeds) = (&rates, &loads, &speeds);
+                    let (owners, snap) = (&owners, &snap);
+                    sc.spawn(move || {
+                        let mine = 4 * p..4 * (p + 1);
+                        let hide = |t: usize, x: f64| if mine.contains(&t) { x } else { f64::NAN };
+                        let r: Vec<f64> = (0..threads).map(|t| hide(t, rates[t])).collect();
+                        let sp: Vec<f64> = (0..threads).map(|t| hide(t, speeds[t])).collect();
+                        let l: Vec<f64> = (0..loads.len())
+                            .map(|s| hide(owners[s], loads[s]))
+                            .collect();
+                        let mut place = Place {
+                            hub,
+                            threads: mine.clone(),
+                            pairs: Vec::new(),
+                        };
+                        let mut moves = Vec::new();
+                        snap(&r, &l, &sp, &mut |s| {
+                            moves = g.decide_apart(s, &mut place).unwrap();
+                        });
+                        assert!(moves.iter().all(|m| mine.contains(&m.from)));
+                        (moves, place.pairs)
+                    })
+                })
+                .collect();
+            places.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            parts.iter().all(|p| p.1 == parts[0].1),
+            "every place, the same pairs"
+        );
+        let apart: Vec<Move> = parts.into_iter().flat_map(|p| p.0).collect();
+        assert_eq!(apart, whole, "measured {measured}, call {call}");
+    }
+
+    #[test]
+    fn a_call_decided_apart_makes_the_moves_of_the_call_decided_whole() {
+        for scope in [Scope::Joint, Scope::Split] {
+            let g = Gossip {
+                bounds: Bounds {
+                    scope,
+                    ..gossip().bounds
+                },
+                ..gossip()
+            };
+            for call in 1..6 {
+                apart_against_whole(&g, true, call);
+                apart_against_whole(&g, false, call);
+            }
+        }
     }
 
     #[test]

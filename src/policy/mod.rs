@@ -22,8 +22,8 @@ mod residual;
 mod steal;
 
 pub use anticipate::Anticipate;
-pub use gossip::Gossip;
 pub(crate) use gossip::rounds_to_cover;
+pub use gossip::{Gossip, Whole, Wire, Word};
 pub use greedy::Greedy;
 pub use prescribed::Prescribed;
 pub use progressive::{Progressive, Scope};
@@ -455,6 +455,19 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
     /// several nodes together: what a network charges for it.
     fn learns(&self) -> Learns {
         Learns::Everything
+    }
+
+    /// The moves of the threads here, deciding with only their entries of
+    /// `snapshot` and learning the rest through `wire` (a call across
+    /// ranks that gathers no view); `None`: this policy needs the whole
+    /// view. Given [`Whole`], the same moves as [`Policy::decide`].
+    fn decide_apart(&self, _snapshot: &Snapshot<'_>, _wire: &mut dyn Wire) -> Option<Vec<Move>> {
+        None
+    }
+
+    /// Whether [`Policy::decide_apart`] decides (is not `None`).
+    fn decides_apart(&self) -> bool {
+        false
     }
 }
 

@@ -30,15 +30,24 @@ impl<'a> Weights<'a> {
     /// The snapshot's loads and speeds, or unit loads and its rates;
     /// `None` when it has neither (nothing is measured yet).
     pub(crate) fn of(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
-        let measured = snap.loads.len() == snap.counts.len()
-            && snap.speeds.len() == snap.threads()
-            && snap.loads.iter().any(|&l| l > 0.0);
-        if measured {
-            return Some(Weights {
-                loads: Cow::Borrowed(snap.loads),
-                speeds: Cow::Borrowed(snap.speeds),
-            });
-        }
+        Weights::measured(snap)
+            .filter(|_| snap.loads.iter().any(|&l| l > 0.0))
+            .or_else(|| Weights::unit(snap))
+    }
+
+    /// The snapshot's loads and speeds, if it carries them (some may still
+    /// be 0: not measured yet).
+    pub(crate) fn measured(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
+        let carried = snap.loads.len() == snap.counts.len() && snap.speeds.len() == snap.threads();
+        carried.then_some(Weights {
+            loads: Cow::Borrowed(snap.loads),
+            speeds: Cow::Borrowed(snap.speeds),
+        })
+    }
+
+    /// Every subdomain at load 1 and each thread's rate as its speed, if
+    /// the snapshot has rates.
+    pub(crate) fn unit(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
         (snap.rates.len() == snap.threads()).then(|| Weights {
             loads: Cow::Owned(vec![1.0; snap.counts.len()]),
             speeds: Cow::Borrowed(snap.rates),

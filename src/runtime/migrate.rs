@@ -28,6 +28,17 @@
 //! the mean cost of the calls, agreed as above) stays the same everywhere.
 //! So every rank computes the same moves.
 //!
+//! **Or no view: decided apart.** A policy that can decide with only its
+//! own threads' entries (`gossip`, the one strategy of the run at a fixed
+//! interval: [`Caller::decides_apart`]) adds nothing to the exchange. At
+//! the same due call, each rank's caller takes its own view (exact for its
+//! threads and their subdomains, [`Shared::view`]) and the policy learns
+//! the rest through the wire of `wire.rs`: the group means, inform letters
+//! between ranks, then every rank's moves announced to all. Every rank then
+//! holds the same moves, as above, and applies them below. Its effort is
+//! not measured (that needs every thread's rate), and each rank counts its
+//! own calls' cost.
+//!
 //! **Net moves.** A policy may move a subdomain twice in one call; only
 //! where it starts and where it ends matter, so the moves are first reduced
 //! to one per subdomain ([`net_moves`]).
@@ -96,6 +107,7 @@ use std::time::Instant;
 use super::Shared;
 use super::balancer::Assignment;
 use super::peers::{Peers, owner_ranks};
+use super::wire::{RankWire, announce};
 use crate::engine::{Balancer, LbStats, Residual};
 use crate::policy::Move;
 use crate::schedule::balancer::start_interval;
@@ -113,15 +125,19 @@ pub(super) struct RankBalancer {
     agreed_ns: u64,
     /// Subdomains moved between ranks.
     across: u64,
+    /// Whether calls are decided apart, without the view (`wire.rs`).
+    apart: bool,
 }
 
 impl RankBalancer {
     /// `loads`: whether calls measure object loads.
     pub(super) fn new(balancer: &Balancer, loads: bool) -> Self {
         let interval = start_interval(balancer.interval).as_nanos() as u64;
+        let caller = Caller::new(balancer, loads);
         RankBalancer {
             rotation: Rotation::new(1, interval),
-            caller: Caller::new(balancer, loads),
+            apart: caller.decides_apart(),
+            caller,
             last_cost_ns: 0,
             agreed_ns: 0,
             across: 0,
@@ -144,17 +160,18 @@ impl RankBalancer {
 
     /// What this rank adds to the next exchange's sum: its part of the
     /// view if a call is due at the clock all ranks agreed last (so every
-    /// rank adds one, or none does), else nothing.
+    /// rank adds one, or none does) and it is not decided apart, else
+    /// nothing.
     pub(super) fn view_words(&self, sh: &Shared<'_>, peers: &dyn Peers) -> Vec<f64> {
-        match self.rotation.is_due(0, self.agreed_ns) {
+        match self.rotation.is_due(0, self.agreed_ns) && !self.apart {
             true => Gathered::words(sh, peers, self.last_cost_ns),
             false => Vec::new(),
         }
     }
 
     /// After an exchange that agreed to go on, at the agreed `now_ns`,
-    /// with `sums` the summed [`Self::view_words`]: a call if they hold a
-    /// view (see the module's protocol). Returns whether it called.
+    /// with `sums` the summed [`Self::view_words`]: a call if one was due
+    /// (see the module's protocol). Returns whether it called.
     pub(super) fn after_exchange(
         &mut self,
         sh: &Shared<'_>,
@@ -162,23 +179,44 @@ impl RankBalancer {
         now_ns: u64,
         sums: &[f64],
     ) -> bool {
+        // The question `view_words` asked, on the clock agreed before.
+        let due = self.rotation.is_due(0, self.agreed_ns);
         self.agreed_ns = now_ns;
-        if sums.is_empty() {
+        if !due {
             return false;
         }
         let began = Instant::now();
         let per_rank = peers.threads().len();
-        let view = Gathered::of(sh, sums);
-        // The calls' cost, as every rank's mean: the same on every rank.
         let ranks = (sh.placement.threads() / per_rank).max(1);
-        if self.caller.stats().calls > 0 {
-            self.caller.spent(view.cost_ns as f64 / ranks as f64 / 1e9);
-        }
         let now_s = now_ns as f64 / 1e9;
         let nodes = peers.thread_nodes();
         let groups = self.caller.groups(&sh.placement.sockets, &nodes);
-        let moves = self.caller.decide(&view, groups, now_s);
-        let moves = net_moves(&moves, &view.owners);
+        let (moves, owners) = if self.apart {
+            // Each rank's own cost: no view carries the others'.
+            if self.caller.stats().calls > 0 {
+                self.caller.spent(self.last_cost_ns as f64 / 1e9);
+            }
+            let owners: Vec<usize> = sh.subs.iter().map(Subdomain::owner).collect();
+            let local = peers.threads();
+            let me = local.start / per_rank;
+            let mut wire = RankWire {
+                peers,
+                local,
+                per_rank,
+            };
+            let mine = self
+                .caller
+                .decide_apart(&sh.view(), groups, now_s, &mut wire);
+            (announce(peers, &mine, ranks, me), owners)
+        } else {
+            let view = Gathered::of(sh, sums);
+            // The calls' cost, as every rank's mean: the same on every rank.
+            if self.caller.stats().calls > 0 {
+                self.caller.spent(view.cost_ns as f64 / ranks as f64 / 1e9);
+            }
+            (self.caller.decide(&view, groups, now_s), view.owners)
+        };
+        let moves = net_moves(&moves, &owners);
         let local = peers.threads();
         let rank_of = |t: usize| t / per_rank;
         let mut sets = RankSets {

@@ -32,6 +32,7 @@ mod stop;
 mod sync;
 mod trace;
 mod waits;
+mod wire;
 mod worker;
 
 use std::ops::Range;

@@ -121,6 +121,15 @@ pub(crate) trait Peers: Sync {
     /// Sums `values` over all ranks, element by element, in place: every
     /// rank gets the sums (the exact residual's parts).
     fn sum(&self, values: &mut [f64]);
+    /// Sums `sums` and takes the maximum of `maxes` over all ranks, element
+    /// by element, in place, the two in flight together (a gossip call's
+    /// means, `wire.rs`).
+    fn reduce(&self, sums: &mut [f64], maxes: &mut [f64]);
+    /// Point to point, lengths as they come (`wire.rs`'s inform rounds):
+    /// sends each `(rank, words)` and receives one message from each rank
+    /// in `from`, returned in that order. Every rank calls it in the same
+    /// round.
+    fn post(&self, sends: &[(usize, Vec<u64>)], from: &[usize]) -> Vec<Vec<u64>>;
     /// Subdomains moving between ranks (`migrate`): sends each `(rank,
     /// words)` and receives, from each `(rank, length)`, that many words,
     /// returned in that order. Every rank calls it in the same exchange.

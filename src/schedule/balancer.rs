@@ -11,7 +11,7 @@ use crate::engine::{
     Balancer, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Policies, Ran, Tried,
 };
 use crate::policy::learned::Learner;
-use crate::policy::{HISTORY, Learns, Move, Policy, Snapshot};
+use crate::policy::{HISTORY, Learns, Move, Policy, Snapshot, Wire};
 
 /// Whose turn it is to call the balancer, and from when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +131,9 @@ pub(crate) struct Caller {
     last_interval_s: f64,
     /// Object loads and thread speeds, when something reads them.
     meter: Option<LoadMeter>,
+    /// Whether calls are decided apart: the view is exact only for the
+    /// threads here, so no effort is measured.
+    apart: bool,
 }
 
 impl Caller {
@@ -163,6 +166,7 @@ impl Caller {
             growth: None,
             last_interval_s: AUTO_START_S,
             meter: loads.then(LoadMeter::default),
+            apart: false,
         }
     }
 
@@ -195,6 +199,57 @@ impl Caller {
         thread_sockets: &[usize],
         now_s: f64,
     ) -> Vec<Move> {
+        let since_last_s = self.take(view, now_s);
+        // A learner names the candidate from this call's features (and
+        // keeps the last one until it can).
+        let learned = self.learner.as_ref().and_then(|l| {
+            l.pick(&self.snapshot(thread_sockets, since_last_s))
+                .filter(|&c| c < self.candidates.len())
+        });
+        self.choose(now_s, learned);
+        self.candidates[self.current].decide(&self.snapshot(thread_sockets, since_last_s))
+    }
+
+    /// Whether calls can be decided apart ([`Caller::decide_apart`]): one
+    /// policy that can, at a fixed interval. A chooser, a learner and the
+    /// `auto` interval read every thread's rates, so every place would
+    /// need the whole view to agree on them.
+    pub(crate) fn decides_apart(&self) -> bool {
+        self.candidates.len() == 1
+            && self.chooser.is_none()
+            && self.learner.is_none()
+            && !self.auto_interval
+            && self.candidates[0].decides_apart()
+    }
+
+    /// One call as [`Caller::decide`], where `view` is exact only for the
+    /// threads `wire` says are here and their subdomains: their moves,
+    /// learning the rest through `wire` ([`Policy::decide_apart`]). The
+    /// effort is not measured (it needs every thread's rate). Only when
+    /// [`Caller::decides_apart`].
+    pub(crate) fn decide_apart(
+        &mut self,
+        view: &impl View,
+        thread_sockets: &[usize],
+        now_s: f64,
+        wire: &mut dyn Wire,
+    ) -> Vec<Move> {
+        debug_assert!(self.decides_apart());
+        self.apart = true;
+        let since_last_s = self.take(view, now_s);
+        self.choose(now_s, None);
+        let snap = self.snapshot(thread_sockets, since_last_s);
+        // A policy that cannot decide apart moves nothing, here as on
+        // every other place (`decides_apart` keeps it from being asked).
+        self.candidates[self.current]
+            .decide_apart(&snap, wire)
+            .unwrap_or_default()
+    }
+
+    /// Counts the call and takes `view` in: counts, owners, residuals,
+    /// progress and rates since the previous call, loads. Returns the
+    /// seconds since the previous call.
+    fn take(&mut self, view: &impl View, now_s: f64) -> f64 {
         self.stats.calls += 1;
         let n = view.subdomains();
         self.counts.clear();
@@ -232,14 +287,7 @@ impl Caller {
         if let Some(m) = &mut self.meter {
             m.measure(view, &self.owners);
         }
-        // A learner names the candidate from this call's features (and
-        // keeps the last one until it can).
-        let learned = self.learner.as_ref().and_then(|l| {
-            l.pick(&self.snapshot(thread_sockets, since_last_s))
-                .filter(|&c| c < self.candidates.len())
-        });
-        self.choose(now_s, learned);
-        self.candidates[self.current].decide(&self.snapshot(thread_sockets, since_last_s))
+        since_last_s
     }
 
     /// What the policies see at this call.
@@ -264,6 +312,9 @@ impl Caller {
     /// The interval that just ended: the rates into the history,
     /// its progress-gap growth, and its effort.
     fn measure(&mut self, interval_s: f64) {
+        if self.apart {
+            return; // rates of the threads here only: no gap to measure
+        }
         let growth = progress_gap_growth(&self.rates, &self.held);
         // The oldest interval's buffer, once there are HISTORY, takes the newest.
         let mut rates = if self.history.len() == HISTORY {

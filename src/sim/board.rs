@@ -179,16 +179,16 @@ pub(crate) struct Balance {
 
 impl Balance {
     /// Balances if it is thread `t`'s turn at virtual time `now`; a call
-    /// costs `cost(learned)` picoseconds, `learned` being how it learned
-    /// what it decided on if it balanced all threads together
-    /// ([`Caller::learned`]). `subs` are the subdomains when the simulation
+    /// costs `cost(learned, moves)` picoseconds, `learned` being how it
+    /// learned what it decided on if it balanced all threads together
+    /// ([`Caller::learned`]), `moves` how many it made. `subs` are the subdomains when the simulation
     /// computes residuals (else empty). Returns the call's cost if it
     /// called.
     pub(crate) fn maybe_call(
         &mut self,
         t: usize,
         now: u64,
-        cost: impl FnOnce(Option<Learns>) -> u64,
+        cost: impl FnOnce(Option<Learns>, usize) -> u64,
         board: &mut Board,
         thread_sockets: &[usize],
         subs: &[Subdomain],
@@ -202,7 +202,7 @@ impl Balance {
         let moves = self.caller.decide(&view, groups, now as f64 / PS_PER_S);
         board.nodes = nodes;
         self.caller.apply(&moves, thread_sockets, board);
-        let cost = cost(self.caller.learned());
+        let cost = cost(self.caller.learned(), moves.len());
         self.caller.spent(cost as f64 / PS_PER_S);
         if let Some(s) = self.caller.next_interval_s() {
             self.rotation.set_interval((s * PS_PER_S) as u64);

@@ -213,31 +213,36 @@ fn drop_superseded(q: &mut VecDeque<Sent>, now: u64, spare: &mut Vec<Vec<u64>>) 
 ///   doubling, `ceil(log2 nodes)` steps, step `i` sending `2^(i-1)` of the
 ///   nodes' shares of the view: 24 bytes per subdomain (count, owner, load)
 ///   and per thread (updates, busy and CPU time).
-/// * [`Learns::Gossip`]: the mean load by an all-reduce of 8 bytes
-///   (`ceil(log2 nodes)` steps), then the inform rounds (0: enough to reach
-///   every thread), in each of which a thread sends `fanout` messages
-///   naming the underloaded threads it knows (16 bytes each, an id
-///   and a load): after `r` rounds `(fanout + 1)^r` of them, at most half
-///   the threads.
+/// * [`Learns::Gossip`], as the runtime across ranks decides apart
+///   (`runtime/wire.rs`): the group's mean and longest sweep by an
+///   all-reduce of 32 bytes (`ceil(log2 nodes)` steps); then the inform
+///   rounds (0: enough to reach every thread), in each of which a thread
+///   sends `fanout` letters naming the underloaded threads it knows (32
+///   bytes each: id, sweep time, speed, subdomains held; 16 more for the
+///   letter): after `r` rounds `(fanout + 1)^r` of them, at most half the
+///   threads; then the moves, announced to every node (each decided its
+///   own donors' only) by an all-reduce of a count per node and, if any
+///   moved, one of 24 bytes per move.
 ///
-/// A model of what the calls exchange, not of how the runtime across ranks
-/// does it (which sums the whole view at an exchange for every strategy).
+/// For the global strategies this is a model of an all-gather; the runtime
+/// across ranks sums the view into an exchange's all-reduce instead.
 pub(super) fn call_ps(
     learns: Learns,
     costs: &SimCosts,
     nodes: usize,
     threads: usize,
     subdomains: usize,
+    moves: usize,
 ) -> u64 {
     if nodes <= 1 {
         return 0;
     }
     let net = LogGp::of(costs);
-    let steps = nodes.next_power_of_two().trailing_zeros();
+    let steps = f64::from(nodes.next_power_of_two().trailing_zeros());
     let ns = match learns {
         Learns::Everything => {
             let share = 24.0 * (subdomains + threads) as f64 / nodes as f64;
-            (0..steps)
+            (0..steps as u32)
                 .map(|i| net.flight_ns(share * 2f64.powi(i as i32)))
                 .sum::<f64>()
         }
@@ -246,15 +251,19 @@ pub(super) fn call_ps(
                 0 => crate::policy::rounds_to_cover(threads, fanout),
                 r => r,
             };
-            let mean = f64::from(steps) * net.flight_ns(8.0);
+            let means = steps * net.flight_ns(32.0);
             let (mut known, mut inform) = (1.0f64, 0.0);
             for _ in 0..rounds {
-                let bytes = 16.0 * known.min(threads as f64 / 2.0).max(1.0);
+                let bytes = 16.0 + 32.0 * known.min(threads as f64 / 2.0).max(1.0);
                 // The last of its `fanout` sends starts `fanout - 1` gaps on.
                 inform += (fanout - 1) as f64 * net.next_send_ns(bytes) + net.flight_ns(bytes);
                 known *= (fanout + 1) as f64;
             }
-            mean + inform
+            let mut announce = steps * net.flight_ns(8.0 * nodes as f64);
+            if moves > 0 {
+                announce += steps * net.flight_ns(24.0 * moves as f64);
+            }
+            means + inform + announce
         }
     };
     step(ns * 1e3)
@@ -278,20 +287,24 @@ mod tests {
                 rounds: 0,
             },
         ] {
-            assert_eq!(call_ps(learns, &c, 1, 36, 72), 0);
+            assert_eq!(call_ps(learns, &c, 1, 36, 72, 5), 0);
         }
         // Two nodes, 36 threads and 72 subdomains: one step of an
         // all-gather, each node sending its half of 24 x 108 bytes.
         let half = 24.0 * 108.0 / 2.0;
         let one = c.node_latency_ns + 2.0 * c.node_overhead_ns + (half - 1.0) * c.node_byte_ns;
-        assert_eq!(call_ps(Learns::Everything, &c, 2, 36, 72), step(one * 1e3));
+        assert_eq!(
+            call_ps(Learns::Everything, &c, 2, 36, 72, 5),
+            step(one * 1e3)
+        );
     }
 
     #[test]
     fn gathering_the_view_grows_with_the_nodes_and_gossip_does_not() {
         // 2 x 18 cores per node, two subdomains per thread.
         let c = costs();
-        let at = |learns, nodes: usize| call_ps(learns, &c, nodes, 36 * nodes, 72 * nodes) as f64;
+        let at =
+            |learns, nodes: usize| call_ps(learns, &c, nodes, 36 * nodes, 72 * nodes, 10) as f64;
         let gossip = Learns::Gossip {
             fanout: 2,
             rounds: 0,
@@ -309,6 +322,13 @@ mod tests {
         assert!(
             gossip_4096 < all_4096,
             "{gossip_4096} against {all_4096} ps"
+        );
+        // Gossip's moves are announced; the view's are computed everywhere.
+        let moved = |learns, moves| call_ps(learns, &c, 64, 2304, 4608, moves);
+        assert!(moved(gossip, 100) > moved(gossip, 10));
+        assert_eq!(
+            moved(Learns::Everything, 100),
+            moved(Learns::Everything, 10)
         );
     }
 }

@@ -555,8 +555,10 @@ impl<'a> Simulation<'a> {
             Residual::Skip => &[],
         };
         let (costs, nodes, n) = (&self.costs, self.node_count, self.cells.len());
-        let learning = |learns| network::call_ps(learns, costs, nodes, sockets.len(), n);
-        let cost = |learned: Option<_>| after(cost, learned.map_or(0, learning));
+        let learning =
+            |learns, moves| network::call_ps(learns, costs, nodes, sockets.len(), n, moves);
+        let cost =
+            |learned: Option<_>, moves| after(cost, learned.map_or(0, |l| learning(l, moves)));
         let board = &mut self.board;
         let Some(cost) = balance.maybe_call(t, now, cost, board, sockets, subs) else {
             return now;

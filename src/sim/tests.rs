@@ -322,7 +322,7 @@ fn a_call_across_nodes_pays_for_what_it_learns_and_one_within_a_node_does_not() 
         lb.time_s / lb.calls as f64 * 1e9
     };
     let c = crate::plan::sim_costs(&Config::default());
-    let gather = network::call_ps(crate::policy::Learns::Everything, &c, 2, 4, 16) as f64 / 1e3;
+    let gather = network::call_ps(crate::policy::Learns::Everything, &c, 2, 4, 16, 0) as f64 / 1e3;
     let near = |got: f64, want: f64| (got - want).abs() < 1e-6 * want;
     // Split balances each socket alone: no network.
     let split = mean_call_ns("balancer=split");

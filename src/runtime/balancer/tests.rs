@@ -139,7 +139,7 @@ fn the_runtime_and_the_simulator_balance_alike_on_one_script() {
                 };
                 let real = runtime.maybe_call(t, || now, &view, &assignment, &sockets);
                 let virt = sim
-                    .maybe_call(t, now, |_| 0, &mut board, &sockets, &[])
+                    .maybe_call(t, now, |_, _| 0, &mut board, &sockets, &[])
                     .is_some();
                 assert_eq!(real, virt, "{scope:?}: step {step}, thread {t}");
                 calls += u64::from(real);

@@ -22,6 +22,8 @@ struct Hub {
     threads: usize,
     barrier: Barrier,
     board: Mutex<Board>,
+    /// The longest `sums` any exchange carried: a view, or none.
+    widest_sums: std::sync::atomic::AtomicUsize,
 }
 
 struct Rank<'h> {
@@ -62,6 +64,9 @@ impl Peers for Rank<'_> {
         self.hub.barrier.wait();
     }
     fn exchange(&self, subs: &[Subdomain], wish: Wish, sums: &mut [f64]) -> Wish {
+        self.hub
+            .widest_sums
+            .fetch_max(sums.len(), std::sync::atomic::Ordering::Relaxed);
         self.sum(sums);
         let (edges, all) = self.meet(
             |b| {
@@ -145,6 +150,36 @@ impl Peers for Rank<'_> {
         );
         values.copy_from_slice(&v);
     }
+    fn reduce(&self, sums: &mut [f64], maxes: &mut [f64]) {
+        self.sum(sums);
+        let me = self.rank;
+        let all = self.meet(
+            |b| b.sums.push((me, maxes.to_vec())),
+            |b| {
+                let mut m = vec![f64::NEG_INFINITY; maxes.len()];
+                for (_, v) in &b.sums {
+                    m.iter_mut().zip(v).for_each(|(a, x)| *a = a.max(*x));
+                }
+                m
+            },
+        );
+        maxes.copy_from_slice(&all);
+    }
+    fn post(&self, sends: &[(usize, Vec<u64>)], from: &[usize]) -> Vec<Vec<u64>> {
+        let me = self.rank;
+        self.meet(
+            |b| {
+                for (to, words) in sends {
+                    b.packs.insert((me, *to), words.clone());
+                }
+            },
+            |b| {
+                from.iter()
+                    .map(|r| b.packs.get(&(*r, me)).cloned().expect("a letter sent"))
+                    .collect()
+            },
+        )
+    }
     fn migrate(&self, sends: &[(usize, Vec<u64>)], recvs: &[(usize, usize)]) -> Vec<Vec<u64>> {
         let me = self.rank;
         self.meet(
@@ -189,6 +224,18 @@ fn run_all_sized(
     settings: &Settings,
     balancer: Option<&Balancer>,
 ) -> Vec<Outcome> {
+    run_all_widest(size, ranks, threads, spd, settings, balancer).0
+}
+
+/// As [`run_all_sized`], with the longest `sums` an exchange carried.
+fn run_all_widest(
+    size: usize,
+    ranks: usize,
+    threads: usize,
+    spd: usize,
+    settings: &Settings,
+    balancer: Option<&Balancer>,
+) -> (Vec<Outcome>, usize) {
     let problem = Problem::new(size, ranks * threads, spd).unwrap();
     let placement = Topology::uniform(1, 2)
         .place(ranks * threads, true)
@@ -198,9 +245,10 @@ fn run_all_sized(
         threads,
         barrier: Barrier::new(ranks),
         board: Mutex::default(),
+        widest_sums: Default::default(),
     };
     assert_eq!(hub.ranks, ranks);
-    std::thread::scope(|scope| {
+    let outs = std::thread::scope(|scope| {
         let runs: Vec<_> = (0..ranks)
             .map(|rank| {
                 let (hub, problem, placement) = (&hub, &problem, &placement);
@@ -216,7 +264,8 @@ fn run_all_sized(
             })
             .collect();
         runs.into_iter().map(|r| r.join().unwrap()).collect()
-    })
+    });
+    (outs, hub.widest_sums.into_inner())
 }
 
 #[test]
@@ -377,8 +426,8 @@ fn async_converges_and_loses_no_update_while_subdomains_shuttle_between_ranks() 
 const SLOW_SIZE: usize = 48;
 
 #[test]
-fn joint_and_hybrid_move_work_off_a_slow_rank() {
-    for label in ["joint(0.001)", "hybrid(0.001,2)"] {
+fn joint_hybrid_and_gossip_move_work_off_a_slow_rank() {
+    for label in ["joint(0.001)", "hybrid(0.001,2)", "gossip(0.001)"] {
         let mut cfg = crate::config::Config {
             oversubscribe: true,
             ..Default::default()
@@ -393,16 +442,28 @@ fn joint_and_hybrid_move_work_off_a_slow_rank() {
             thread: 1,
             factor: 2.0,
         });
-        let outs = run_all_sized(SLOW_SIZE, 2, 1, 4, &s, None);
+        let (outs, widest) = run_all_widest(SLOW_SIZE, 2, 1, 4, &s, None);
         let out = &outs[0];
         assert_eq!(out.stop, StopReason::Converged, "{label}");
+        // Gossip decides apart: no exchange carries the view (the global
+        // strategies' view is 3 words per subdomain and per thread here).
+        let gossip = label.starts_with("gossip");
+        assert_eq!(widest == 0, gossip, "{label}: sums of {widest} words");
         let held = |t| out.owners.iter().filter(|&&o| o == t).count();
-        assert!(
-            held(0) > held(1),
-            "{label}: {} against {}",
-            held(0),
-            held(1)
-        );
+        if gossip {
+            // Gossip's transfers trade work back and forth as measured
+            // speeds jitter (docs/across-nodes.md), so where the work ends
+            // is not its measure here: that it moved, between the ranks,
+            // is. The direction of its moves is `policy::gossip`'s tests'.
+            assert!(out.lb.as_ref().unwrap().moves > 0, "{label}: no move");
+        } else {
+            assert!(
+                held(0) > held(1),
+                "{label}: {} against {}",
+                held(0),
+                held(1)
+            );
+        }
         let (subs, made) = counts_add_up(&outs, 1);
         assert_eq!(subs, made, "{label}");
     }
