@@ -232,7 +232,7 @@ impl Variant {
     "unknown variant `{label}`: {reason}; expected sync, ssync(n), async(n) or \
      async(n)+BALANCER(f) (f seconds between calls, or auto), where BALANCER is split, \
      joint or hybrid (Algorithm 1; hybrid takes (f,k)), auto, or a strategy (steal, \
-     greedy, refine, anticipate, residual) alone or with -split or -hybrid"
+     greedy, refine, anticipate, residual, gossip) alone or with -split or -hybrid"
 )]
 pub struct VariantError {
     /// The label, as given.
@@ -402,6 +402,22 @@ impl fmt::Display for Variant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_label_is_told_every_strategy_it_could_have_named() {
+        let e = VariantError {
+            label: "async(4)+nope(0.001)".into(),
+            reason: "no such balancer".into(),
+        }
+        .to_string();
+        for s in crate::policy::Strategy::ALL {
+            let named = match s {
+                crate::policy::Strategy::Progressive => "split",
+                s => s.name(),
+            };
+            assert!(e.contains(named), "{named} missing: {e}");
+        }
+    }
 
     #[test]
     fn every_paper_label_round_trips() {
