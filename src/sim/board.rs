@@ -181,9 +181,9 @@ impl Balance {
     /// Balances if it is thread `t`'s turn at virtual time `now`; a call
     /// costs `cost(learned, moves)` picoseconds, `learned` being how it
     /// learned what it decided on if it balanced all threads together
-    /// ([`Caller::learned`]), `moves` how many it made. `subs` are the subdomains when the simulation
-    /// computes residuals (else empty). Returns the call's cost if it
-    /// called.
+    /// ([`Caller::learned`]), `moves` how many it made. `subs` are the
+    /// subdomains when the simulation computes residuals (else empty).
+    /// Returns the call's cost if it called.
     pub(crate) fn maybe_call(
         &mut self,
         t: usize,
