@@ -584,17 +584,19 @@ mod tests {
     struct Listening(Vec<Vec<(usize, usize)>>);
 
     impl Wire for Listening {
-        fn here(&self, _: usize) -> bool {
-            true
+        fn here(&self, t: usize) -> bool {
+            Whole.here(t)
         }
-        fn reduce(&mut self, _: &mut [f64], _: &mut [f64]) {}
+        fn reduce(&mut self, sums: &mut [f64], maxes: &mut [f64]) {
+            Whole.reduce(sums, maxes);
+        }
         fn post(
             &mut self,
             pairs: &[(usize, usize)],
             letters: Vec<(usize, Vec<Word>)>,
         ) -> Vec<(usize, Vec<Word>)> {
             self.0.push(pairs.to_vec());
-            letters
+            Whole.post(pairs, letters)
         }
     }
 

@@ -175,30 +175,19 @@ impl Peers for Rank<'_> {
             },
             |b| {
                 from.iter()
-                    .map(|r| b.packs.get(&(*r, me)).cloned().expect("a letter sent"))
+                    .map(|r| b.packs.get(&(*r, me)).cloned().expect("a message sent"))
                     .collect()
             },
         )
     }
     fn migrate(&self, sends: &[(usize, Vec<u64>)], recvs: &[(usize, usize)]) -> Vec<Vec<u64>> {
-        let me = self.rank;
-        self.meet(
-            |b| {
-                for (to, words) in sends {
-                    b.packs.insert((me, *to), words.clone());
-                }
-            },
-            |b| {
-                recvs
-                    .iter()
-                    .map(|&(from, len)| {
-                        let words = b.packs[&(from, me)].clone();
-                        assert_eq!(words.len(), len, "a pack of another length than expected");
-                        words
-                    })
-                    .collect()
-            },
-        )
+        // `post`, with each pack's length checked against the expected.
+        let from: Vec<usize> = recvs.iter().map(|&(r, _)| r).collect();
+        let got = self.post(sends, &from);
+        for (words, &(_, len)) in got.iter().zip(recvs) {
+            assert_eq!(words.len(), len, "a pack of another length than expected");
+        }
+        got
     }
     /// Edges here go wherever the owners say at each exchange.
     fn reroute(&self, _: &Problem, _: &[usize]) {}
