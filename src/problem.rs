@@ -90,6 +90,16 @@ impl SubdomainGeom {
         }
     }
 
+    /// The cells of the edges it reads from the neighbouring subdomains
+    /// that `pick` picks (those another thread owns, say).
+    pub fn edge_cells_from(&self, mut pick: impl FnMut(usize) -> bool) -> usize {
+        Side::ALL
+            .into_iter()
+            .filter(|&side| matches!(self.neighbour(side), Neighbour::Sub(n) if pick(n)))
+            .map(|side| self.edge_cells(side))
+            .sum()
+    }
+
     /// What lies across `side`.
     pub fn neighbour(&self, side: Side) -> Neighbour {
         self.neighbours[side.index()]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::parser::Parser;
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
-use crate::engine::{Group, Slow, Stall};
+use crate::engine::{Group, Jitter, Slow, Stall};
 use crate::limits::*;
 use crate::noise::{NoiseForm, NoiseOffsets};
 use crate::policy::{LbStrategy, Named};
@@ -319,6 +319,34 @@ config_keys! {
     sim_barrier_ns: f64 = "4500", |p| p.cost();
     sim_noise_iter_ns: f64 = "4.06", |p| p.cost();
     sim_residual_factor: f64 = "1.15", |p| p.number("a multiple of sim_cell_ns", 1e3);
+    /// What a real update pays that the costs above do not (`braid validate` and
+    /// `braid sim --calibrate` measure them; 0 leaves them out): per row of an update
+    /// (why a small subdomain costs more per cell), and extra per cell for the first
+    /// update after a move to another core of the same socket (a cold cache).
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_row_ns: f64 = "0", |p| p.cost();
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_cold_cell_ns: f64 = "0", |p| p.cost();
+    /// Per cell of each edge an update reads from a subdomain another thread owns
+    /// (its cache lines come from the other core).
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_remote_edge_ns: f64 = "0", |p| p.cost();
+    /// What a worker loses besides each parasite burst or trace detour on its core:
+    /// the switches, and its caches refilled after.
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_noise_switch_ns: f64 = "0", |p| p.cost();
+    /// none, or SD:SECONDS[:CORE_SD]: each core's speed is 1 + SD x z times its own
+    /// in each window of SECONDS, z a standard normal drawn from the seed, and
+    /// 1 + CORE_SD x z' for the whole run, as the rates of quiet real threads jitter
+    /// (so that balancers move and counts drift apart as on real threads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sim_jitter: Option<Jitter> = "none", |p| p.jitter();
+    /// Seconds between the checks of the residual estimate in ssync/async, as
+    /// `braid run`'s monitor makes them (0.001), a refuted check then cutting the
+    /// line as the runtime's restart does; 0 checks after every event, a refuted
+    /// check cutting it just past the target.
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_monitor_s: f64 = "0", |p| p.seconds("");
     /// Across nodes (a sim_topology with a host level, e.g. host:4 pack:2 core:18),
     /// LogGP's parameters in nanoseconds: the latency L of a message between nodes,
     /// the gap G per byte on the wire, a message's CPU overhead o at each end and the

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::choice::{Choice, WithFile};
-use crate::engine::{Slow, Stall};
+use crate::engine::{Jitter, Slow, Stall};
 use crate::limits::*;
 use crate::policy::{Named, Strategy};
 use crate::topology::{SimTopology, SyntheticTopology};
@@ -277,6 +277,44 @@ impl Parser<'_> {
     }
 
     /// `none` or `THREAD:FACTOR`
+    /// `none` or `SD:SECONDS[:CORE_SD]`, each SD from 0 to 1 and SECONDS
+    /// from 1e-6 (a window far shorter than an update would cost a step per
+    /// window).
+    pub(super) fn jitter(&self) -> Result<Option<Jitter>, ConfigError> {
+        if self.value == "none" {
+            return Ok(None);
+        }
+        let bad = || {
+            self.bad(format!(
+                "none or SD:SECONDS[:CORE_SD] with each SD from 0 to 1 and SECONDS from 1e-6 \
+                 to {MAX_SECONDS:e}, e.g. 0.05:0.001 or 0.05:0.001:0.02"
+            ))
+        };
+        let parts: Vec<&str> = self.value.split(':').map(str::trim).collect();
+        let number = |i: usize| -> Result<f64, ConfigError> {
+            match parts.get(i) {
+                Some(t) => t.parse().map_err(|_| bad()),
+                None => Ok(0.0),
+            }
+        };
+        if !(2..=3).contains(&parts.len()) {
+            return Err(bad());
+        }
+        let (sd, every_s, core_sd) = (number(0)?, number(1)?, number(2)?);
+        let share = 0.0..=1.0;
+        if !(share.contains(&sd)
+            && share.contains(&core_sd)
+            && (1e-6..=MAX_SECONDS).contains(&every_s))
+        {
+            return Err(bad());
+        }
+        Ok(Some(Jitter {
+            sd,
+            every_s,
+            core_sd,
+        }))
+    }
+
     pub(super) fn slow(&self) -> Result<Option<Slow>, ConfigError> {
         if self.value == "none" {
             return Ok(None);

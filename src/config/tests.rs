@@ -44,12 +44,15 @@ fn every_default_parses_and_every_key_has_a_doc_or_shares_one() {
 
 #[test]
 fn every_key_in_the_key_list_is_accepted() {
-    // (a uniform workload, lb_group = socket, the network's o and g at 0
-    // and no lb_model are left out of the JSON, so reports from before
-    // those keys keep their digests)
+    // (a uniform workload, lb_group = socket, the network's o and g at 0,
+    // the costs validate measures at 0, no jitter and no lb_model are left
+    // out of the JSON, so reports from before those keys keep their
+    // digests)
     let c = parse(
         "workload = random(1, 2)\nlb_group = node\nsim_node_overhead_ns = 1\n\
-         sim_node_gap_ns = 1\nlb_model = m.json",
+         sim_node_gap_ns = 1\nlb_model = m.json\nsim_row_ns = 1\nsim_cold_cell_ns = 1\n\
+         sim_remote_edge_ns = 1\nsim_noise_switch_ns = 1\nsim_monitor_s = 0.001\n\
+         sim_jitter = 0.05:0.001",
     )
     .unwrap();
     let json = serde_json::to_value(&c).unwrap();
@@ -64,6 +67,34 @@ fn every_key_in_the_key_list_is_accepted() {
     let mut fields = fields;
     fields.sort_unstable();
     assert_eq!(keys, fields);
+}
+
+#[test]
+fn a_jitter_is_two_or_three_numbers_in_range() {
+    let j = parse("sim_jitter = 0.05:0.001")
+        .unwrap()
+        .sim_jitter
+        .unwrap();
+    assert_eq!((j.sd, j.every_s, j.core_sd), (0.05, 0.001, 0.0));
+    let j = parse("sim_jitter = 0.05 : 0.001 : 0.02")
+        .unwrap()
+        .sim_jitter
+        .unwrap();
+    assert_eq!(j.core_sd, 0.02);
+    for bad in [
+        "0.05",
+        "2:0.001",
+        "0.05:0",
+        "0.05:1e-9",
+        "0.05:0.001:-1",
+        "a:b",
+        "0.05:0.001:0.1:1",
+    ] {
+        let e = parse(&format!("sim_jitter = {bad}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("SD:SECONDS"), "{bad}: {e}");
+    }
 }
 
 #[test]

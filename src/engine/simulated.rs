@@ -24,6 +24,13 @@ pub struct SimSettings {
     pub nodes: Vec<usize>,
     /// The parasites on the simulated cores, if any.
     pub noise: Option<NoisePlan>,
+    /// How each core's speed wanders while nothing disturbs it
+    /// (`sim_jitter`), and the seed of its draws.
+    pub jitter: Option<(Jitter, u64)>,
+    /// Seconds between the checks of the residual estimate, as the
+    /// runtime's monitor makes them (`sim_monitor_s`); `None`: after every
+    /// event.
+    pub monitor_s: Option<f64>,
     /// Speeds a real run measured, replayed on its threads' cores
     /// (`braid sim --replay-speeds`).
     pub replayed: Option<Arc<MeasuredSpeeds>>,
@@ -36,8 +43,18 @@ pub struct SimCosts {
     pub cell_ns: f64,
     /// Per subdomain update, besides its cells (halo exchange, bookkeeping).
     pub update_ns: f64,
+    /// Per row of a subdomain update (the sweep's loop overhead and vector
+    /// tail): why a small subdomain costs more per cell than a large one.
+    pub row_ns: f64,
+    /// Per cell of an edge an update reads from a subdomain another thread
+    /// owns (its cache lines come from the other core).
+    pub remote_edge_ns: f64,
     /// Per balancer call.
     pub balancer_ns: f64,
+    /// Extra per cell for the first update of a subdomain after it moved to
+    /// another core of the same socket (its cells are in the other core's
+    /// caches).
+    pub cold_cell_ns: f64,
     /// Extra per cell for the first update of a subdomain after it moved to
     /// another socket (cold caches, remote memory).
     pub remote_cell_ns: f64,
@@ -45,6 +62,9 @@ pub struct SimCosts {
     pub barrier_ns: f64,
     /// Per work iteration of a noise parasite.
     pub noise_iter_ns: f64,
+    /// What a worker loses besides a parasite's burst or a trace's detour
+    /// on its core: the switches, and its caches refilled after.
+    pub noise_switch_ns: f64,
     /// Cost per cell of an update that also computes its local residual
     /// (runs with a tolerance), as a multiple of `cell_ns`.
     pub residual_factor: f64,
@@ -57,4 +77,46 @@ pub struct SimCosts {
     /// Across nodes: the least gap between two messages a thread sends
     /// (LogGP's g).
     pub node_gap_ns: f64,
+}
+
+/// How a quiet core's speed wanders (`sim_jitter`): in each window of
+/// `every_s` virtual seconds its speed is `1 + sd x z` times its own, `z` a
+/// standard normal drawn from the seed, the core and the window; and for
+/// the whole run `1 + core_sd x z'`, `z'` drawn from the seed and the core.
+/// Real threads' rates jitter so, and a balancer reads the counts they
+/// leave: without it quiet simulated threads keep every count equal and a
+/// balancer never moves, where quiet real ones do. The lasting part is what
+/// a real run's own monitor and the system take from some cores more than
+/// others.
+///
+/// ```
+/// use braid::engine::Jitter;
+/// let j = Jitter { sd: 0.05, every_s: 0.001, core_sd: 0.0 };
+/// assert_eq!(j.to_string(), "0.05:0.001");
+/// let j = Jitter { core_sd: 0.02, ..j };
+/// assert_eq!(j.to_string(), "0.05:0.001:0.02");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Jitter {
+    /// Relative standard deviation of a window's speed.
+    pub sd: f64,
+    /// The window, in seconds.
+    pub every_s: f64,
+    /// Relative standard deviation of a core's lasting speed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub core_sd: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
+}
+
+impl std::fmt::Display for Jitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.sd, self.every_s)?;
+        if self.core_sd != 0.0 {
+            write!(f, ":{}", self.core_sd)?;
+        }
+        Ok(())
+    }
 }

@@ -14,10 +14,14 @@ pub fn sim_costs(cfg: &Config) -> SimCosts {
     SimCosts {
         cell_ns: cfg.sim_cell_ns,
         update_ns: cfg.sim_update_ns,
+        row_ns: cfg.sim_row_ns,
+        remote_edge_ns: cfg.sim_remote_edge_ns,
+        cold_cell_ns: cfg.sim_cold_cell_ns,
         balancer_ns: cfg.sim_balancer_ns,
         remote_cell_ns: cfg.sim_remote_cell_ns,
         barrier_ns: cfg.sim_barrier_ns,
         noise_iter_ns: cfg.sim_noise_iter_ns,
+        noise_switch_ns: cfg.sim_noise_switch_ns,
         residual_factor: cfg.sim_residual_factor,
         node_latency_ns: cfg.sim_node_latency_ns,
         node_byte_ns: cfg.sim_node_byte_ns,
@@ -55,6 +59,12 @@ pub(super) fn settings(plan: &Plan, replayed: Option<Arc<MeasuredSpeeds>>) -> Si
         speeds,
         nodes,
         noise: plan.noise.clone(),
+        // A replay's measured speeds already hold their jitter.
+        jitter: cfg
+            .sim_jitter
+            .filter(|j| j.sd > 0.0 && replayed.is_none())
+            .map(|j| (j, cfg.seed)),
+        monitor_s: (cfg.sim_monitor_s > 0.0).then_some(cfg.sim_monitor_s),
         replayed,
     }
 }

@@ -18,6 +18,10 @@ pub(crate) struct Board {
     /// Subdomains whose next update pays `remote_cell_ns` (moved across
     /// sockets since their last update).
     pub(crate) remote: Vec<bool>,
+    /// Subdomains whose next update pays `cold_cell_ns` (moved to another
+    /// core since their last update), marked only when that cost is not 0.
+    pub(crate) cold: Vec<bool>,
+    pub(crate) marks_cold: bool,
     /// Subdomain updates each thread has made.
     pub(crate) updates: Vec<u64>,
     /// The node of each thread's core (all 0 on one node).
@@ -66,6 +70,8 @@ impl Board {
             updates: vec![0; problem.threads],
             sets,
             remote: vec![false; n],
+            cold: vec![false; n],
+            marks_cold: false,
             nodes: vec![0; problem.threads],
             crossed_nodes: vec![false; n],
             moves: 0,
@@ -114,6 +120,7 @@ impl schedule::View for Board {
 
 impl schedule::Sets for Board {
     fn set_owner(&mut self, sub: usize, to: usize) {
+        self.cold[sub] |= self.marks_cold;
         if self.nodes[self.owners[sub]] != self.nodes[to] {
             self.crossed_nodes[sub] = true;
         }

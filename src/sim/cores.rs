@@ -1,10 +1,11 @@
 //! Each thread's virtual core, as the settings describe it: its speed
-//! (`sim_speed`, the `slow` hook), the parasite on it as time stolen from
-//! it, and the speeds a real run measured, when replayed.
+//! (`sim_speed`, the `slow` hook, `sim_jitter`), the parasite on it as
+//! time stolen from it, and the speeds a real run measured, when replayed.
 
 use std::sync::Arc;
 
 use super::clock::step;
+use super::jitter::Wander;
 use super::steps::Steps;
 use super::timeline::{Detours, Interference, Timeline};
 use crate::engine::{MeasuredSpeeds, Settings, SimSettings};
@@ -32,12 +33,20 @@ pub(super) fn timelines(
             Level::Iterations(iters) => *iters as f64 * sim.costs.noise_iter_ns * 1e3,
             Level::Duty(d) => d / (1.0 - d) * sleep,
             Level::Trace(r) => {
-                return Interference::Trace(Arc::new(Detours::new(&r.trace, r.offset_ns)));
+                let switch = sim.costs.noise_switch_ns.round() as u64;
+                return Interference::Trace(Arc::new(Detours::new(&r.trace, r.offset_ns, switch)));
             }
+        };
+        // A worker loses the switches and its cold cache on top of the
+        // parasite's work (0 adds exactly 0).
+        let switch = if work > 0.0 {
+            sim.costs.noise_switch_ns * 1e3
+        } else {
+            0.0
         };
         Interference::Rhythm {
             sleep: step(sleep),
-            work: step(work),
+            work: step(work + switch),
         }
     };
     let timeline = |t: usize| {
@@ -50,6 +59,7 @@ pub(super) fn timelines(
             speed,
             interference: interference(core),
             steps: None,
+            jitter: sim.jitter.map(|(j, seed)| Wander::new(j, seed, core)),
         }
     };
     (0..placement.threads()).map(timeline).collect()

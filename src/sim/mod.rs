@@ -36,6 +36,7 @@ mod board;
 pub(crate) mod clock;
 mod cores;
 mod events;
+mod jitter;
 mod network;
 mod outcome;
 mod simulation;

@@ -3,7 +3,7 @@
 //! what each simulated parasite took from its core, as the runtime's
 //! parasites report it.
 
-use super::clock::seconds;
+use super::clock::{seconds, step};
 use super::simulation::Simulation;
 use super::timeline::{Interference, Timeline};
 use crate::engine::{Clock, Numbers, Outcome, StopReason};
@@ -76,8 +76,11 @@ impl Simulation<'_> {
                         .map_or(Interference::None, |(t, _)| t.timeline.interference.clone()),
                     ..Timeline::QUIET
                 };
+                // The parasite's own work, without the switches its worker
+                // lost around it.
+                let switch = step(self.costs.noise_switch_ns * 1e3);
                 let work_ps = match tl.interference {
-                    Interference::Rhythm { work, .. } => work,
+                    Interference::Rhythm { work, .. } => work.saturating_sub(switch),
                     _ => 0,
                 };
                 let work_iters = (work_ps as f64 / 1e3 / self.costs.noise_iter_ns).round() as u64;

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use braid_noise::trace::Trace;
 
 use super::clock::{RANGE_PS, after, step};
+use super::jitter::Wander;
 use super::steps::Steps;
 
 /// What takes a simulated core away from its worker: the simulator's model
@@ -51,15 +52,31 @@ impl Detours {
     /// `trace` (in ns) started `offset_ns` into it. The trace must leave
     /// some of its span free and span at most 1e15 ns ([`Trace::parse`]
     /// checks both), so that every time here fits the clock.
-    pub(crate) fn new(trace: &Trace, offset_ns: u64) -> Detours {
+    ///
+    /// Each detour takes `switch_ns` more (`sim_noise_switch_ns`: what a
+    /// worker loses to the switches and its cold cache around a detour), up
+    /// to the next detour's start, unless that left none of the span free.
+    pub(crate) fn new(trace: &Trace, offset_ns: u64, switch_ns: u64) -> Detours {
         let ps = |ns: u64| ns.saturating_mul(1000);
         let span = ps(trace.span_ns).max(1);
         let starts: Vec<u64> = trace.detours.iter().map(|d| ps(d.start_ns)).collect();
-        let ends: Vec<u64> = trace
-            .detours
-            .iter()
-            .map(|d| ps(d.start_ns.saturating_add(d.duration_ns)).min(span))
-            .collect();
+        let ends_with = |switch: u64| -> Vec<u64> {
+            trace
+                .detours
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let next = starts.get(i + 1).copied().unwrap_or(span);
+                    let end = ps(d.start_ns.saturating_add(d.duration_ns)).min(span);
+                    end.max(end.saturating_add(ps(switch)).min(next))
+                })
+                .collect()
+        };
+        let mut ends = ends_with(switch_ns);
+        let lost: u64 = starts.iter().zip(&ends).map(|(s, e)| e - s).sum();
+        if switch_ns > 0 && lost >= span {
+            ends = ends_with(0);
+        }
         let mut lost_before = Vec::with_capacity(starts.len() + 1);
         let mut lost = 0u64;
         for (s, e) in starts.iter().zip(&ends) {
@@ -200,6 +217,9 @@ pub(crate) struct Timeline {
     /// Speeds a run measured on this core, over time, on top of `speed`
     /// (`--replay-speeds`).
     pub steps: Option<Arc<Steps>>,
+    /// How its speed wanders while quiet (`sim_jitter`), when no replayed
+    /// speeds say it.
+    pub jitter: Option<Wander>,
 }
 
 impl Timeline {
@@ -207,6 +227,7 @@ impl Timeline {
         speed: 1.0,
         interference: Interference::None,
         steps: None,
+        jitter: None,
     };
 
     /// Nominal work in picoseconds that starts at `at`, scaled by this
@@ -222,16 +243,20 @@ impl Timeline {
     }
 
     /// When an update of `nominal_ps` that starts at `start` ends: at this
-    /// core's speed, through its replayed speeds if it has them (interval by
-    /// interval), stretched by its noise.
+    /// core's speed, through its replayed speeds or its jitter if it has
+    /// them (interval by interval), stretched by its noise.
     #[inline]
     pub(crate) fn run(&self, start: u64, nominal_ps: f64) -> u64 {
-        let work = match &self.steps {
+        let work = match (&self.steps, &self.jitter) {
+            (None, Some(w)) => w
+                .finish(start, nominal_ps / self.speed)
+                .saturating_sub(start)
+                .max(1),
             // At full speed the division is exact and only its latency is
             // paid: skipped (the same bits).
-            None if self.speed == 1.0 => step(nominal_ps).max(1),
-            None => step(nominal_ps / self.speed).max(1),
-            Some(s) => s
+            (None, None) if self.speed == 1.0 => step(nominal_ps).max(1),
+            (None, None) => step(nominal_ps / self.speed).max(1),
+            (Some(s), _) => s
                 .finish(start, nominal_ps / self.speed)
                 .saturating_sub(start)
                 .max(1),

@@ -63,6 +63,7 @@ fn detours(text: &str, offset_ns: u64) -> Timeline {
         interference: Interference::Trace(Arc::new(Detours::new(
             &Trace::parse(text).unwrap(),
             offset_ns,
+            0,
         ))),
         ..Timeline::QUIET
     }
@@ -165,7 +166,7 @@ fn the_closed_forms_end_where_a_step_by_step_walk_ends() {
         let Ok(trace) = Trace::parse(&text) else {
             continue; // all detour: refused
         };
-        let d = Detours::new(&trace, below(30));
+        let d = Detours::new(&trace, below(30), 0);
         for _ in 0..20 {
             let (start, work) = (below(50_000), 1 + below(40_000));
             assert_eq!(

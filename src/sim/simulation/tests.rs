@@ -1,0 +1,173 @@
+//! The costs `braid validate` calibrates, as the simulation charges them:
+//! each exactly as configured, and nothing when configured at 0.
+
+use super::*;
+use crate::config::Config;
+use crate::plan::Plan;
+use crate::schedule::Sets;
+use crate::sim::timeline::Interference;
+
+/// A simulated plan of 2 threads on a small grid, with `overrides` (and
+/// `variant=LABEL` applied as a label).
+fn plan(overrides: &[&str]) -> Plan {
+    let mut cfg = Config::default();
+    cfg.apply_overrides(&["threads=2", "domain_size=32", "max_iterations=50"])
+        .unwrap();
+    for o in overrides {
+        match o.strip_prefix("variant=") {
+            Some(label) => cfg.apply_variant(label).unwrap(),
+            None => cfg.apply_overrides(&[o]).unwrap(),
+        }
+    }
+    Plan::simulated(&cfg).unwrap()
+}
+
+fn simulation(plan: &Plan) -> Simulation<'_> {
+    let sim = plan.sim.as_ref().expect("a simulated plan");
+    Simulation::new(&plan.problem, &plan.placement, &plan.settings, sim)
+}
+
+/// What the cost model says an update of `s` costs with `owners`, in ps.
+fn priced(p: &Plan, s: usize, owners: &[usize]) -> f64 {
+    let c = &p.sim.as_ref().unwrap().costs;
+    let g = &p.problem.subs[s];
+    let remote = g.edge_cells_from(|n| owners[n] != owners[s]) as f64;
+    (c.update_ns
+        + g.height as f64 * c.row_ns
+        + g.cells() as f64 * c.cell_ns
+        + remote * c.remote_edge_ns)
+        * 1e3
+}
+
+#[test]
+fn an_update_pays_its_rows_and_the_edges_it_reads_from_other_threads() {
+    let p = plan(&["sim_row_ns=10", "sim_remote_edge_ns=4", "subdomains=4"]);
+    let mut sim = simulation(&p);
+    let first = sim.board.owners.clone();
+    for s in 0..first.len() {
+        let want = priced(&p, s, &first);
+        assert!((sim.cost(s) - want).abs() <= 1e-6 * want, "subdomain {s}");
+    }
+    // Subdomain 0 on thread 1: its own edges and its neighbours' change.
+    sim.board.set_owner(0, 1);
+    let moved = sim.board.owners.clone();
+    let mut changed = 0;
+    for s in 0..moved.len() {
+        let want = priced(&p, s, &moved);
+        changed += usize::from(want != priced(&p, s, &first));
+        assert!(
+            (sim.cost(s) - want).abs() <= 1e-6 * want,
+            "subdomain {s} after the move"
+        );
+    }
+    assert!(changed >= 2, "the move changed {changed} prices");
+}
+
+#[test]
+fn a_moved_subdomain_pays_the_cold_cache_at_its_next_update_only() {
+    let p = plan(&["sim_cold_cell_ns=0.5", "sim_remote_cell_ns=2"]);
+    let mut sim = simulation(&p);
+    let before = sim.cost(0);
+    let cells = p.problem.subs[0].cells() as f64;
+    sim.board.set_owner(0, 1);
+    assert_eq!(sim.cost(0), before + cells * 0.5 * 1e3);
+    // Its update by its new owner ends: the cache is warm again.
+    sim.threads[1].current = Some(0);
+    sim.complete(1);
+    assert_eq!(sim.cost(0), before);
+    // Across sockets the remote cost is paid instead of the cold one.
+    sim.board.set_owner(0, 0);
+    sim.board.crossed_sockets(0);
+    assert_eq!(sim.cost(0), before + cells * 2.0 * 1e3);
+}
+
+#[test]
+fn without_a_cold_cost_a_move_changes_no_price() {
+    let p = plan(&[]);
+    let mut sim = simulation(&p);
+    let before = sim.cost(0);
+    sim.board.set_owner(0, 1);
+    assert!(!sim.board.cold[0], "marked although the cost is 0");
+    assert_eq!(sim.cost(0).to_bits(), before.to_bits());
+}
+
+#[test]
+fn each_parasite_burst_takes_the_switch_on_top_of_its_work() {
+    for (switch, extra_ps) in [("0", 0), ("30000", 30_000_000)] {
+        let p = plan(&[
+            "noise=thread",
+            "noise_cores=0:0.2",
+            &format!("sim_noise_switch_ns={switch}"),
+        ]);
+        let sim = p.sim.as_ref().unwrap();
+        let timelines = super::super::cores::timelines(&p.placement, &p.settings, sim);
+        let sleep = p.noise.as_ref().unwrap().parasites[0].sleep_us * 1_000_000;
+        let work = step(0.2 / 0.8 * sleep as f64);
+        assert_eq!(
+            timelines[0].interference,
+            Interference::Rhythm {
+                sleep,
+                work: work + extra_ps
+            },
+            "switch {switch}"
+        );
+        assert_eq!(timelines[1].interference, Interference::None);
+    }
+}
+
+#[test]
+fn quiet_threads_with_jitter_drift_apart_and_move_work_and_without_do_not() {
+    let run = |jitter: &str| {
+        let p = plan(&[
+            "variant=async(4)+split(0.0001)",
+            "sim_topology=pack:1 core:4",
+            "threads=4",
+            "max_iterations=3000",
+            &format!("sim_jitter={jitter}"),
+        ]);
+        let sim = p.sim.as_ref().unwrap();
+        let (out, _) = super::super::run(&p.problem, &p.placement, &p.settings, sim);
+        let moves = out.lb.map_or(0, |l| l.moves);
+        let spread = out.subdomain_updates.iter().max().unwrap()
+            - out.subdomain_updates.iter().min().unwrap();
+        (moves, spread)
+    };
+    let (still, even) = run("none");
+    assert_eq!(still, 0, "moves without jitter");
+    let (moves, spread) = run("0.1:0.0001:0.05");
+    assert!(moves > 0, "no move with jitter");
+    assert!(
+        spread > 10 * even.max(1),
+        "spread {spread} with jitter, {even} without"
+    );
+    // Same seed, same run.
+    assert_eq!(run("0.1:0.0001:0.05"), (moves, spread));
+}
+
+#[test]
+fn with_a_monitor_the_estimate_is_looked_at_once_a_period() {
+    let tts = |monitor: &str| {
+        let p = plan(&[
+            "numerics=true",
+            "tolerance=1e-3",
+            "max_iterations=1000000",
+            &format!("sim_monitor_s={monitor}"),
+        ]);
+        let sim = p.sim.as_ref().unwrap();
+        let (out, _) = super::super::run(&p.problem, &p.placement, &p.settings, sim);
+        assert!(out.converged, "monitor {monitor}");
+        out.time_to_solution_s.unwrap()
+    };
+    let every_event = tts("0");
+    assert!(
+        every_event < 0.05,
+        "{every_event} s: the period below must be longer"
+    );
+    // The first look is at the start; the next a period later, long after
+    // the estimate was met.
+    let monitored = tts("0.05");
+    assert!(
+        (0.05..0.051).contains(&monitored),
+        "{monitored} s against {every_event}"
+    );
+}
