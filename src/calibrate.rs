@@ -1,120 +1,591 @@
 //! `braid sim --calibrate`: measures on this machine the costs the simulator
-//! charges, and prints them as `config.txt` lines.
+//! charges, for runs like the configuration's, and prints them as
+//! `config.txt` lines. Each is measured where it arises: whole updates at
+//! several sizes, a move's first update on another core, the balancer call
+//! at the run's size, and a quiet real run's jitter.
 
 use std::fmt;
 use std::time::Instant;
 
-use crate::engine::Residual;
-use crate::engine::SimCosts;
-use crate::kernel::{self, Block, Buffer};
+use crate::config::{AutoOr, Config};
+use crate::engine::{Jitter, MeasuredSpeeds, Residual, SimCosts};
+use crate::plan::Plan;
 use crate::policy::{Policy, Progressive, Scope, Snapshot};
 use crate::problem::Problem;
 use crate::runtime::{StopBarrier, StopFlag};
-use crate::subdomain::{self, EdgeVersion};
+use crate::subdomain::{self, EdgeVersion, Subdomain};
+use crate::topology::Topology;
 
-/// Measured costs, and how.
-pub(crate) struct Measured(SimCosts);
+/// Measured costs, and what could not be measured here.
+pub(crate) struct Measured {
+    pub(crate) costs: SimCosts,
+    /// How a quiet real thread's rate jitters over one balancer interval,
+    /// if the run could be made.
+    pub(crate) jitter: Option<Jitter>,
+    /// Whether the machine had two sockets to measure `remote_cell_ns`.
+    remote_measured: bool,
+    /// Whether real runs like the configuration's could be made to time
+    /// updates (else the update costs are the defaults).
+    updates_measured: bool,
+    /// Whether real runs with a parasite could be made.
+    switch_measured: bool,
+    /// The real runs the update costs were fitted on: subdomains per
+    /// thread, rows, cells, ns per update plain and with the residual.
+    updates: Vec<(usize, f64, f64, f64, f64)>,
+    /// The size the balancer call was measured at: threads, subdomains.
+    balancer_size: (usize, usize),
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
-/// Takes about a second.
-pub(crate) fn measure() -> Measured {
-    core_affinity::set_for_current(core_affinity::CoreId { id: 0 });
-    let mut costs = crate::plan::sim_costs(&crate::config::Config::default());
-    costs.cell_ns = kernel_ns_per_cell();
-    costs.residual_factor = residual_factor();
-    costs.update_ns = update_ns(costs.cell_ns);
-    costs.balancer_ns = balancer_ns();
+/// Measures every cost for runs like `cfg` (its threads, subdomains and
+/// balancer interval) on this machine: a few seconds.
+pub(crate) fn measure(cfg: &Config) -> Measured {
+    let machine = Topology::detect().ok();
+    // Real runs first, while this thread may still use every CPU they
+    // would.
+    let jitter = machine.as_ref().and_then(|m| jitter(cfg, m));
+    let remote_edge = machine.as_ref().and_then(|m| remote_edge_ns(cfg, m));
+    let fit = machine
+        .as_ref()
+        .and_then(|m| update_fit(cfg, m, remote_edge.unwrap_or(0.0)));
+    let switch = machine.as_ref().and_then(|m| noise_switch_ns(cfg, m));
+    let jitter = jitter.map(|j| Jitter {
+        core_sd: fit.as_ref().map_or(0.0, |f| f.core_sd.min(1.0)),
+        ..j
+    });
+    // The rest on a thread of its own pinned to the first CPU: the
+    // caller keeps every CPU it had (`braid validate` runs real runs after).
+    std::thread::scope(|s| {
+        s.spawn(|| pinned_costs(cfg, machine.as_ref(), jitter, fit, switch, remote_edge))
+            .join()
+            .expect("the calibration thread does not panic")
+    })
+}
+
+/// The costs measured on one pinned thread (and a second for the barrier
+/// and the moves), with the real runs' results.
+fn pinned_costs(
+    cfg: &Config,
+    machine: Option<&Topology>,
+    jitter: Option<Jitter>,
+    fit: Option<UpdateFit>,
+    switch: Option<f64>,
+    remote_edge: Option<f64>,
+) -> Measured {
+    let cpus = machine.map(Topology::cores).unwrap_or_default();
+    let first = cpus.first().copied().unwrap_or(0);
+    let _ = core_affinity::set_for_current(core_affinity::CoreId { id: first });
+    let mut costs = crate::plan::sim_costs(&Config::default());
+    if let Some(fit) = &fit {
+        costs.cell_ns = fit.cell_ns;
+        costs.row_ns = fit.row_ns;
+        costs.update_ns = fit.update_ns;
+        costs.residual_factor = fit.residual_factor;
+    }
+    // A move within a socket: the next core of the first socket.
+    let sockets = machine.map_or(&[][..], |m| &m.sockets[..]);
+    let pu =
+        |socket: &crate::topology::Socket, core: usize| socket.cores.get(core)?.first().copied();
+    if let Some(other) = sockets.first().and_then(|s| pu(s, 1)) {
+        costs.cold_cell_ns = cold_cell_ns(first, other);
+    }
+    let remote = sockets.get(1).and_then(|s| pu(s, 0));
+    if let Some(other) = remote {
+        costs.remote_cell_ns = cold_cell_ns(first, other);
+    }
+    let threads = match (cfg.threads, machine) {
+        (AutoOr::Value(n), _) => n,
+        (AutoOr::Auto, Some(m)) => m.physical_cores(),
+        (AutoOr::Auto, None) => 1,
+    };
+    let subdomains = threads * cfg.subdomains;
+    costs.balancer_ns = balancer_ns(threads, cfg.subdomains);
     costs.barrier_ns = barrier_ns();
     costs.noise_iter_ns = braid_noise::Calibration::measure().ns_per_iter;
-    Measured(costs)
-}
-
-/// The paper's split: a 150 x 150 subdomain, with its halo.
-const SIDE: usize = 150;
-
-/// Two buffers laid out as a subdomain's cells are.
-fn buffers() -> (Buffer, Buffer) {
-    let a = Buffer::new(Block::padded(SIDE, SIDE), 1.0);
-    (a.clone(), a)
-}
-
-/// Seconds of `sweeps` sweeps, plain or with the residual fused in.
-fn time_sweeps(a: &mut Buffer, b: &mut Buffer, sweeps: usize, residual: bool) -> f64 {
-    let block = a.block();
-    let t = Instant::now();
-    for _ in 0..sweeps {
-        if residual {
-            std::hint::black_box(kernel::sweep_block_with_residual(a, b, block));
-        } else {
-            kernel::sweep_block(a, b, block);
-        }
-        std::mem::swap(a, b);
+    costs.noise_switch_ns = switch.unwrap_or(0.0);
+    costs.remote_edge_ns = remote_edge.unwrap_or(0.0);
+    Measured {
+        costs,
+        jitter,
+        remote_measured: remote.is_some(),
+        updates_measured: fit.is_some(),
+        switch_measured: switch.is_some(),
+        updates: fit.as_ref().map_or_else(Vec::new, |f| {
+            f.points
+                .iter()
+                .map(|(k, p, r)| (*k, p.rows, p.cells, p.ns, r.ns))
+                .collect()
+        }),
+        balancer_size: (threads, subdomains),
     }
-    t.elapsed().as_secs_f64()
 }
 
-/// Kernel: ns per cell on a 150 x 150 subdomain.
-fn kernel_ns_per_cell() -> f64 {
-    let (mut a, mut b) = buffers();
-    let per_run = (200 * SIDE * SIDE) as f64;
-    median(
-        (0..9)
-            .map(|_| time_sweeps(&mut a, &mut b, 200, false) * 1e9 / per_run)
+/// What a subdomain update costs inside a run, by its size: `update +
+/// rows x row + cells x cell` nanoseconds, the residual's factor on the
+/// cells, and the runs it was fitted on.
+struct UpdateFit {
+    update_ns: f64,
+    row_ns: f64,
+    cell_ns: f64,
+    residual_factor: f64,
+    /// Subdomains per thread, and the medians plain and with the residual.
+    points: Vec<(usize, Point, Point)>,
+    /// How far each thread's mean rate is from its run's mean, as a
+    /// relative standard deviation over every run: what some cores lose
+    /// for the whole run (the monitor, the system).
+    core_sd: f64,
+}
+
+/// Sub-splits the update cost is fitted on, subdomains per thread: from
+/// the whole domain to small pieces.
+const SPLITS: [usize; 5] = [1, 2, 4, 9, 16];
+
+/// The weight of the configuration's own sub-split in the fit: the size
+/// its runs will use is the one to get right.
+const OWN_WEIGHT: f64 = 10.0;
+
+/// One subdomain's mean rows and cells, and what one of its updates cost
+/// inside a real run, in nanoseconds.
+#[derive(Debug, Clone)]
+struct Point {
+    rows: f64,
+    cells: f64,
+    ns: f64,
+    /// Its weight in the fit.
+    weight: f64,
+    /// The mean cells of edges a subdomain reads from another thread's.
+    remote_cells: f64,
+    /// Each thread's mean rate over the run's mean, less 1.
+    threads: Vec<f64>,
+}
+
+/// Times updates where they arise: quiet, unbalanced real runs like `cfg`
+/// at each of [`SPLITS`], with and without the residual, three
+/// times, interleaved. A thread's updates per second in its steady windows give
+/// what one update costs with everything a worker does around it (halo,
+/// publication, counters, the sweep's turns), which an update timed alone
+/// does not see. `None` if the runs cannot be made here.
+fn update_fit(cfg: &Config, machine: &Topology, remote_edge_ns: f64) -> Option<UpdateFit> {
+    let splits: Vec<usize> = SPLITS
+        .iter()
+        .copied()
+        .filter(|&k| cfg.domain_size / (k as f64).sqrt().ceil() as usize >= 8)
+        .collect();
+    let mut plain: Vec<Vec<Point>> = vec![Vec::new(); splits.len()];
+    let mut with_residual = plain.clone();
+    for _ in 0..3 {
+        for (i, &k) in splits.iter().enumerate() {
+            plain[i].push(in_situ(cfg, machine, k, false)?);
+            with_residual[i].push(in_situ(cfg, machine, k, true)?);
+        }
+    }
+    let deviations: Vec<f64> = plain
+        .iter()
+        .chain(&with_residual)
+        .flatten()
+        .flat_map(|p| p.threads.iter().copied())
+        .collect();
+    let core_sd =
+        (deviations.iter().map(|d| d * d).sum::<f64>() / deviations.len().max(1) as f64).sqrt();
+    // The remote edges are charged apart: what is left is the update's own.
+    let pick = |runs: &[Point]| Point {
+        ns: median(runs.iter().map(|p| p.ns).collect()) - runs[0].remote_cells * remote_edge_ns,
+        ..runs[0].clone()
+    };
+    let plain: Vec<Point> = plain.iter().map(|r| pick(r)).collect();
+    let with_residual: Vec<Point> = with_residual.iter().map(|r| pick(r)).collect();
+    // Runs with a tolerance (every time to solution) are fitted whole; a
+    // run without one pays the same per update and per row, and its cells
+    // what the plain runs say, as the residual's factor.
+    let [update_ns, row_ns, residual_cell_ns] = fit_costs(&with_residual);
+    let cell_ns = fit_cells(&plain, update_ns, row_ns);
+    let residual_factor = if cell_ns > 0.0 {
+        residual_cell_ns / cell_ns
+    } else {
+        1.0
+    };
+    Some(UpdateFit {
+        update_ns,
+        row_ns,
+        cell_ns,
+        residual_factor,
+        points: splits
+            .iter()
+            .zip(plain.into_iter().zip(with_residual))
+            .map(|(&k, (p, r))| (k, p, r))
             .collect(),
-    )
+        core_sd,
+    })
 }
 
-/// The sweep with the residual fused in, relative to the plain one,
-/// interleaved so that both see the same machine.
-fn residual_factor() -> f64 {
-    let (mut a, mut b) = buffers();
-    median(
-        (0..9)
-            .map(|_| {
-                let plain = time_sweeps(&mut a, &mut b, 200, false);
-                time_sweeps(&mut a, &mut b, 200, true) / plain
-            })
-            .collect(),
-    )
+/// One quiet real run like `cfg` with `k` subdomains per thread, the
+/// residual computed or not, for 0.15 s: the median over threads and
+/// steady 5 ms windows of one update's nanoseconds.
+fn in_situ(cfg: &Config, machine: &Topology, k: usize, residual: bool) -> Option<Point> {
+    let mut quiet = cfg.clone();
+    quiet.apply_overrides(&quiet_overrides(0.15)).ok()?;
+    quiet.subdomains = k;
+    quiet.trace_interval = 0.005;
+    let mut plan = Plan::new(&quiet, machine).ok()?;
+    if residual {
+        // A target no estimate meets (every comparison with NaN is false,
+        // where a tiny one squares to 0, which a small grid's residual
+        // reaches): the run computes the residual and stops at its limit.
+        plan.settings.tolerance = Some(f64::NAN);
+    }
+    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
+    let threads = plan.placement.threads();
+    let speeds = MeasuredSpeeds::from_trace("calibration".into(), threads, &outcome.trace).ok()?;
+    let rates: Vec<f64> = speeds
+        .rates
+        .iter()
+        .flat_map(|r| steady(r).iter().copied())
+        .filter(|&r| r > 0.0)
+        .collect();
+    if rates.is_empty() {
+        return None;
+    }
+    let means: Vec<f64> = speeds
+        .rates
+        .iter()
+        .map(|r| steady(r).iter().sum::<f64>() / steady(r).len().max(1) as f64)
+        .collect();
+    let mean = means.iter().sum::<f64>() / means.len() as f64;
+    let subs = &plan.problem.subs;
+    let n = subs.len() as f64;
+    Some(Point {
+        rows: subs.iter().map(|g| g.height as f64).sum::<f64>() / n,
+        cells: subs.iter().map(|g| g.cells() as f64).sum::<f64>() / n,
+        ns: 1e9 / median(rates),
+        weight: if k == cfg.subdomains { OWN_WEIGHT } else { 1.0 },
+        remote_cells: subs
+            .iter()
+            .map(|g| g.edge_cells_from(|n| subs[n].domain != g.domain) as f64)
+            .sum::<f64>()
+            / n,
+        threads: means.iter().map(|m| m / mean - 1.0).collect(),
+    })
 }
 
-/// A whole subdomain update minus its cells: halo, publication, counter.
-fn update_ns(cell_ns: f64) -> f64 {
+/// A quiet, unbalanced run that stops after `seconds`.
+fn quiet_overrides(seconds: f64) -> Vec<String> {
+    [
+        "noise=none",
+        "balancer=none",
+        "tolerance=0",
+        "max_iterations=1000000000",
+        "slow=none",
+        "stall=none",
+        "workload=uniform",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([format!("time_limit={seconds}")])
+    .collect()
+}
+
+/// A thread's rates without the first two windows (the threads start) and
+/// the last (cut short).
+fn steady(rates: &[f64]) -> &[f64] {
+    rates.get(2..rates.len().saturating_sub(1)).unwrap_or(&[])
+}
+
+/// The subdomain of `p` with the most neighbouring subdomains.
+fn inner(p: &Problem) -> usize {
+    let subs = |g: &crate::problem::SubdomainGeom| {
+        g.neighbours
+            .iter()
+            .filter(|n| matches!(n, crate::problem::Neighbour::Sub(_)))
+            .count()
+    };
+    p.subs.iter().max_by_key(|g| subs(g)).map_or(0, |g| g.id)
+}
+
+/// One update of `s` as a worker makes it, without the residual.
+fn update_once(subs: &[Subdomain], s: usize) {
+    subs[s].lock().update(
+        subs,
+        EdgeVersion::Latest,
+        Residual::Skip,
+        1.0,
+        || false,
+        || {},
+    );
+}
+
+/// Least squares of `ns = update + rows x row + cells x cell` in relative
+/// terms (each point's error over its `ns`: the smallest update counts as
+/// much as the largest) and weighted, with no cost below 0: a cost the unconstrained
+/// fit makes negative (the machine's scatter) is held at 0 and the others
+/// refitted.
+fn fit_costs(points: &[Point]) -> [f64; 3] {
+    let mut free = [true; 3];
+    loop {
+        let coef = least_squares(points, free);
+        match (0..3).find(|&i| free[i] && coef[i] < 0.0) {
+            Some(i) => free[i] = false,
+            None => return coef,
+        }
+    }
+}
+
+/// The cell cost that best fits `points` (relative least squares) with
+/// the update and row costs given, at least 0.
+fn fit_cells(points: &[Point], update_ns: f64, row_ns: f64) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for p in points {
+        let x = p.cells / p.ns;
+        num += p.weight * x * (p.ns - update_ns - p.rows * row_ns) / p.ns;
+        den += p.weight * x * x;
+    }
+    if den > 0.0 { (num / den).max(0.0) } else { 0.0 }
+}
+
+/// Relative least squares over the costs marked free (the others 0), by
+/// the normal equations (at most 3 x 3).
+fn least_squares(points: &[Point], free: [bool; 3]) -> [f64; 3] {
+    let idx: Vec<usize> = (0..3).filter(|&i| free[i]).collect();
+    let k = idx.len();
+    let mut a = vec![vec![0.0; k + 1]; k];
+    for p in points {
+        let basis = [1.0 / p.ns, p.rows / p.ns, p.cells / p.ns];
+        for (r, &i) in idx.iter().enumerate() {
+            for (c, &j) in idx.iter().enumerate() {
+                a[r][c] += p.weight * basis[i] * basis[j];
+            }
+            a[r][k] += p.weight * basis[i];
+        }
+    }
+    // Gauss-Jordan elimination with partial pivoting.
+    for col in 0..k {
+        let pivot = (col..k)
+            .max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))
+            .unwrap_or(col);
+        a.swap(col, pivot);
+        let pivot_row = a[col].clone();
+        if pivot_row[col] == 0.0 {
+            continue;
+        }
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    let mut coef = [0.0; 3];
+    for (r, &i) in idx.iter().enumerate() {
+        coef[i] = if a[r][r] == 0.0 {
+            0.0
+        } else {
+            a[r][k] / a[r][r]
+        };
+    }
+    coef
+}
+
+/// What reading an edge from a subdomain another thread owns costs, per
+/// cell: a quiet real run like `cfg` for 0.3 s with loads measured; each
+/// subdomain's time per update against the cells of its edges other
+/// threads own, fitted by least squares (`cost = a + b x cells`, `b` at
+/// least 0). `None` if the run cannot be made, or every subdomain has as
+/// many such cells as every other (nothing to fit).
+fn remote_edge_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
+    let mut run = cfg.clone();
+    run.apply_overrides(&quiet_overrides(0.3)).ok()?;
+    run.trace_interval = 0.05;
+    let mut plan = Plan::new(&run, machine).ok()?;
+    plan.settings.trace_loads = true;
+    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
+    // From the second sample on: the first holds the threads' start.
+    let (first, last) = (outcome.trace.get(1)?, outcome.trace.last()?);
+    let subs = &plan.problem.subs;
+    let points: Vec<(f64, f64)> = subs
+        .iter()
+        .filter_map(|g| {
+            let updates = last.counts[g.id].checked_sub(first.counts[g.id])?;
+            let busy = last.busy_s.get(g.id)? - first.busy_s.get(g.id)?;
+            let remote = g.edge_cells_from(|n| last.owners[n] != last.owners[g.id]) as f64;
+            (updates > 0).then(|| (remote, busy * 1e9 / updates as f64))
+        })
+        .collect();
+    let n = points.len() as f64;
+    let (mx, my) = points
+        .iter()
+        .fold((0.0, 0.0), |(x, y), p| (x + p.0 / n, y + p.1 / n));
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| (sxy / sxx).max(0.0))
+}
+
+/// The duty of the parasite the switch cost is measured under.
+const SWITCH_DUTY: f64 = 0.19;
+
+/// What a worker loses besides each parasite burst on its core (the
+/// switches, its caches refilled after), in nanoseconds: real runs like
+/// `cfg` for 0.3 s, quiet and with a `SWITCH_DUTY` parasite on the first
+/// thread's core, twice each, interleaved. The first thread's rate against
+/// the others' (or its own quiet rate, alone) gives the share of the core
+/// it lost; the simulator's parasite takes `duty / (1 - duty)` of its sleep
+/// per burst, and the switch is what makes up the rest. `None` if the runs
+/// cannot be made here.
+fn noise_switch_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
+    let mut losses = Vec::new();
+    let mut sleep_ns = 0.0;
+    for _ in 0..2 {
+        let (quiet, _) = noisy_run(cfg, machine, false)?;
+        let (noisy, sleep) = noisy_run(cfg, machine, true)?;
+        sleep_ns = sleep;
+        // The first thread's rate over the reference, noisy against quiet.
+        losses.push(1.0 - noisy / quiet);
+    }
+    let loss = median(losses).clamp(0.0, 0.99);
+    let per_burst = |share: f64| share / (1.0 - share) * sleep_ns;
+    Some((per_burst(loss) - per_burst(SWITCH_DUTY)).max(0.0))
+}
+
+/// A real run like `cfg` for 0.3 s, with the parasite or not: the first
+/// thread's rate over the others' mean (over its own, alone), and the
+/// parasite's sleep in nanoseconds.
+fn noisy_run(cfg: &Config, machine: &Topology, noisy: bool) -> Option<(f64, f64)> {
+    let mut run = cfg.clone();
+    run.apply_overrides(&quiet_overrides(0.3)).ok()?;
+    if noisy {
+        let core = machine.cores().first().copied()?;
+        run.apply_overrides(&[
+            "noise=thread".to_string(),
+            format!("noise_cores={core}:{SWITCH_DUTY}"),
+        ])
+        .ok()?;
+    }
+    let plan = Plan::new(&run, machine).ok()?;
+    let parasites = match &plan.noise {
+        Some(noise) => Some(crate::parasites::start(noise).ok()?),
+        None => None,
+    };
+    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
+    drop(parasites.and_then(crate::parasites::Running::stop));
+    let sleep_ns = plan
+        .noise
+        .as_ref()
+        .and_then(|n| n.parasites.first())
+        .map_or(0.0, |p| p.sleep_us as f64 * 1e3);
+    let rates: Vec<f64> = outcome
+        .thread_updates
+        .iter()
+        .map(|&u| u as f64 / outcome.elapsed_s.max(f64::MIN_POSITIVE))
+        .collect();
+    let (first, others) = rates.split_first()?;
+    let reference = if others.is_empty() {
+        1.0
+    } else {
+        others.iter().sum::<f64>() / others.len() as f64
+    };
+    (reference > 0.0).then(|| (first / reference, sleep_ns))
+}
+
+/// The extra nanoseconds per cell of a subdomain's first update on CPU
+/// `to` after CPU `from` updated it (its cells in `from`'s caches), against
+/// `to`'s next updates of it: a 150 x 150 subdomain, the median of 15
+/// moves. The updating thread has just updated another subdomain, so its
+/// code is warm, as a worker's is.
+fn cold_cell_ns(from: usize, to: usize) -> f64 {
     let p = Problem::new(300, 4, 4).expect("valid");
     let subs = subdomain::build(&p);
-    let s = &subs[5]; // an inner subdomain: four neighbours
-    let cells = s.geom.cells() as f64;
-    median(
-        (0..9)
-            .map(|_| {
-                let t = Instant::now();
-                for _ in 0..200 {
-                    s.lock().update(
-                        &subs,
-                        EdgeVersion::Latest,
-                        Residual::Skip,
-                        1.0,
-                        || false,
-                        || {},
-                    );
-                }
-                t.elapsed().as_nanos() as f64 / 200.0 - cells * cell_ns
+    let s = inner(&p);
+    let other = (s + 1) % subs.len();
+    let cells = subs[s].geom.cells() as f64;
+    let pinned = |cpu: usize, work: &(dyn Fn() -> f64 + Sync)| -> f64 {
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                let _ = core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
+                work()
             })
-            .collect(),
-    )
-    .max(0.0)
+            .join()
+            .unwrap_or(0.0)
+        })
+    };
+    let extra: Vec<f64> = (0..15)
+        .map(|_| {
+            pinned(from, &|| {
+                for _ in 0..5 {
+                    update_once(&subs, s);
+                }
+                0.0
+            });
+            pinned(to, &|| {
+                for _ in 0..5 {
+                    update_once(&subs, other);
+                }
+                let t = Instant::now();
+                update_once(&subs, s);
+                let cold = t.elapsed().as_nanos() as f64;
+                let warm = median(
+                    (0..5)
+                        .map(|_| {
+                            let t = Instant::now();
+                            update_once(&subs, s);
+                            t.elapsed().as_nanos() as f64
+                        })
+                        .collect(),
+                );
+                cold - warm
+            })
+        })
+        .collect();
+    (median(extra) / cells).max(0.0)
 }
 
-/// A balancer call at paper scale: 36 threads x 4 subdomains.
-fn balancer_ns() -> f64 {
+/// How a quiet real thread's rate jitters over one balancer interval:
+/// runs like `cfg` (quiet, unbalanced, with a trace every interval) for
+/// 0.3 s and takes the standard deviation of each thread's rate in each
+/// interval over its mean rate, pooled. `None` if the run cannot be made
+/// here (the config asks for more than this machine has, say).
+fn jitter(cfg: &Config, machine: &Topology) -> Option<Jitter> {
+    let every_s = match cfg.lb_interval {
+        crate::variant::Interval::Seconds(s) if s > 0.0 => s,
+        _ => 0.001,
+    };
+    let mut quiet = cfg.clone();
+    quiet.apply_overrides(&quiet_overrides(0.3)).ok()?;
+    quiet.trace_interval = every_s;
+    let plan = Plan::new(&quiet, machine).ok()?;
+    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
+    let threads = plan.placement.threads();
+    let speeds = MeasuredSpeeds::from_trace("calibration".into(), threads, &outcome.trace).ok()?;
+    let mut relative = Vec::new();
+    for rates in &speeds.rates {
+        let steady = steady(rates);
+        let mean = steady.iter().sum::<f64>() / steady.len().max(1) as f64;
+        if mean > 0.0 {
+            relative.extend(steady.iter().map(|r| r / mean - 1.0));
+        }
+    }
+    if relative.len() < 10 {
+        return None;
+    }
+    let sd = (relative.iter().map(|d| d * d).sum::<f64>() / relative.len() as f64).sqrt();
+    Some(Jitter {
+        sd: sd.min(1.0),
+        every_s,
+        core_sd: 0.0,
+    })
+}
+
+/// A balancer call (Algorithm 1, joint) at the run's size: `threads`
+/// threads of `per_thread` subdomains each.
+fn balancer_ns(threads: usize, per_thread: usize) -> f64 {
     let policy = Progressive::as_printed(Scope::Joint);
-    let owners: Vec<usize> = (0..144).map(|s| s / 4).collect();
-    let sockets: Vec<usize> = (0..36).map(|t| t / 18).collect();
-    let counts: Vec<u64> = (0..144).map(|s| (s as u64 * 7919) % 97).collect();
+    let n = threads * per_thread;
+    let owners: Vec<usize> = (0..n).map(|s| s / per_thread).collect();
+    let sockets: Vec<usize> = vec![0; threads];
+    let counts: Vec<u64> = (0..n).map(|s| (s as u64 * 7919) % 97).collect();
     median(
         (0..9)
             .map(|_| {
@@ -155,44 +626,185 @@ fn barrier_ns() -> f64 {
     t.elapsed().as_nanos() as f64 / crossings as f64
 }
 
+impl Measured {
+    /// Each cost as a `(key, value, what measured it)` line of config.
+    pub(crate) fn lines(&self) -> Vec<(&'static str, String, String)> {
+        let c = &self.costs;
+        let (threads, subs) = self.balancer_size;
+        let splits: Vec<String> = self.updates.iter().map(|u| u.0.to_string()).collect();
+        let how = if self.updates_measured {
+            format!(
+                "inside quiet real runs like this one's, fitted over {} subdomains per thread",
+                splits.join(", ")
+            )
+        } else {
+            "NOT measured: real runs like this one's could not be made here; default kept".into()
+        };
+        let mut lines = vec![
+            ("sim_cell_ns", format!("{:.4}", c.cell_ns), format!("per cell of an update, {how}")),
+            ("sim_row_ns", format!("{:.3}", c.row_ns), format!("per row of an update, {how}")),
+            (
+                "sim_update_ns",
+                format!("{:.0}", c.update_ns),
+                format!("per update besides its rows and cells, {how}"),
+            ),
+            (
+                "sim_residual_factor",
+                format!("{:.3}", c.residual_factor),
+                format!("an update's cells with the residual over without, {how}"),
+            ),
+            (
+                "sim_remote_edge_ns",
+                format!("{:.3}", c.remote_edge_ns),
+                "per cell of an edge read from another thread's subdomain, quiet real runs like this one's".into(),
+            ),
+            (
+                "sim_cold_cell_ns",
+                format!("{:.4}", c.cold_cell_ns),
+                "per cell, a first update on another core after a move".into(),
+            ),
+            (
+                "sim_balancer_ns",
+                format!("{:.0}", c.balancer_ns),
+                format!("one Algorithm 1 call, {threads} threads, {subs} subdomains"),
+            ),
+        ];
+        lines.push(if self.remote_measured {
+            (
+                "sim_remote_cell_ns",
+                format!("{:.4}", c.remote_cell_ns),
+                "per cell, a first update on another socket after a move".into(),
+            )
+        } else {
+            (
+                "sim_remote_cell_ns",
+                format!("{:.3}", c.remote_cell_ns),
+                "NOT measured: this machine has one socket; default kept".into(),
+            )
+        });
+        lines.extend([
+            (
+                "sim_barrier_ns",
+                format!("{:.0}", c.barrier_ns),
+                "a barrier crossing, 2 threads".into(),
+            ),
+            (
+                "sim_noise_iter_ns",
+                format!("{:.3}", c.noise_iter_ns),
+                "a noise work iteration".into(),
+            ),
+        ]);
+        lines.push((
+            "sim_noise_switch_ns",
+            format!("{:.0}", c.noise_switch_ns),
+            if self.switch_measured {
+                format!("a worker's loss per parasite burst besides the burst, {SWITCH_DUTY} duty, real runs like this one's")
+            } else {
+                "NOT measured: real runs with a parasite could not be made here".into()
+            },
+        ));
+        lines.push((
+            "sim_monitor_s",
+            format!("{}", crate::runtime::MONITOR_PERIOD.as_secs_f64()),
+            "how often braid run's monitor looks at the residual estimate (its period, not measured)".into(),
+        ));
+        lines.push(match self.jitter {
+            Some(j) => (
+                "sim_jitter",
+                format!("{:.4}:{}:{:.4}", j.sd, j.every_s, j.core_sd),
+                "quiet real threads: a rate's sd over one balancer interval, and a thread's mean rate's over all".into(),
+            ),
+            None => (
+                "sim_jitter",
+                "none".into(),
+                "NOT measured: a quiet run of this configuration could not be made here".into(),
+            ),
+        });
+        lines
+    }
+
+    /// The costs as `KEY=VALUE` overrides.
+    pub(crate) fn overrides(&self) -> Vec<String> {
+        self.lines()
+            .into_iter()
+            .map(|(k, v, _)| format!("{k}={v}"))
+            .collect()
+    }
+}
+
 impl fmt::Display for Measured {
+    /// The costs as `config.txt` lines, each with what measured it: a
+    /// fragment later runs and suites can take as they are.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = &self.0;
         writeln!(f, "# measured by braid sim --calibrate")?;
-        writeln!(
-            f,
-            "sim_cell_ns = {:.3}   # kernel, 150 x 150 subdomain, one core",
-            c.cell_ns
-        )?;
-        writeln!(
-            f,
-            "sim_update_ns = {:.0}   # a subdomain update besides its cells",
-            c.update_ns
-        )?;
-        writeln!(
-            f,
-            "sim_balancer_ns = {:.0}   # one Algorithm 1 call, 36 threads x 4 subdomains",
-            c.balancer_ns
-        )?;
-        writeln!(
-            f,
-            "sim_remote_cell_ns = {:.3}   # NOT measured: this machine has one socket; default kept",
-            c.remote_cell_ns
-        )?;
-        writeln!(
-            f,
-            "sim_barrier_ns = {:.0}   # a barrier crossing, 2 threads",
-            c.barrier_ns
-        )?;
-        writeln!(
-            f,
-            "sim_noise_iter_ns = {:.3}   # a noise work iteration",
-            c.noise_iter_ns
-        )?;
-        writeln!(
-            f,
-            "sim_residual_factor = {:.3}   # residual sweep / plain sweep per cell, 150 x 150",
-            c.residual_factor
-        )
+        for (k, rows, cells, plain, residual) in &self.updates {
+            writeln!(
+                f,
+                "# inside real runs, {k} subdomain(s) per thread ({rows:.1} rows, {cells:.0} \
+                 cells): {plain:.0} ns per update, {residual:.0} with the residual"
+            )?;
+        }
+        for (key, value, why) in self.lines() {
+            writeln!(f, "{key} = {value}   # {why}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(rows: f64, cells: f64, ns: f64) -> Point {
+        Point {
+            rows,
+            cells,
+            ns,
+            weight: 1.0,
+            remote_cells: 0.0,
+            threads: Vec::new(),
+        }
+    }
+
+    /// Updates of the sub-splits' shapes at known costs.
+    fn at(update: f64, row: f64, cell: f64) -> Vec<Point> {
+        [(150.0, 22500.0), (150.0, 11250.0), (75.0, 5625.0), (50.0, 2500.0), (37.5, 1406.0)]
+            .iter()
+            .map(|&(r, c)| point(r, c, update + r * row + c * cell))
+            .collect()
+    }
+
+    #[test]
+    fn the_fit_recovers_the_costs_updates_were_made_of() {
+        let [u, r, c] = fit_costs(&at(300.0, 8.0, 0.25));
+        assert!((u - 300.0).abs() < 1e-6 && (r - 8.0).abs() < 1e-8 && (c - 0.25).abs() < 1e-10);
+        assert!((fit_cells(&at(300.0, 8.0, 0.25), 300.0, 8.0) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_cost_the_fit_would_make_negative_is_held_at_zero() {
+        // Shorter updates than the cells alone: no per-update cost.
+        let mut points = at(0.0, 8.0, 0.25);
+        for p in &mut points {
+            p.ns -= 50.0;
+        }
+        let [u, r, c] = fit_costs(&points);
+        assert_eq!(u, 0.0);
+        assert!(r >= 0.0 && c > 0.0);
+    }
+
+    #[test]
+    fn the_runs_own_split_weighs_more_in_the_fit() {
+        // One point off the others' line: with weight it is fitted closer.
+        let mut points = at(300.0, 8.0, 0.25);
+        points[2].ns *= 1.1;
+        let miss = |pts: &[Point]| {
+            let [u, r, c] = fit_costs(pts);
+            let p = &pts[2];
+            ((u + p.rows * r + p.cells * c) / p.ns - 1.0).abs()
+        };
+        let even = miss(&points);
+        points[2].weight = OWN_WEIGHT;
+        assert!(miss(&points) < even / 2.0, "{} against {even}", miss(&points));
     }
 }

@@ -75,8 +75,9 @@ struct TopologyArgs {
 
 #[derive(Debug, Args)]
 struct SimArgs {
-    /// Measure the simulator's costs on this machine and print them as
-    /// config lines, then exit
+    /// Measure the simulator's costs on this machine, for runs like the
+    /// configuration's (its threads, subdomains, balancer interval), and
+    /// print them as config lines, then exit
     #[arg(long)]
     calibrate: bool,
     /// Replay the per-thread speeds a run measured (its JSON report, from a
@@ -203,10 +204,7 @@ pub(crate) fn main() -> ExitCode {
     let result = match cli.command {
         None => runner::command(&RunArgs::default().request(None), EngineKind::Run),
         Some(Command::Run(args)) => runner::command(&args.request(None), EngineKind::Run),
-        Some(Command::Sim(args)) if args.calibrate => {
-            runner::show(&crate::calibrate::measure().to_string());
-            Ok(())
-        }
+        Some(Command::Sim(args)) if args.calibrate => runner::calibrate(&args.run.request(None)),
         Some(Command::Sim(args)) => {
             let replay = args.replay_speeds;
             runner::command(&args.run.request(replay), EngineKind::Sim)

@@ -274,8 +274,16 @@ fn install_interrupt() -> Result<Interrupt, Failure> {
     Ok(Interrupt::install().context("cannot install the SIGINT/SIGTERM handlers")?)
 }
 
+/// `braid sim --calibrate`: the costs of runs like the request's on this
+/// machine, printed as config lines.
+pub(crate) fn calibrate(req: &Request) -> Result<(), Failure> {
+    let cfg = load_config(req)?;
+    show(&crate::calibrate::measure(&cfg).to_string());
+    Ok(())
+}
+
 /// The configuration file (or the defaults), the label, then the overrides.
-fn load_config(req: &Request) -> Result<Config, Failure> {
+pub(crate) fn load_config(req: &Request) -> Result<Config, Failure> {
     let mut cfg = match &req.config {
         Some(path) => Config::from_file(path).map_err(bad_input)?,
         None if Path::new("config.txt").exists() => {

@@ -59,7 +59,7 @@ use trace::RankTrace;
 /// async, exchanges the edges: measured on 2 ranks of 1 thread here, a pause
 /// of 0.1 ms between exchanges took CPU from the workers and cost 12% more
 /// time to solution than 1 ms; see `peers`).
-const MONITOR_PERIOD: Duration = Duration::from_millis(1);
+pub(crate) const MONITOR_PERIOD: Duration = Duration::from_millis(1);
 
 /// Exchanges whose estimates a run across ranks keeps: a minute at one
 /// per millisecond (1 MB), enough to find when the target was met.
