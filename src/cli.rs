@@ -46,6 +46,12 @@ enum Command {
     /// learned:MODEL.json), or evaluate one on held-out results
     /// (docs/learned.md).
     Learn(LearnArgs),
+    /// Check the simulator against this machine: calibrate its costs, run a
+    /// small matrix of variants quiet, under a parasite and under a recorded
+    /// trace in both engines, and print real against simulated with a
+    /// verdict per row; writes calibration.txt, validation.md and
+    /// validation.json (docs/simulator.md#validate)
+    Validate(ValidateArgs),
     /// Print the sockets, physical cores and logical CPUs braid detects (and
     /// how), and where N threads would be pinned. BRAID_SYSFS_ROOT=DIR reads
     /// a captured sysfs tree (DIR/devices/system/cpu) instead of /sys.
@@ -56,6 +62,27 @@ enum Command {
     /// The process form of the noise parasite (what `noise = process` runs).
     #[command(name = "__parasite", hide = true)]
     Parasite(braid_noise::cli::NoiseArgs),
+}
+
+#[derive(Debug, Args)]
+struct ValidateArgs {
+    /// 3 repetitions of each real run instead of 7: a few minutes
+    #[arg(long)]
+    quick: bool,
+    /// Directory for calibration.txt, validation.md and validation.json
+    #[arg(long, value_name = "DIR", default_value = "validation")]
+    out: PathBuf,
+    /// The recorded noise trace of the third condition [default:
+    /// noise/traces/vm-parasite19-core0.trace, if run from braid's repository]
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Configuration file of the runs to validate [default: ./config.txt if
+    /// present, else built-in defaults]
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Overrides of config keys, applied last (e.g. domain_size=64)
+    #[arg(value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -213,6 +240,7 @@ pub(crate) fn main() -> ExitCode {
         Some(Command::Plot(args)) => plot(args),
         Some(Command::Table(args)) => table(&args),
         Some(Command::Learn(args)) => learn(&args),
+        Some(Command::Validate(args)) => validate(args),
         Some(Command::Topology(args)) => topology(&args),
         Some(Command::Config) => {
             runner::show(&crate::config::document());
@@ -243,6 +271,39 @@ fn sentence(error: &anyhow::Error) -> String {
         }
     }
     text
+}
+
+/// `braid validate`: the simulator against this machine.
+fn validate(args: ValidateArgs) -> Result<(), Failure> {
+    let req = runner::Request {
+        config: args.config,
+        overrides: args.overrides,
+        ..runner::Request::default()
+    };
+    let cfg = runner::load_config(&req)?;
+    let opts = crate::validate::Options {
+        quick: args.quick,
+        out: args.out,
+        trace: args.trace,
+    };
+    let interrupt = Interrupt::install()
+        .map_err(|e| Failure::Failed(anyhow::anyhow!("cannot install the signal handlers: {e}")))?;
+    match crate::validate::validate(&cfg, &opts, &interrupt) {
+        Ok(v) => {
+            runner::show(&v.summary());
+            eprintln!(
+                "braid validate: wrote calibration.txt, validation.md and validation.json in {}",
+                opts.out.display()
+            );
+            Ok(())
+        }
+        Err(crate::validate::ValidateError::Interrupted(signal)) => Err(Failure::Interrupted {
+            signal,
+            error: anyhow::anyhow!("braid validate stopped by signal {signal}: nothing written"),
+        }),
+        Err(e) if e.is_bad_input() => Err(bad_input(anyhow::Error::new(e))),
+        Err(e) => Err(Failure::Failed(anyhow::Error::new(e))),
+    }
 }
 
 /// `braid topology`: the machine, and where threads would go.

@@ -86,6 +86,7 @@ pub(crate) mod subdomain;
 pub mod suggest;
 pub(crate) mod table;
 pub mod topology;
+pub(crate) mod validate;
 pub mod variant;
 pub(crate) mod watch;
 pub mod workload;

@@ -249,7 +249,7 @@ fn variant_parts(label: &str) -> (String, String, String, String) {
 }
 
 /// `2026-11-24T12:03:05Z` for seconds since 1970 (UTC), to the second.
-fn iso8601(unix_s: f64) -> String {
+pub(crate) fn iso8601(unix_s: f64) -> String {
     let secs = unix_s.max(0.0) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.

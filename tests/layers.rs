@@ -51,6 +51,8 @@ const LEVELS: &[&[&str]] = &[
     &["runner", "experiment"],
     // Figures and tables from results, and a chooser learned from them.
     &["plot", "table", "learn"],
+    // The simulator checked against the machine (both engines, a table).
+    &["validate"],
     &["cli"],
 ];
 

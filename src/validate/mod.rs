@@ -1,0 +1,423 @@
+//! `braid validate`: checks the simulator against this machine before a
+//! study trusts it at scale. It calibrates the simulator's costs on the
+//! machine (`braid sim --calibrate`), runs a small matrix of variants and
+//! conditions in both engines, and compares time to solution, each
+//! variant's ratio to its plain counterpart, noisy over quiet, and the
+//! spread, with a verdict on each ([`rows`]). It writes the calibration as
+//! a config fragment that later runs and suites take, and the whole
+//! comparison as a file a study can cite.
+
+mod rows;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::calibrate;
+use crate::config::{Config, ConfigError};
+use crate::experiment::provenance::Provenance;
+use crate::interrupt::Interrupt;
+use crate::plan::{Plan, PlanError};
+use crate::report::Report;
+use crate::topology::{Topology, TopologyError};
+use crate::variant::Interval;
+use braid_noise::files::AtomicFile;
+pub(crate) use rows::{Row, Stats, Verdict};
+
+/// What `braid validate` was asked.
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    /// Fewer repetitions: minutes, not tens of minutes.
+    pub quick: bool,
+    /// Where the calibration, the table and the results go.
+    pub out: PathBuf,
+    /// The recorded noise trace of the third condition (`None`: the trace
+    /// braid ships, if it is found from here; else that condition is left
+    /// out).
+    pub trace: Option<PathBuf>,
+}
+
+/// The trace braid ships, from the repository's root.
+pub(crate) const SHIPPED_TRACE: &str = "noise/traces/vm-parasite19-core0.trace";
+
+/// The duty of the parasite condition: the paper's noisy core.
+const PARASITE_DUTY: f64 = 0.19;
+
+/// Why a validation did not finish.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ValidateError {
+    /// The configuration or the trace cannot make the matrix's runs.
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    #[error("{0}")]
+    Topology(#[from] TopologyError),
+    #[error("--trace {}: no such file", .0.display())]
+    NoTrace(PathBuf),
+    /// A run could not start its parasites.
+    #[error("{0}")]
+    Start(#[from] crate::parasites::StartError),
+    /// A signal stopped it; nothing was written.
+    #[error("stopped by signal {0} before the matrix was done: nothing written")]
+    Interrupted(i32),
+    /// The results could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ValidateError {
+    /// Whether the user's input is at fault (exit status 2).
+    pub(crate) fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            ValidateError::Config(_)
+                | ValidateError::Plan(_)
+                | ValidateError::Topology(_)
+                | ValidateError::NoTrace(_)
+        )
+    }
+}
+
+/// A condition the matrix runs every variant under.
+#[derive(Debug, Clone, PartialEq)]
+enum Condition {
+    Quiet,
+    /// A `braid-noise` parasite at this duty on a worker's core.
+    Parasite(f64),
+    /// A recorded trace replayed on a worker's core.
+    Trace(PathBuf),
+}
+
+impl Condition {
+    fn name(&self) -> String {
+        match self {
+            Condition::Quiet => "quiet".into(),
+            Condition::Parasite(d) => format!("parasite {:.0}%", d * 100.0),
+            Condition::Trace(p) => format!(
+                "trace {}",
+                p.file_name().map_or("?".into(), |f| f.to_string_lossy())
+            ),
+        }
+    }
+
+    fn overrides(&self) -> Vec<String> {
+        match self {
+            Condition::Quiet => vec!["noise=none".into(), "noise_cores=auto".into()],
+            Condition::Parasite(d) => vec!["noise=thread".into(), format!("noise_cores=auto:{d}")],
+            Condition::Trace(p) => vec![
+                "noise=trace".into(),
+                format!("noise_cores=auto:{}", p.display()),
+            ],
+        }
+    }
+}
+
+/// The matrix: the variants, the conditions, and how often each real run
+/// is repeated (the simulator's runs take as many seeds).
+struct Matrix {
+    variants: Vec<String>,
+    conditions: Vec<Condition>,
+    repetitions: usize,
+}
+
+impl Matrix {
+    fn new(cfg: &Config, opts: &Options) -> Result<Matrix, ValidateError> {
+        let interval = match cfg.lb_interval {
+            Interval::Seconds(s) if s > 0.0 => s,
+            _ => 0.001,
+        };
+        let mut conditions = vec![Condition::Quiet, Condition::Parasite(PARASITE_DUTY)];
+        match &opts.trace {
+            Some(p) if !p.is_file() => return Err(ValidateError::NoTrace(p.clone())),
+            Some(p) => conditions.push(Condition::Trace(p.clone())),
+            None if Path::new(SHIPPED_TRACE).is_file() => {
+                conditions.push(Condition::Trace(SHIPPED_TRACE.into()));
+            }
+            None => eprintln!(
+                "braid validate: {SHIPPED_TRACE} is not here (run from braid's repository, or \
+                 give --trace FILE): the trace condition is left out"
+            ),
+        }
+        Ok(Matrix {
+            variants: vec![
+                "async(1)".into(),
+                "async(4)".into(),
+                format!("async(4)+split({interval})"),
+                format!("async(4)+greedy({interval})"),
+            ],
+            conditions,
+            repetitions: if opts.quick { 3 } else { 7 },
+        })
+    }
+
+    /// The plain variant each one is compared with: async(4) with
+    /// async(1) (the cost of sub-splitting), a balanced variant with
+    /// async(4).
+    fn base(&self, variant: usize) -> Option<usize> {
+        match variant {
+            0 => None,
+            1 => Some(0),
+            _ => Some(1),
+        }
+    }
+}
+
+/// What a validation found: cited by suites and papers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Validation {
+    /// When it ran (UTC).
+    pub date: String,
+    pub provenance: Provenance,
+    pub quick: bool,
+    /// Real runs of each variant under each condition.
+    pub repetitions: usize,
+    /// The simulated machine: this one's sockets and cores.
+    pub sim_topology: String,
+    /// The calibration, as the config lines written to `calibration.txt`.
+    pub calibration: Vec<String>,
+    /// The configuration every run started from (variant and noise set
+    /// per row).
+    pub config: Config,
+    pub rows: Vec<Row>,
+}
+
+/// Calibrates, runs the matrix in both engines, and writes
+/// `calibration.txt`, `validation.md` and `validation.json` into
+/// `opts.out`; prints the table. Each run is planned before any starts, so
+/// a bad key or trace fails at once.
+pub(crate) fn validate(
+    cfg: &Config,
+    opts: &Options,
+    interrupt: &Interrupt,
+) -> Result<Validation, ValidateError> {
+    let machine = Topology::detect()?;
+    let mut base = cfg.clone();
+    if base.tolerance == 0.0 {
+        base.tolerance = 1e-4;
+        eprintln!("braid validate: no tolerance set: comparing times to a 1e-4 residual");
+    }
+    // Every run goes to its tolerance (or to a time limit, as a guard).
+    base.max_iterations = base.max_iterations.max(1_000_000_000);
+    if base.time_limit == 0.0 {
+        base.time_limit = 120.0;
+    }
+    let matrix = Matrix::new(&base, opts)?;
+    let sim_topology = format!(
+        "pack:{} core:{}",
+        machine.sockets.len(),
+        machine
+            .sockets
+            .iter()
+            .map(|s| s.cores.len())
+            .max()
+            .unwrap_or(1)
+    );
+    // Checked before anything runs: every real and simulated sample plans.
+    for v in &matrix.variants {
+        for c in &matrix.conditions {
+            Plan::new(&real_config(&base, v, c)?, &machine)?;
+            Plan::simulated(&sim_config(&base, v, c, &[], &sim_topology, 0)?)?;
+        }
+    }
+    eprintln!("braid validate: calibrating the simulator on this machine...");
+    let measured = calibrate::measure(&base);
+    let calibration = measured.overrides();
+    let (nv, nc, reps) = (
+        matrix.variants.len(),
+        matrix.conditions.len(),
+        matrix.repetitions,
+    );
+    let cell = |c: usize, v: usize| c * nv + v;
+    let mut real: Vec<Vec<Report>> = vec![Vec::new(); nv * nc];
+    let mut sim: Vec<Vec<Report>> = vec![Vec::new(); nv * nc];
+    let total = nv * nc * reps;
+    let mut done = 0;
+    // Interleaved: every variant and condition sees the machine as it is
+    // through the whole matrix.
+    for _ in 0..reps {
+        for (c, condition) in matrix.conditions.iter().enumerate() {
+            for (v, variant) in matrix.variants.iter().enumerate() {
+                let mut plan = Plan::new(&real_config(&base, variant, condition)?, &machine)?;
+                plan.settings.interrupt = interrupt.clone();
+                let (report, _) = crate::runner::run(&plan)?;
+                if let Some(signal) = interrupt.signal() {
+                    return Err(ValidateError::Interrupted(signal));
+                }
+                done += 1;
+                eprintln!(
+                    "braid validate: real {done}/{total}: {} {variant}: {}",
+                    condition.name(),
+                    report
+                        .time_to_solution_s
+                        .map_or("no solution".into(), |t| format!("{t:.3} s"))
+                );
+                real[cell(c, v)].push(report);
+            }
+        }
+    }
+    for (c, condition) in matrix.conditions.iter().enumerate() {
+        for (v, variant) in matrix.variants.iter().enumerate() {
+            for seed in 0..reps as u64 {
+                let cfg = sim_config(&base, variant, condition, &calibration, &sim_topology, seed)?;
+                let mut plan = Plan::simulated(&cfg)?;
+                plan.settings.interrupt = interrupt.clone();
+                let (report, _) = crate::runner::run(&plan)?;
+                if let Some(signal) = interrupt.signal() {
+                    return Err(ValidateError::Interrupted(signal));
+                }
+                sim[cell(c, v)].push(report);
+            }
+        }
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for (c, condition) in matrix.conditions.iter().enumerate() {
+        for (v, variant) in matrix.variants.iter().enumerate() {
+            rows.push(row(condition, variant, &real[cell(c, v)], &sim[cell(c, v)]));
+        }
+    }
+    for c in 0..nc {
+        for v in 0..nv {
+            let b = matrix.base(v).map(|b| rows[cell(c, b)].clone());
+            let q = (c > 0).then(|| rows[cell(0, v)].clone());
+            rows[cell(c, v)].compare(b.as_ref(), q.as_ref());
+        }
+    }
+    let validation = Validation {
+        date: crate::table::iso8601(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+        ),
+        provenance: Provenance::new(&base, &machine, None, true),
+        quick: opts.quick,
+        repetitions: reps,
+        sim_topology,
+        calibration: measured.to_string().lines().map(str::to_string).collect(),
+        config: base,
+        rows,
+    };
+    write(&validation, &opts.out)?;
+    Ok(validation)
+}
+
+/// A real run of `variant` under `condition`.
+fn real_config(base: &Config, variant: &str, condition: &Condition) -> Result<Config, ConfigError> {
+    let mut cfg = base.clone();
+    cfg.apply_variant(variant)?;
+    cfg.apply_overrides(&condition.overrides())?;
+    Ok(cfg)
+}
+
+/// The same run in the simulator, on this machine's sockets and cores,
+/// with the numbers (for the residual), calibrated, seeded.
+fn sim_config(
+    base: &Config,
+    variant: &str,
+    condition: &Condition,
+    calibration: &[String],
+    sim_topology: &str,
+    seed: u64,
+) -> Result<Config, ConfigError> {
+    let mut cfg = real_config(base, variant, condition)?;
+    cfg.apply_overrides(calibration)?;
+    cfg.apply_overrides(&[
+        format!("sim_topology={sim_topology}"),
+        "numerics=true".into(),
+        format!("seed={seed}"),
+    ])?;
+    Ok(cfg)
+}
+
+/// One row from its runs: times to solution of those that reached the
+/// tolerance, the median spread and moves.
+fn row(condition: &Condition, variant: &str, real: &[Report], sim: &[Report]) -> Row {
+    let times = |rs: &[Report]| {
+        Stats::of(
+            &rs.iter()
+                .filter_map(|r| r.time_to_solution_s)
+                .collect::<Vec<_>>(),
+        )
+    };
+    let median_of = |rs: &[Report], f: &dyn Fn(&Report) -> f64| {
+        Stats::of(&rs.iter().map(f).collect::<Vec<_>>()).map_or(0.0, |s| s.median)
+    };
+    let spread = |r: &Report| r.spread as f64;
+    let moves = |r: &Report| r.lb.as_ref().map_or(0.0, |l| l.moves as f64);
+    Row {
+        condition: condition.name(),
+        variant: variant.to_string(),
+        real: times(real),
+        sim: times(sim),
+        real_spread: median_of(real, &spread),
+        sim_spread: median_of(sim, &spread),
+        real_moves: median_of(real, &moves),
+        sim_moves: median_of(sim, &moves),
+        time: None,
+        base: None,
+        over_base: None,
+        over_quiet: None,
+    }
+}
+
+impl Validation {
+    /// The table, and a line counting the verdicts.
+    pub(crate) fn summary(&self) -> String {
+        let count = |pick: &dyn Fn(&Row) -> Option<rows::Compared>| {
+            let all: Vec<Verdict> = self
+                .rows
+                .iter()
+                .filter_map(|r| pick(r).map(|c| c.verdict))
+                .collect();
+            let agree = all.iter().filter(|v| **v == Verdict::Agrees).count();
+            let sign = all.iter().filter(|v| **v == Verdict::Disagrees).count();
+            let scatter = all.iter().filter(|v| **v == Verdict::Scatter).count();
+            (agree, sign, scatter, all.len())
+        };
+        let (t, _, _, tn) = count(&|r| r.time);
+        let (b, bs, bc, bn) = count(&|r| r.over_base);
+        let (q, qs, qc, qn) = count(&|r| r.over_quiet);
+        format!(
+            "{}\nagreement: time to solution within 15% in {t} of {tn} rows; ratio to the base \
+             within 5% in {b} of {bn} ({bs} of opposite sign, {bc} more where the machine's runs \
+             overlap); noisy over quiet within 5% in {q} of {qn} ({qs} of opposite sign, {qc} \
+             more where they overlap)\n",
+            rows::table(&self.rows)
+        )
+    }
+}
+
+/// `calibration.txt` (config lines), `validation.md` (the table) and
+/// `validation.json` (everything), each written whole or not at all.
+fn write(v: &Validation, out: &Path) -> Result<(), ValidateError> {
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ValidateError::Write { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(failed(out))?;
+    let header = format!(
+        "# braid validate, {} on {} ({}); cite validation.json beside this file\n",
+        v.date, v.provenance.hostname, v.provenance.cpu_model
+    );
+    let files = [
+        ("calibration.txt", header + &v.calibration.join("\n") + "\n"),
+        (
+            "validation.md",
+            format!("# braid validate, {}\n\n{}", v.date, v.summary()),
+        ),
+        (
+            "validation.json",
+            serde_json::to_string_pretty(v).expect("a validation serializes") + "\n",
+        ),
+    ];
+    for (name, text) in files {
+        let path = out.join(name);
+        let mut file = AtomicFile::create(&path).map_err(failed(&path))?;
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(failed(&path))?;
+        file.commit().map_err(failed(&path))?;
+    }
+    Ok(())
+}
