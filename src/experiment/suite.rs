@@ -85,6 +85,12 @@ pub(crate) struct Suite {
     /// once per workload, at the configuration's values.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub swept_variants: Vec<String>,
+    /// A calibration `braid validate` wrote (relative to the suite file's
+    /// directory): its `KEY = VALUE` lines apply to every sample before
+    /// `[set]` (engine `sim` only), and its lines are part of the suite's
+    /// digest, so results state which calibration they rest on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<PathBuf>,
 }
 
 /// Where and how hard the payoff map's noise goes.
@@ -225,6 +231,9 @@ impl Sample {
 pub(crate) struct LoadedSuite {
     pub suite: Suite,
     pub path: PathBuf,
+    /// The `calibration` file's lines as `KEY=VALUE` overrides (empty
+    /// without one).
+    pub calibrated: Vec<String>,
 }
 
 impl LoadedSuite {
@@ -273,9 +282,29 @@ impl LoadedSuite {
                 suite.repetitions
             )));
         }
+        let calibrated = match &suite.calibration {
+            None => Vec::new(),
+            Some(_) if suite.engine != EngineKind::Sim => {
+                return Err(bad(
+                    "`calibration` sets the simulator's costs: it needs engine = \"sim\"".into(),
+                ));
+            }
+            Some(file) => {
+                let dir = path.parent().unwrap_or(Path::new(""));
+                let text = braid_noise::files::read_text(&dir.join(file), MAX_TEXT_BYTES)
+                    .map_err(|e| bad(format!("`calibration` {}: {e}", file.display())))?;
+                calibration_lines(&text).map_err(|line| {
+                    bad(format!(
+                        "`calibration` {}: line {line} is not KEY = VALUE",
+                        file.display()
+                    ))
+                })?
+            }
+        };
         let loaded = LoadedSuite {
             suite,
             path: path.to_path_buf(),
+            calibrated,
         };
         // Each sample is known by its key (resume skips a key done, plot
         // groups by it): two samples with one key would lose one.
@@ -349,12 +378,13 @@ impl LoadedSuite {
     pub(crate) fn overrides(&self, sample: &Sample) -> Vec<String> {
         let s = &self.suite;
         let noisy = sample.noise.then_some(&s.noise_set);
-        let mut out: Vec<String> = s
-            .set
-            .iter()
-            .chain(noisy.into_iter().flatten())
-            .map(|(k, v)| format!("{k}={}", value_text(v)))
-            .collect();
+        let mut out: Vec<String> = self.calibrated.clone();
+        out.extend(
+            s.set
+                .iter()
+                .chain(noisy.into_iter().flatten())
+                .map(|(k, v)| format!("{k}={}", value_text(v))),
+        );
         let level = s
             .payoff
             .as_ref()
@@ -378,7 +408,12 @@ impl LoadedSuite {
     pub(crate) fn digest(&self) -> String {
         let mut s = self.suite.clone();
         s.repetitions = 0;
-        let canonical = serde_json::to_string(&s).expect("a suite serializes");
+        let mut canonical = serde_json::to_string(&s).expect("a suite serializes");
+        // A recalibration is another suite, not more samples of this one.
+        for line in &self.calibrated {
+            canonical.push('\n');
+            canonical.push_str(line);
+        }
         format!("{:016x}", fnv1a(canonical.as_bytes()))
     }
 
@@ -390,6 +425,25 @@ impl LoadedSuite {
             _ => PathBuf::from("."),
         }
     }
+}
+
+/// A calibration file's `KEY = VALUE` lines as overrides (comments and
+/// blank lines skipped); the number of the first line that is not one.
+fn calibration_lines(text: &str) -> Result<Vec<String>, usize> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (key, value) = line.split_once('=').ok_or(i + 1)?;
+        let (key, value) = (key.trim(), value.trim());
+        if key.is_empty() || value.is_empty() {
+            return Err(i + 1);
+        }
+        out.push(format!("{key}={value}"));
+    }
+    Ok(out)
 }
 
 /// Every combination of the swept keys' values (one empty setting when

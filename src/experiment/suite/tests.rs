@@ -18,6 +18,7 @@ fn loaded(text: &str) -> LoadedSuite {
     LoadedSuite {
         suite: parse(text).unwrap(),
         path: PathBuf::from("x/t.toml"),
+        calibrated: Vec::new(),
     }
 }
 
@@ -301,4 +302,44 @@ fn each_sample_has_a_folder_name_of_its_own_made_of_safe_characters() {
     a.variant = "x(1)".into();
     b.variant = "x)1(".into();
     assert_ne!(a.folder(), b.folder());
+}
+
+#[test]
+fn a_calibration_file_applies_before_set_and_is_part_of_the_digest() {
+    let dir = std::env::temp_dir().join(format!("braid-suite-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let suite = dir.join("s.toml");
+    let write_cal = |cell: &str| {
+        std::fs::write(
+            dir.join("calibration.txt"),
+            format!("# braid validate, a date\nsim_cell_ns = {cell}   # what measured it\n\nsim_jitter = 0.05:0.001:0.01\n"),
+        )
+        .unwrap();
+    };
+    let text = "name = \"c\"\nfigure = \"tts\"\nengine = \"sim\"\nvariants = [\"async(4)\"]\n\
+                calibration = \"calibration.txt\"\n[set]\nsim_jitter = \"none\"\n";
+    std::fs::write(&suite, text).unwrap();
+    write_cal("0.25");
+    let loaded = LoadedSuite::load(&suite, None).unwrap();
+    let sample = &loaded.samples()[0];
+    assert_eq!(
+        loaded.overrides(sample),
+        [
+            "sim_cell_ns=0.25",
+            "sim_jitter=0.05:0.001:0.01",
+            "sim_jitter=none"
+        ]
+    );
+    let digest = loaded.digest();
+    write_cal("0.3");
+    assert_ne!(LoadedSuite::load(&suite, None).unwrap().digest(), digest);
+    // Not for real runs, and not a line that is no KEY = VALUE.
+    std::fs::write(&suite, text.replace("\"sim\"", "\"run\"")).unwrap();
+    let e = LoadedSuite::load(&suite, None).unwrap_err().to_string();
+    assert!(e.contains("engine = \"sim\""), "{e}");
+    std::fs::write(&suite, text).unwrap();
+    std::fs::write(dir.join("calibration.txt"), "sim_cell_ns 0.3\n").unwrap();
+    let e = LoadedSuite::load(&suite, None).unwrap_err().to_string();
+    assert!(e.contains("line 1 is not KEY = VALUE"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
