@@ -768,10 +768,16 @@ mod tests {
 
     /// Updates of the sub-splits' shapes at known costs.
     fn at(update: f64, row: f64, cell: f64) -> Vec<Point> {
-        [(150.0, 22500.0), (150.0, 11250.0), (75.0, 5625.0), (50.0, 2500.0), (37.5, 1406.0)]
-            .iter()
-            .map(|&(r, c)| point(r, c, update + r * row + c * cell))
-            .collect()
+        [
+            (150.0, 22500.0),
+            (150.0, 11250.0),
+            (75.0, 5625.0),
+            (50.0, 2500.0),
+            (37.5, 1406.0),
+        ]
+        .iter()
+        .map(|&(r, c)| point(r, c, update + r * row + c * cell))
+        .collect()
     }
 
     #[test]
@@ -805,6 +811,10 @@ mod tests {
         };
         let even = miss(&points);
         points[2].weight = OWN_WEIGHT;
-        assert!(miss(&points) < even / 2.0, "{} against {even}", miss(&points));
+        assert!(
+            miss(&points) < even / 2.0,
+            "{} against {even}",
+            miss(&points)
+        );
     }
 }
