@@ -7,6 +7,19 @@ use crate::policy::Learns;
 use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
 
+/// What a move leaves a subdomain's next update to pay, as bits of one
+/// byte.
+pub(crate) struct Pending;
+
+impl Pending {
+    /// Moved across sockets: `remote_cell_ns` (the runtime's re-homing copy).
+    pub(crate) const SOCKETS: u8 = 1;
+    /// Moved to another core: `cold_cell_ns` (unless it crossed sockets).
+    pub(crate) const COLD: u8 = 2;
+    /// Moved to another node: a latency and its cells' bytes.
+    pub(crate) const NODES: u8 = 4;
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Board {
     pub(crate) counts: Vec<u64>,
@@ -15,19 +28,16 @@ pub(crate) struct Board {
     pub(crate) sets: Vec<Vec<usize>>,
     /// Whether a thread's set changed since it last copied it.
     pub(crate) dirty: Vec<bool>,
-    /// Subdomains whose next update pays `remote_cell_ns` (moved across
-    /// sockets since their last update).
-    pub(crate) remote: Vec<bool>,
-    /// Subdomains whose next update pays `cold_cell_ns` (moved to another
-    /// core since their last update), marked only when that cost is not 0.
-    pub(crate) cold: Vec<bool>,
+    /// What each subdomain's next update pays for a move since its last
+    /// ([`Pending`]: one byte, so that the common case, nothing, is one
+    /// look).
+    pub(crate) pending: Vec<u8>,
+    /// Whether a move marks [`Pending::COLD`] (`cold_cell_ns` is not 0).
     pub(crate) marks_cold: bool,
     /// Subdomain updates each thread has made.
     pub(crate) updates: Vec<u64>,
     /// The node of each thread's core (all 0 on one node).
     pub(crate) nodes: Vec<usize>,
-    /// Subdomains whose next update pays for a move to another node.
-    pub(crate) crossed_nodes: Vec<bool>,
     /// Owner changes so far (what a subdomain's network cost depends on).
     pub(crate) moves: u64,
     /// Object loads, when measured: each subdomain's virtual time spent
@@ -69,11 +79,9 @@ impl Board {
             dirty: vec![false; problem.threads],
             updates: vec![0; problem.threads],
             sets,
-            remote: vec![false; n],
-            cold: vec![false; n],
+            pending: vec![0; n],
             marks_cold: false,
             nodes: vec![0; problem.threads],
-            crossed_nodes: vec![false; n],
             moves: 0,
             loads: None,
         }
@@ -120,9 +128,11 @@ impl schedule::View for Board {
 
 impl schedule::Sets for Board {
     fn set_owner(&mut self, sub: usize, to: usize) {
-        self.cold[sub] |= self.marks_cold;
+        if self.marks_cold {
+            self.pending[sub] |= Pending::COLD;
+        }
         if self.nodes[self.owners[sub]] != self.nodes[to] {
-            self.crossed_nodes[sub] = true;
+            self.pending[sub] |= Pending::NODES;
         }
         self.owners[sub] = to;
         self.moves += 1;
@@ -137,7 +147,7 @@ impl schedule::Sets for Board {
         self.dirty[t] = true;
     }
     fn crossed_sockets(&mut self, sub: usize) {
-        self.remote[sub] = true;
+        self.pending[sub] |= Pending::SOCKETS;
     }
 }
 

@@ -59,7 +59,9 @@ pub(super) fn timelines(
             speed,
             interference: interference(core),
             steps: None,
-            jitter: sim.jitter.map(|(j, seed)| Wander::new(j, seed, core)),
+            jitter: sim
+                .jitter
+                .map(|(j, seed)| Box::new(Wander::new(j, seed, core))),
         }
     };
     (0..placement.threads()).map(timeline).collect()

@@ -4,7 +4,7 @@
 //! worker does (set refresh and balancer turn at the top of a sweep, the
 //! staleness gate, skipping what it no longer owns or what is in flight).
 
-use super::board::{Balance, Board};
+use super::board::{Balance, Board, Pending};
 use super::clock::{PS_PER_S, RANGE_PS, after, ps, seconds, step};
 use super::cores;
 use super::events::Events;
@@ -232,8 +232,7 @@ impl<'a> Simulation<'a> {
     #[inline]
     fn cost(&mut self, s: usize) -> f64 {
         // Runs on every update: the common case is a table look-up.
-        let b = &self.board;
-        if self.steady && !b.remote[s] && !b.cold[s] && !b.crossed_nodes[s] {
+        if self.steady && self.board.pending[s] == 0 {
             // Without nodes or remote edges, prices do not depend on owners.
             if self.owners_priced && self.priced_at != self.board.moves {
                 self.reprice();
@@ -248,14 +247,18 @@ impl<'a> Simulation<'a> {
     /// node's network 0 too), `price` gives the same bits as `cost_now`: a
     /// run's bytes do not depend on the table.
     fn reprice(&mut self) {
+        let remote_edges = self.costs.remote_edge_ns > 0.0;
         self.steady_ps = (0..self.cells.len())
             .map(|s| {
-                let node = if self.spans_nodes {
+                let mut node = if self.spans_nodes {
                     self.edge_ns(s)
                 } else {
                     0.0
                 };
-                self.price(s, 0.0, 0.0, node + self.remote_edges_ns(s))
+                if remote_edges {
+                    node += self.remote_edges_ns(s);
+                }
+                self.price(s, 0.0, 0.0, node)
             })
             .collect();
         self.priced_at = self.board.moves;
@@ -271,9 +274,10 @@ impl<'a> Simulation<'a> {
         } else {
             0.0
         } + self.remote_edges_ns(s);
-        let remote = if self.board.remote[s] {
+        let pending = self.board.pending[s];
+        let remote = if pending & Pending::SOCKETS != 0 {
             self.cells[s] as f64 * c.remote_cell_ns
-        } else if self.board.cold[s] {
+        } else if pending & Pending::COLD != 0 {
             self.cells[s] as f64 * c.cold_cell_ns
         } else {
             0.0
@@ -309,7 +313,7 @@ impl<'a> Simulation<'a> {
     /// move to another node, a latency and the bytes of its cells.
     pub(super) fn node_cost(&self, s: usize) -> f64 {
         let mut ns = self.edge_ns(s);
-        if self.board.crossed_nodes[s] {
+        if self.board.pending[s] & Pending::NODES != 0 {
             let c = &self.costs;
             ns += c.node_latency_ns + 8.0 * self.cells[s] as f64 * c.node_byte_ns;
         }
@@ -477,10 +481,8 @@ impl<'a> Simulation<'a> {
         }
         self.board.counts[s] += 1;
         self.busy[s] = false;
-        self.rehomes += u64::from(self.board.remote[s]);
-        self.board.remote[s] = false;
-        self.board.cold[s] = false;
-        self.board.crossed_nodes[s] = false;
+        self.rehomes += u64::from(self.board.pending[s] & Pending::SOCKETS != 0);
+        self.board.pending[s] = 0;
         self.count_update(t);
         if let Some(loads) = &mut self.board.loads {
             let th = &self.threads[t];

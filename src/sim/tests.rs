@@ -158,16 +158,16 @@ fn across_nodes_an_update_pays_its_remote_edges_and_a_move_its_cells() {
     // Moved to thread 2 on node 1: now its east edge (to domain 1)
     // crosses, its south one does not, and the move is paid once.
     schedule::Sets::set_owner(&mut e.board, 0, 2);
-    assert!(e.board.crossed_nodes[0]);
+    assert_ne!(e.board.pending[0] & board::Pending::NODES, 0);
     assert_eq!(
         e.node_cost(0),
         8.0 * 10.0 * 0.5 + 1000.0 + 8.0 * 100.0 * 0.5
     );
-    e.board.crossed_nodes[0] = false;
+    e.board.pending[0] = 0;
     assert_eq!(e.node_cost(0), 8.0 * 10.0 * 0.5);
     // A move within a node is free of the network.
     schedule::Sets::set_owner(&mut e.board, 1, 0);
-    assert!(!e.board.crossed_nodes[1]);
+    assert_eq!(e.board.pending[1] & board::Pending::NODES, 0);
 }
 
 #[test]

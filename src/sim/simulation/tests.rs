@@ -87,7 +87,7 @@ fn without_a_cold_cost_a_move_changes_no_price() {
     let mut sim = simulation(&p);
     let before = sim.cost(0);
     sim.board.set_owner(0, 1);
-    assert!(!sim.board.cold[0], "marked although the cost is 0");
+    assert_eq!(sim.board.pending[0], 0, "marked although the cost is 0");
     assert_eq!(sim.cost(0).to_bits(), before.to_bits());
 }
 
