@@ -99,6 +99,7 @@ mod tests {
     fn work_within_a_window_takes_its_factor_and_across_windows_each_ones_share() {
         let w = wander(0.2);
         let (f0, f1) = (w.factor(0), w.factor(1));
+        assert_ne!(f0, f1, "each window draws its own");
         assert_eq!(w.finish(0, 1e6), step(1e6 / f0));
         // Work that fills window 0 at its factor, then 1e6 ps more in window 1.
         let window = 1e9; // 1 ms in ps

@@ -13,6 +13,13 @@
 //!   `lb_interval` virtual seconds, costing `balancer_ns`, deciding with the
 //!   same `crate::policy` code), ssync's staleness gate, skipping
 //!   subdomains it no longer owns or that are in flight elsewhere.
+//! * What a real update pays besides, each 0 unless calibrated (`braid
+//!   validate`): `row_ns` per row, `remote_edge_ns` per cell of an edge
+//!   another thread's subdomain holds, `cold_cell_ns` per cell of a moved
+//!   subdomain's first update on another core, `noise_switch_ns` per
+//!   parasite burst or trace detour; [`jitter`] wanders each core's speed;
+//!   with `monitor_s` the estimate is looked at once a period, as the
+//!   runtime's monitor does.
 //! * sync: each iteration ends at the slowest thread plus `barrier_ns`.
 //! * Across nodes (`sim_topology = host:N ...`), LogGP's network
 //!   ([`network`]): an update also pays `node_overhead_ns` and
