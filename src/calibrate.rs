@@ -226,20 +226,20 @@ fn update_fit(cfg: &Config, machine: &Topology, remote_edge_ns: f64) -> Option<U
 /// residual computed or not, for 0.15 s: the median over threads and
 /// steady 5 ms windows of one update's nanoseconds.
 fn in_situ(cfg: &Config, machine: &Topology, k: usize, residual: bool) -> Option<Point> {
-    let mut quiet = cfg.clone();
-    quiet.apply_overrides(&quiet_overrides(0.15)).ok()?;
-    quiet.subdomains = k;
-    quiet.trace_interval = 0.005;
-    let mut plan = Plan::new(&quiet, machine).ok()?;
-    if residual {
-        // A target no estimate meets (every comparison with NaN is false,
-        // where a tiny one squares to 0, which a small grid's residual
-        // reaches): the run computes the residual and stops at its limit.
-        plan.settings.tolerance = Some(f64::NAN);
-    }
-    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
-    let threads = plan.placement.threads();
-    let speeds = MeasuredSpeeds::from_trace("calibration".into(), threads, &outcome.trace).ok()?;
+    let split = Config {
+        subdomains: k,
+        ..cfg.clone()
+    };
+    let (plan, outcome) = real_run(&split, machine, 0.15, &[], 0.005, |plan| {
+        if residual {
+            // A target no estimate meets (every comparison with NaN is
+            // false, where a tiny one squares to 0, which a small grid's
+            // residual reaches): the run computes the residual and stops
+            // at its limit.
+            plan.settings.tolerance = Some(f64::NAN);
+        }
+    })?;
+    let speeds = rates(&plan, &outcome)?;
     let rates: Vec<f64> = speeds
         .rates
         .iter()
@@ -286,6 +286,39 @@ fn quiet_overrides(seconds: f64) -> Vec<String> {
     .map(|s| s.to_string())
     .chain([format!("time_limit={seconds}")])
     .collect()
+}
+
+/// A real, unbalanced run like `cfg` for `seconds`, quiet unless `noise`
+/// (`KEY=VALUE` lines) adds a parasite, traced every `trace_s`, with
+/// `adjust` applied to its plan: the plan and what it did (its parasites
+/// started beside it and stopped after). `None` if it cannot be made here.
+fn real_run(
+    cfg: &Config,
+    machine: &Topology,
+    seconds: f64,
+    noise: &[String],
+    trace_s: f64,
+    adjust: impl FnOnce(&mut Plan),
+) -> Option<(Plan, crate::engine::Outcome)> {
+    let mut run = cfg.clone();
+    run.apply_overrides(&quiet_overrides(seconds)).ok()?;
+    run.apply_overrides(noise).ok()?;
+    run.trace_interval = trace_s;
+    let mut plan = Plan::new(&run, machine).ok()?;
+    adjust(&mut plan);
+    let parasites = match &plan.noise {
+        Some(noise) => Some(crate::parasites::start(noise).ok()?),
+        None => None,
+    };
+    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
+    drop(parasites.and_then(crate::parasites::Running::stop));
+    Some((plan, outcome))
+}
+
+/// Each thread's rates in the trace's windows.
+fn rates(plan: &Plan, outcome: &crate::engine::Outcome) -> Option<MeasuredSpeeds> {
+    let threads = plan.placement.threads();
+    MeasuredSpeeds::from_trace("calibration".into(), threads, &outcome.trace).ok()
 }
 
 /// A thread's rates without the first two windows (the threads start) and
@@ -397,12 +430,9 @@ fn least_squares(points: &[Point], free: [bool; 3]) -> [f64; 3] {
 /// least 0). `None` if the run cannot be made, or every subdomain has as
 /// many such cells as every other (nothing to fit).
 fn remote_edge_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
-    let mut run = cfg.clone();
-    run.apply_overrides(&quiet_overrides(0.3)).ok()?;
-    run.trace_interval = 0.05;
-    let mut plan = Plan::new(&run, machine).ok()?;
-    plan.settings.trace_loads = true;
-    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
+    let (plan, outcome) = real_run(cfg, machine, 0.3, &[], 0.05, |plan| {
+        plan.settings.trace_loads = true;
+    })?;
     // From the second sample on: the first holds the threads' start.
     let (first, last) = (outcome.trace.get(1)?, outcome.trace.last()?);
     let subs = &plan.problem.subs;
@@ -454,23 +484,14 @@ fn noise_switch_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
 /// thread's rate over the others' mean (over its own, alone), and the
 /// parasite's sleep in nanoseconds.
 fn noisy_run(cfg: &Config, machine: &Topology, noisy: bool) -> Option<(f64, f64)> {
-    let mut run = cfg.clone();
-    run.apply_overrides(&quiet_overrides(0.3)).ok()?;
-    if noisy {
-        let core = machine.cores().first().copied()?;
-        run.apply_overrides(&[
+    let noise = match noisy {
+        true => vec![
             "noise=thread".to_string(),
-            format!("noise_cores={core}:{SWITCH_DUTY}"),
-        ])
-        .ok()?;
-    }
-    let plan = Plan::new(&run, machine).ok()?;
-    let parasites = match &plan.noise {
-        Some(noise) => Some(crate::parasites::start(noise).ok()?),
-        None => None,
+            format!("noise_cores={}:{SWITCH_DUTY}", machine.cores().first()?),
+        ],
+        false => Vec::new(),
     };
-    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
-    drop(parasites.and_then(crate::parasites::Running::stop));
+    let (plan, outcome) = real_run(cfg, machine, 0.3, &noise, 0.0, |_| {})?;
     let sleep_ns = plan
         .noise
         .as_ref()
@@ -552,13 +573,8 @@ fn jitter(cfg: &Config, machine: &Topology) -> Option<Jitter> {
         crate::variant::Interval::Seconds(s) if s > 0.0 => s,
         _ => 0.001,
     };
-    let mut quiet = cfg.clone();
-    quiet.apply_overrides(&quiet_overrides(0.3)).ok()?;
-    quiet.trace_interval = every_s;
-    let plan = Plan::new(&quiet, machine).ok()?;
-    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
-    let threads = plan.placement.threads();
-    let speeds = MeasuredSpeeds::from_trace("calibration".into(), threads, &outcome.trace).ok()?;
+    let (plan, outcome) = real_run(cfg, machine, 0.3, &[], every_s, |_| {})?;
+    let speeds = rates(&plan, &outcome)?;
     let mut relative = Vec::new();
     for rates in &speeds.rates {
         let steady = steady(rates);

@@ -241,12 +241,8 @@ pub(crate) fn validate(
     for _ in 0..reps {
         for (c, condition) in matrix.conditions.iter().enumerate() {
             for (v, variant) in matrix.variants.iter().enumerate() {
-                let mut plan = Plan::new(&real_config(&base, variant, condition)?, &machine)?;
-                plan.settings.interrupt = interrupt.clone();
-                let (report, _) = crate::runner::run(&plan)?;
-                if let Some(signal) = interrupt.signal() {
-                    return Err(ValidateError::Interrupted(signal));
-                }
+                let plan = Plan::new(&real_config(&base, variant, condition)?, &machine)?;
+                let report = run(plan, interrupt)?;
                 done += 1;
                 eprintln!(
                     "braid validate: real {done}/{total}: {} {variant}: {}",
@@ -260,16 +256,15 @@ pub(crate) fn validate(
         }
     }
     for (c, condition) in matrix.conditions.iter().enumerate() {
+        eprintln!(
+            "braid validate: simulating {} ({} variants x {reps} seeds)...",
+            condition.name(),
+            nv
+        );
         for (v, variant) in matrix.variants.iter().enumerate() {
             for seed in 0..reps as u64 {
                 let cfg = sim_config(&base, variant, condition, &calibration, &sim_topology, seed)?;
-                let mut plan = Plan::simulated(&cfg)?;
-                plan.settings.interrupt = interrupt.clone();
-                let (report, _) = crate::runner::run(&plan)?;
-                if let Some(signal) = interrupt.signal() {
-                    return Err(ValidateError::Interrupted(signal));
-                }
-                sim[cell(c, v)].push(report);
+                sim[cell(c, v)].push(run(Plan::simulated(&cfg)?, interrupt)?);
             }
         }
     }
@@ -302,6 +297,17 @@ pub(crate) fn validate(
     };
     write(&validation, &opts.out)?;
     Ok(validation)
+}
+
+/// Runs `plan` on its engine, stopped by `interrupt`: its report, or why
+/// the validation stops.
+fn run(mut plan: Plan, interrupt: &Interrupt) -> Result<Report, ValidateError> {
+    plan.settings.interrupt = interrupt.clone();
+    let (report, _) = crate::runner::run(&plan)?;
+    match interrupt.signal() {
+        Some(signal) => Err(ValidateError::Interrupted(signal)),
+        None => Ok(report),
+    }
 }
 
 /// A real run of `variant` under `condition`.
