@@ -61,6 +61,12 @@ pub(crate) enum ValidateError {
     /// A signal stopped it; nothing was written.
     #[error("stopped by signal {0} before the matrix was done: nothing written")]
     Interrupted(i32),
+    /// `--out` cannot take the results (found before anything runs).
+    #[error("--out: cannot write {}: {source}", path.display())]
+    Out {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The results could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {
@@ -78,6 +84,7 @@ impl ValidateError {
                 | ValidateError::Plan(_)
                 | ValidateError::Topology(_)
                 | ValidateError::NoTrace(_)
+                | ValidateError::Out { .. }
         )
     }
 }
@@ -223,6 +230,8 @@ pub(crate) fn validate(
             Plan::simulated(&sim_config(&base, v, c, &[], &sim_topology, 0)?)?;
         }
     }
+    // And the outputs can be written, before minutes of runs depend on it.
+    writable(&opts.out)?;
     eprintln!("braid validate: calibrating the simulator on this machine...");
     let measured = calibrate::measure(&base);
     let calibration = measured.overrides();
@@ -394,6 +403,21 @@ impl Validation {
             rows::table(&self.rows)
         )
     }
+}
+
+/// Whether files can be written into `out` (created if missing): a
+/// temporary sibling of each output is made and removed.
+fn writable(out: &Path) -> Result<(), ValidateError> {
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ValidateError::Out { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(failed(out))?;
+    for name in ["calibration.txt", "validation.md", "validation.json"] {
+        let path = out.join(name);
+        drop(AtomicFile::create(&path).map_err(failed(&path))?);
+    }
+    Ok(())
 }
 
 /// `calibration.txt` (config lines), `validation.md` (the table) and
