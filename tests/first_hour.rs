@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{braid, scratch};
+use common::{braid, json, scratch};
 
 fn refused_with(dir: &Path, args: &[&str], said: &str) {
     let out = braid(dir, args);
@@ -110,8 +110,7 @@ fn a_replay_simulates_the_sockets_the_threads_used() {
         ],
     );
     assert_eq!(run.status, Some(0), "{}", run.stderr);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let report = json(&dir.join("r.json"));
     let used: std::collections::BTreeSet<u64> = report["thread_sockets"]
         .as_array()
         .unwrap()

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{braid, scratch};
+use common::{braid, json, scratch};
 use std::path::Path;
 
 const TINY: &[&str] = &["threads=2", "domain_size=24", "tolerance=1e-3"];
@@ -75,8 +75,7 @@ fn quick_validation_writes_a_calibration_runs_can_take_a_table_and_a_citable_fil
         ],
     );
     assert_eq!(sim.status, Some(0), "{}", sim.stderr);
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("r.json")).unwrap()).unwrap();
+    let report = json(&dir.join("r.json"));
     let cell = cal
         .lines()
         .find_map(|l| l.strip_prefix("sim_cell_ns = "))
@@ -88,20 +87,18 @@ fn quick_validation_writes_a_calibration_runs_can_take_a_table_and_a_citable_fil
     );
 
     // The citable file: when, on what, with which calibration, every row.
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("validation.json")).unwrap())
-            .unwrap();
-    assert!(json["date"].as_str().unwrap().ends_with('Z'));
-    assert!(json["provenance"]["cpu_model"].is_string());
-    assert_eq!(json["repetitions"], 3);
+    let validation = json(&out.join("validation.json"));
+    assert!(validation["date"].as_str().unwrap().ends_with('Z'));
+    assert!(validation["provenance"]["cpu_model"].is_string());
+    assert_eq!(validation["repetitions"], 3);
     assert_eq!(
-        json["sim_topology"]
+        validation["sim_topology"]
             .as_str()
             .map(|t| t.starts_with("pack:")),
         Some(true)
     );
-    assert!(json["calibration"].as_array().unwrap().len() >= 10);
-    let rows = json["rows"].as_array().unwrap();
+    assert!(validation["calibration"].as_array().unwrap().len() >= 10);
+    let rows = validation["rows"].as_array().unwrap();
     assert_eq!(rows.len(), conditions.len() * variants.len());
     for r in rows {
         for key in [

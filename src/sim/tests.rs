@@ -8,7 +8,7 @@ use crate::problem::Side;
 use crate::schedule;
 use crate::subdomain::EdgeVersion;
 
-fn run_plan(plan: &Plan) -> (Outcome, Option<NoiseReport>) {
+pub(super) fn run_plan(plan: &Plan) -> (Outcome, Option<NoiseReport>) {
     let sim = plan.sim.as_ref().expect("a simulated plan");
     run(&plan.problem, &plan.placement, &plan.settings, sim)
 }

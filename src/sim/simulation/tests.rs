@@ -5,6 +5,7 @@ use super::*;
 use crate::config::Config;
 use crate::plan::Plan;
 use crate::schedule::Sets;
+use crate::sim::tests::run_plan;
 use crate::sim::timeline::Interference;
 
 /// A simulated plan of 2 threads on a small grid, with `overrides` (and
@@ -125,8 +126,7 @@ fn quiet_threads_with_jitter_drift_apart_and_move_work_and_without_do_not() {
             "max_iterations=3000",
             &format!("sim_jitter={jitter}"),
         ]);
-        let sim = p.sim.as_ref().unwrap();
-        let (out, _) = super::super::run(&p.problem, &p.placement, &p.settings, sim);
+        let (out, _) = run_plan(&p);
         let moves = out.lb.map_or(0, |l| l.moves);
         let spread = out.subdomain_updates.iter().max().unwrap()
             - out.subdomain_updates.iter().min().unwrap();
@@ -153,8 +153,7 @@ fn with_a_monitor_the_estimate_is_looked_at_once_a_period() {
             "max_iterations=1000000",
             &format!("sim_monitor_s={monitor}"),
         ]);
-        let sim = p.sim.as_ref().unwrap();
-        let (out, _) = super::super::run(&p.problem, &p.placement, &p.settings, sim);
+        let (out, _) = run_plan(&p);
         assert!(out.converged, "monitor {monitor}");
         out.time_to_solution_s.unwrap()
     };
@@ -190,8 +189,7 @@ fn with_every_calibrated_cost_the_same_seed_gives_the_same_run() {
             "sim_monitor_s=0.001",
             seed,
         ]);
-        let sim = p.sim.as_ref().unwrap();
-        let (out, _) = super::super::run(&p.problem, &p.placement, &p.settings, sim);
+        let (out, _) = run_plan(&p);
         let grid: Vec<u64> = out
             .grid
             .as_ref()
