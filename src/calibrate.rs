@@ -13,7 +13,7 @@ use crate::plan::Plan;
 use crate::policy::{Policy, Progressive, Scope, Snapshot};
 use crate::problem::Problem;
 use crate::runtime::{StopBarrier, StopFlag};
-use crate::subdomain::{self, EdgeVersion, Subdomain};
+use crate::subdomain::{EdgeVersion, Subdomain, Subdomains};
 use crate::topology::Topology;
 
 /// Measured costs, and what could not be measured here.
@@ -518,7 +518,7 @@ fn noisy_run(cfg: &Config, machine: &Topology, noisy: bool) -> Option<(f64, f64)
 /// code is warm, as a worker's is.
 fn cold_cell_ns(from: usize, to: usize) -> f64 {
     let p = Problem::new(300, 4, 4).expect("valid");
-    let subs = subdomain::build(&p);
+    let subs = Subdomains::standalone(&p);
     let s = inner(&p);
     let other = (s + 1) % subs.len();
     let cells = subs[s].geom.cells() as f64;

@@ -32,7 +32,7 @@ use crate::engine::{Outcome, RanksInfo};
 use crate::plan::Plan;
 use crate::problem::{Neighbour, Problem, Side};
 use crate::runtime::peers::{Peers, Wish, from_urgency, owner_ranks, urgency};
-use crate::subdomain::Subdomain;
+use crate::subdomain::{Subdomain, Subdomains};
 use crate::topology::Placement;
 
 /// The tag of edge messages (one message per peer and exchange; MPI keeps
@@ -490,7 +490,7 @@ impl Peers for Ranks {
         *self.routes.lock().expect("routes") = routes(problem, self.rank, self.size, owner_rank);
     }
 
-    fn gather(&self, problem: &Problem, subs: &[Subdomain]) -> Option<Array2<f64>> {
+    fn gather(&self, problem: &Problem, subs: &Subdomains) -> Option<Array2<f64>> {
         let world = SimpleCommunicator::world();
         let root = world.process_at_rank(0);
         // Each rank's cells, its subdomains in id order: every rank knows
@@ -504,7 +504,7 @@ impl Peers for Ranks {
         };
         let mut mine = Vec::with_capacity(cells(self.rank));
         for (s, _) in subs.iter().zip(&on).filter(|&(_, &r)| r == self.rank) {
-            s.interior_into(problem, &mut mine);
+            subs.interior_into(problem, s.geom.id, &mut mine);
         }
         if self.rank != 0 {
             self.gathered

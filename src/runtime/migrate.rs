@@ -275,7 +275,7 @@ impl RankBalancer {
                         sends.len() - 1
                     }
                 };
-                sub.pack(sh.problem, sh.subs, &mut sends[at].1);
+                sh.subs.pack(sh.problem, m.sub, &mut sends[at].1);
             } else if rank_of(m.to) == me {
                 let from = rank_of(m.from);
                 match recvs.iter_mut().find(|(r, _)| *r == from) {
@@ -295,9 +295,9 @@ impl RankBalancer {
                 .expect("an arrival has a sender");
             let sub = &sh.subs[m.sub];
             let len = sub.packed_len();
-            sub.unpack(
+            sh.subs.unpack(
                 sh.problem,
-                sh.subs,
+                m.sub,
                 m.to,
                 &received[i][at[i]..at[i] + len],
                 foreign,

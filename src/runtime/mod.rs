@@ -47,7 +47,7 @@ pub(crate) use stop::{Idler, StopFlag};
 use crate::engine::{Balancer, Clock, CoreTime, Outcome, Settings, StopReason, TraceSample};
 use crate::problem::{Problem, residual_norm};
 use crate::schedule::{EstimateLine, Refutation, Sampler, StopRule, Verdicts, epoch_end};
-use crate::subdomain::{self, Subdomain};
+use crate::subdomain::{Subdomain, Subdomains};
 use crate::topology::Placement;
 use crate::variant::Mode;
 use balancer::{Assignment, CoreClock, RunView, SharedBalancer};
@@ -68,7 +68,7 @@ const ESTIMATES_KEPT: usize = 1 << 16;
 /// State shared by the workers and the monitor.
 struct Shared<'a> {
     problem: &'a Problem,
-    subs: &'a [Subdomain],
+    subs: &'a Subdomains,
     settings: &'a Settings,
     placement: &'a Placement,
     stop: StopFlag,
@@ -331,8 +331,10 @@ fn run_observed(
         problem.threads,
         "one thread per domain"
     );
-    // Cells are allocated by their owners, after pinning (first touch).
-    let subs = subdomain::build_untouched(problem);
+    // Cells are allocated by their owners, after pinning (first touch):
+    // each local thread's domain in its slab.
+    let local = peers.map_or(0..placement.threads(), |p| p.threads());
+    let subs = Subdomains::with_slabs(problem, |d| local.contains(&d));
     let r0 = problem.initial_residual_norm().max(f64::MIN_POSITIVE);
     if let Some(p) = peers {
         p.start();
@@ -408,7 +410,7 @@ impl Shared<'_> {
         let (stop, grid, residual, spent) = match self.peers {
             None => {
                 let stop = self.stop.reason();
-                let grid = subdomain::assemble(self.problem, self.subs);
+                let grid = self.subs.assemble(self.problem);
                 let residual = residual_norm(&grid) / r0;
                 (stop, Some(grid), residual, self.budget_spent())
             }
@@ -427,7 +429,7 @@ impl Shared<'_> {
                 }
                 let mut sum = [self
                     .local_subs()
-                    .map(|s| s.exact_residual_sq(self.problem, self.subs))
+                    .map(|s| self.subs.exact_residual_sq(self.problem, s.geom.id))
                     .sum::<f64>()];
                 p.sum(&mut sum);
                 let residual = sum[0].sqrt() / r0;
@@ -519,7 +521,7 @@ impl<'a> Shared<'a> {
     /// A run's shared state, its clock started; `r0` is `||r0||`.
     fn new(
         problem: &'a Problem,
-        subs: &'a [Subdomain],
+        subs: &'a Subdomains,
         settings: &'a Settings,
         placement: &'a Placement,
         r0: f64,

@@ -78,7 +78,7 @@ use ndarray::Array2;
 use crate::engine::{Outcome, StopReason};
 use crate::problem::Problem;
 use crate::schedule::{EstimateLine, StopRule, Verdicts};
-use crate::subdomain::Subdomain;
+use crate::subdomain::{Subdomain, Subdomains};
 
 /// What one rank brings to an exchange; the same type carries what all
 /// ranks agreed.
@@ -114,7 +114,7 @@ pub(crate) trait Peers: Sync {
     fn exchange(&self, subs: &[Subdomain], wish: Wish, sums: &mut [f64]) -> Wish;
     /// The whole grid on rank 0 (`None` elsewhere), at the end of the run
     /// and only if [`Peers::wants_grid`].
-    fn gather(&self, problem: &Problem, subs: &[Subdomain]) -> Option<Array2<f64>>;
+    fn gather(&self, problem: &Problem, subs: &Subdomains) -> Option<Array2<f64>>;
     /// Whether the run's grid is to be written (`--grid`): otherwise no
     /// rank ever holds more than its own cells.
     fn wants_grid(&self) -> bool;

@@ -104,7 +104,7 @@ fn an_observer_never_sees_a_neighbour_lag_beyond_the_staleness_bound() {
         let (worst, looks) = (AtomicU64::new(0), AtomicU64::new(0));
         let observe = |sh: &Shared<'_>| {
             while !sh.stop.is_set() {
-                for sub in sh.subs {
+                for sub in sh.subs.iter() {
                     for n in sub.geom.neighbours {
                         if let crate::problem::Neighbour::Sub(n) = n
                             && let Some(gap) = gap_at_one_instant(&sh.subs[n], sub)

@@ -30,7 +30,7 @@ use super::waits;
 use super::{Crossing, Idler, Shared, StopReason};
 use crate::engine::{Residual, Stall};
 use crate::schedule::{Gate, Verdicts};
-use crate::subdomain::EdgeVersion;
+use crate::subdomain::{EdgeVersion, Job, Slab, Todo};
 use crate::variant::Mode;
 
 /// Runs worker `t` to the end. A panic inside it is caught here: the run
@@ -84,8 +84,8 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
     let mut w = Worker::new(sh, t);
     let mut set = sh.assignment.current(t);
     // First touch, now that this thread is pinned: its cells go on its node.
-    for &s in &set {
-        sh.subs[s].touch(sh.problem, t);
+    if let Some(slab) = w.home {
+        slab.lock().touch(sh.problem, sh.subs, t);
     }
     let mut idler = Idler::default();
     w.sample_core();
@@ -129,6 +129,12 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
         }
     }
     sh.max_lag[t].store(w.max_lag, Ordering::Relaxed);
+    // Every edge current as the epoch ends: a stopped run's exact residual
+    // reads them all, and the slab publishes no side between two regions
+    // while both are in it.
+    if let Some(slab) = w.home {
+        slab.lock().settle(sh.subs);
+    }
 }
 
 /// Whether another thread of the run, of any rank on thread `t`'s node, is
@@ -156,10 +162,17 @@ struct Worker<'s, 'a> {
     /// Subdomain updates this thread has made (over all epochs).
     done: u64,
     max_lag: u64,
-    /// The slow hook spins a multiple of the fastest update seen: wall time
-    /// of a single update includes time preempted by an oversubscribed
-    /// neighbour, and spinning for that would feed on itself.
-    fastest_update: Duration,
+    /// The slow hook spins a multiple of the fastest update seen, per cell:
+    /// wall time of a single update includes time preempted by an
+    /// oversubscribed neighbour, and spinning for that would feed on itself.
+    fastest_cell_ns: f64,
+    /// This thread's domain's slab (`subdomain/slab.rs`), and per region of
+    /// it: whether it was live at the last pass, what this pass does with
+    /// it, and the workload's cost factor.
+    home: Option<&'a Slab>,
+    live: Vec<bool>,
+    todo: Vec<Todo>,
+    factors: Vec<f64>,
     /// Whether another of the run's threads (of any rank on this node) is
     /// pinned to this one's core: oversubscribed on purpose.
     shares_core: bool,
@@ -190,7 +203,11 @@ impl<'s, 'a> Worker<'s, 'a> {
             slow: settings.slow.filter(|s| s.thread == t).map(|s| s.factor),
             done: sh.thread_updates[t].load(Ordering::Relaxed),
             max_lag: sh.max_lag[t].load(Ordering::Relaxed),
-            fastest_update: Duration::MAX,
+            fastest_cell_ns: f64::INFINITY,
+            home: sh.subs.slab(t),
+            live: Vec::new(),
+            todo: Vec::new(),
+            factors: Vec::new(),
             shares_core: shares_core(sh, t),
             timed: sh.clocks.is_some(),
             due_seen: u64::MAX,
@@ -217,18 +234,29 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
     }
 
-    /// One pass over `set`: whether any update was made, or `None` once the
-    /// run is to stop.
+    /// One pass over `set`: the home slab's regions first, as one sweep,
+    /// then every other subdomain on its own. Whether any update was made,
+    /// or `None` once the run is to stop.
     fn sweep(&mut self, set: &[usize]) -> Option<bool> {
-        let mut progressed = false;
+        if self.sh.stop.is_set() {
+            return None;
+        }
+        let mut progressed = match self.home {
+            Some(slab) => self.slab_pass(slab)?,
+            None => false,
+        };
+        let first = self.home.map_or(0, |slab| slab.subdomains().start);
         for &s in set {
             if self.sh.stop.is_set() {
                 return None;
             }
+            // Swept in the slab just now.
+            if self.live.get(s.wrapping_sub(first)) == Some(&true) {
+                continue;
+            }
             if self.try_update(s) {
                 progressed = true;
-                if self.mode != Mode::Sync && self.sh.rule.budget_spent(self.done) {
-                    self.sh.stop.request(StopReason::MaxIterations);
+                if self.budget_spent() {
                     return None;
                 }
             }
@@ -236,7 +264,153 @@ impl<'s, 'a> Worker<'s, 'a> {
         Some(progressed)
     }
 
-    /// Updates subdomain `s` if this thread may now; whether it did.
+    /// Whether this thread has spent its update budget (and if so, the stop
+    /// is requested). Sync's barrier looks at budgets itself.
+    fn budget_spent(&self) -> bool {
+        let spent = self.mode != Mode::Sync && self.sh.rule.budget_spent(self.done);
+        if spent {
+            self.sh.stop.request(StopReason::MaxIterations);
+        }
+        spent
+    }
+
+    /// One pass over the home slab (`subdomain/slab.rs`): subdomains moved
+    /// away leave it and those moved back come in, then every live one
+    /// the gate admits is updated, adjacent ones as one block. Whether any
+    /// was updated, or `None` once the run is to stop.
+    fn slab_pass(&mut self, slab: &'a Slab) -> Option<bool> {
+        let (sh, t) = (self.sh, self.t);
+        // Sync never shares the slab with a worker; otherwise one held by
+        // another thread (a subdomain leaving it) is skipped this pass.
+        let mut g = match self.mode {
+            Mode::Sync => slab.lock(),
+            Mode::Ssync | Mode::Async => match slab.try_lock() {
+                Some(g) => g,
+                None => return Some(false),
+            },
+        };
+        let range = slab.subdomains();
+        let n = range.len();
+        self.live.resize(n, false);
+        self.todo.resize(n, Todo::Skip);
+        for s in range.clone() {
+            let sub = &sh.subs[s];
+            let owner = sub.owner();
+            if g.is_live(s) && owner != t {
+                g.export(sh.subs, sh.problem, s, t);
+            } else if !g.is_live(s) && owner == t {
+                let held = match self.mode {
+                    Mode::Sync => Some(sub.lock()),
+                    Mode::Ssync | Mode::Async => sub.try_lock(),
+                };
+                if let Some(mut held) = held
+                    && !held.is_home()
+                {
+                    g.import(sh.problem, s, &mut held, t);
+                }
+            }
+        }
+        let uniform = sh.settings.workload.is_uniform();
+        self.factors.resize(n, 1.0);
+        for (k, s) in range.clone().enumerate() {
+            self.live[k] = g.is_live(s);
+            self.todo[k] = Todo::Skip;
+            if !self.live[k] {
+                continue;
+            }
+            // Under the slab's lock the own count cannot move, and
+            // neighbours only advance: the lag can only shrink. Only ssync's
+            // gate reads it first; the halo reads it anyway (`Swept::lag`).
+            let sub = &sh.subs[s];
+            let lag = match self.gate.staleness {
+                Some(_) => sub.lag(sh.subs),
+                None => 0,
+            };
+            if !self.gate.admits(t, sub.owner(), lag) {
+                continue;
+            }
+            self.todo[k] = match self.residual {
+                Residual::Compute => Todo::Residual,
+                Residual::Skip => Todo::Sweep,
+            };
+            if !uniform {
+                self.factors[k] = self.work_factor(s);
+            }
+        }
+        // The budget is exact: a pass that would overrun it leaves its last
+        // regions for a pass that never comes (sync's barrier counts whole
+        // iterations itself).
+        if self.mode != Mode::Sync {
+            let mut room = sh.rule.budget.saturating_sub(self.done);
+            for d in self.todo.iter_mut().filter(|d| **d != Todo::Skip) {
+                if room == 0 {
+                    *d = Todo::Skip;
+                } else {
+                    room -= 1;
+                }
+            }
+        }
+        let stopped = || sh.stop.is_set();
+        let job = Job {
+            todo: &self.todo,
+            version: self.version,
+            work: (!uniform).then_some(&self.factors[..]),
+            clocked: self.slow.is_some() || self.timed || !uniform,
+            timed: self.timed,
+            stopped: &stopped,
+        };
+        // The stall hook, if the update it names is in this pass. It ends at
+        // the stop, or once one of the pass's subdomains is moved to another
+        // rank: such a move waits for the pass (`migrate`), and a stall that
+        // outlasted it would hold every rank.
+        let (done, todo) = (self.done, &self.todo);
+        let updates = todo.iter().filter(|&&d| d != Todo::Skip).count() as u64;
+        let pause = || {
+            if let Some(st) = self
+                .stall
+                .filter(|st| (done..done + updates).contains(&st.after))
+            {
+                let here = || {
+                    range
+                        .clone()
+                        .zip(todo)
+                        .filter(|&(_, &d)| d != Todo::Skip)
+                        .all(|(s, _)| sh.local.contains(&sh.subs[s].owner()))
+                };
+                sh.stop
+                    .sleep_while(Duration::from_secs_f64(st.seconds), here);
+            }
+        };
+        let swept = g.pass(sh.subs, &job, pause);
+        drop(g);
+        self.max_lag = self.max_lag.max(swept.lag);
+        if let Some(took) = swept.took {
+            self.slow_down(took, swept.cells);
+        }
+        self.count(swept.updates);
+        if self.budget_spent() {
+            return None;
+        }
+        Some(swept.updates > 0)
+    }
+
+    /// Records `updates` more updates by this thread.
+    fn count(&mut self, updates: u64) {
+        self.done += updates;
+        self.sh.thread_updates[self.t].store(self.done, Ordering::Relaxed);
+    }
+
+    /// The workload's cost factor of subdomain `s` now.
+    fn work_factor(&self, s: usize) -> f64 {
+        let workload = &self.sh.settings.workload;
+        match workload.moves() {
+            true => workload.factor(s, self.sh.progress()),
+            false => workload.factor(s, 0.0),
+        }
+    }
+
+    /// Updates subdomain `s`, whose cells are on their own, if this thread
+    /// may now; whether it did.
     fn try_update(&mut self, s: usize) -> bool {
         let (sh, t) = (self.sh, self.t);
         let sub = &sh.subs[s];
@@ -249,10 +423,47 @@ impl<'s, 'a> Worker<'s, 'a> {
         let Some(mut cells) = locked else {
             return false;
         };
+        if cells.is_home() {
+            // Its cells are in its home slab. This thread's own slab updates
+            // its own; a subdomain moved here from another's is taken out by
+            // whoever gets that slab first, its thread or this one (sync
+            // cannot wait for the other: this iteration needs it).
+            let domain = sub.geom.domain;
+            if domain == t || sub.owner() != t {
+                return false;
+            }
+            drop(cells);
+            let Some(slab) = sh.subs.slab(domain) else {
+                return false;
+            };
+            let slab = match self.mode {
+                Mode::Sync => Some(slab.lock()),
+                Mode::Ssync | Mode::Async => slab.try_lock(),
+            };
+            let Some(mut slab) = slab else {
+                return false;
+            };
+            if slab.is_live(s) {
+                slab.export(sh.subs, sh.problem, s, t);
+            }
+            drop(slab);
+            let relocked = match self.mode {
+                Mode::Sync => Some(sub.lock()),
+                Mode::Ssync | Mode::Async => sub.try_lock(),
+            };
+            match relocked {
+                Some(c) if !c.is_home() => cells = c,
+                _ => return false,
+            }
+        }
         // Under the lock the own count cannot move, and neighbours only
         // advance, so the lag can only shrink during the update. A
         // subdomain moved away is skipped; the new set arrives next sweep.
-        let lag = sub.lag(sh.subs);
+        // Only ssync's gate reads the lag first; the halo reads it anyway.
+        let lag = match self.gate.staleness {
+            Some(_) => sub.lag(sh.subs),
+            None => 0,
+        };
         if !self.gate.admits(t, sub.owner(), lag) {
             return false;
         }
@@ -278,37 +489,34 @@ impl<'s, 'a> Worker<'s, 'a> {
         // The clock is read only for the slow hook and for object loads: a
         // vDSO call per update is measurable at small subdomains.
         let began = (self.slow.is_some() || self.timed).then(Instant::now);
-        let workload = &sh.settings.workload;
-        let work = match workload.moves() {
-            true => workload.factor(s, sh.progress()),
-            false => workload.factor(s, 0.0),
-        };
+        let work = self.work_factor(s);
         let stopped = || sh.stop.is_set();
-        cells.update(sh.subs, self.version, self.residual, work, stopped, pause);
+        let read = cells.update(sh.subs, self.version, self.residual, work, stopped, pause);
         if let (Some(began), true) = (began, self.timed) {
             cells.add_busy(began.elapsed().as_nanos() as u64);
         }
         drop(cells);
         if let Some(began) = began {
-            self.slow_down(began);
+            self.slow_down(began.elapsed(), sub.geom.cells() as u64);
         }
-        self.done += 1;
-        sh.thread_updates[t].store(self.done, Ordering::Relaxed);
-        self.max_lag = self.max_lag.max(lag);
+        self.count(1);
+        self.max_lag = self.max_lag.max(lag).max(read);
         true
     }
 
-    /// The slow hook: spins `factor` times the fastest update seen, on
-    /// this thread's CPU clock. Wall time would count time the thread spent
-    /// preempted as slowness, so on a busy machine the slow thread would be
-    /// hardly slower than the others; CPU time makes it `1 + factor` times
-    /// slower under any fair scheduling.
-    fn slow_down(&mut self, began: Instant) {
+    /// The slow hook: after updates of `cells` cells that took `took`,
+    /// spins `factor` times what the fastest update seen would take for
+    /// them, on this thread's CPU clock. Wall time would count time the
+    /// thread spent preempted as slowness, so on a busy machine the slow
+    /// thread would be hardly slower than the others; CPU time makes it
+    /// `1 + factor` times slower under any fair scheduling.
+    fn slow_down(&mut self, took: Duration, cells: u64) {
         let Some(factor) = self.slow else {
             return;
         };
-        self.fastest_update = self.fastest_update.min(began.elapsed());
-        let spin = self.fastest_update.mul_f64(factor).as_nanos() as u64;
+        let per_cell = took.as_nanos() as f64 / cells.max(1) as f64;
+        self.fastest_cell_ns = self.fastest_cell_ns.min(per_cell);
+        let spin = (self.fastest_cell_ns * cells as f64 * factor) as u64;
         let until = braid_noise::thread_cpu_ns().saturating_add(spin);
         while braid_noise::thread_cpu_ns() < until && !self.sh.stop.is_set() {
             std::hint::spin_loop();

@@ -9,7 +9,6 @@ use super::timeline::{Interference, Timeline};
 use crate::engine::{Clock, Numbers, Outcome, StopReason};
 use crate::noise::{NoiseReport, ParasiteReport};
 use crate::problem::residual_norm;
-use crate::subdomain;
 
 impl Simulation<'_> {
     /// The outcome at the clock's stop, and the noise report.
@@ -19,7 +18,7 @@ impl Simulation<'_> {
         let (residual, grid) = match self.verified.take() {
             Some((r, g)) => (Some(r), Some(g)),
             None if self.numbers == Numbers::Held => {
-                let g = subdomain::assemble(self.problem, &self.subs);
+                let g = self.subs.assemble(self.problem);
                 (Some(residual_norm(&g) / self.r0), Some(g))
             }
             None => (None, None),

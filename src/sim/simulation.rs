@@ -16,7 +16,7 @@ use crate::schedule::balancer::start_interval;
 use crate::schedule::{
     self, Caller, EstimateLine, Gate, Refutation, Rotation, Sampler, StopRule, Verdicts,
 };
-use crate::subdomain::{self, EdgeVersion, Subdomain};
+use crate::subdomain::{self, EdgeVersion, Subdomain, Subdomains};
 use crate::topology::Placement;
 use crate::variant::Mode;
 
@@ -33,7 +33,7 @@ pub(super) struct Simulation<'a> {
     pub(super) residual: Residual,
     gate: Gate,
     rule: StopRule,
-    pub(super) subs: Vec<Subdomain>,
+    pub(super) subs: Subdomains,
     cells: Vec<u64>,
     pub(super) board: Board,
     busy: Vec<bool>,
@@ -131,9 +131,9 @@ impl<'a> Simulation<'a> {
         let numbers = sim.numbers;
         let (subs, r0) = if numbers == Numbers::Held {
             let r0 = residual_norm(&p.initial_grid()).max(f64::MIN_POSITIVE);
-            (subdomain::build(p), r0)
+            (Subdomains::standalone(p), r0)
         } else {
-            (Vec::new(), 1.0)
+            (Subdomains::none(), 1.0)
         };
         let mut sim = Simulation {
             problem,
@@ -362,7 +362,9 @@ impl<'a> Simulation<'a> {
                 let aged = net.aged(s, here, self.now, &self.subs, &self.board);
                 cells.begin_update_aged(&self.subs, version, self.residual, &aged);
             }
-            None => cells.begin_update(&self.subs, version, self.residual),
+            None => {
+                cells.begin_update(&self.subs, version, self.residual);
+            }
         }
         cells
     }
@@ -634,7 +636,7 @@ impl<'a> Simulation<'a> {
     /// monitor, else just past the target ([`Refutation::Free`]: a check
     /// costs no virtual time here).
     fn verify(&mut self) -> bool {
-        let grid = subdomain::assemble(self.problem, &self.subs);
+        let grid = self.subs.assemble(self.problem);
         let residual = residual_norm(&grid) / self.r0;
         let tol = self.settings.tolerance.unwrap_or(f64::INFINITY);
         if residual <= tol {

@@ -8,7 +8,7 @@ fn a_worker_that_starts_again_gets_its_whole_set() {
     // Regression: a second epoch's workers once started with an empty
     // set, because the first epoch had already cleared the dirty flags.
     let p = Problem::new(8, 2, 4).unwrap();
-    let subs = subdomain::build(&p);
+    let subs = subdomain::Subdomains::standalone(&p);
     let a = Assignment::new(&subs, 2);
     assert_eq!(a.current(1), vec![4, 5, 6, 7]);
     assert_eq!(a.current(1), vec![4, 5, 6, 7]);
@@ -17,7 +17,7 @@ fn a_worker_that_starts_again_gets_its_whole_set() {
 #[test]
 fn a_move_changes_the_owner_and_both_sets_and_marks_them_dirty() {
     let p = Problem::new(8, 2, 4).unwrap();
-    let subs = subdomain::build(&p);
+    let subs = subdomain::Subdomains::standalone(&p);
     let a = Assignment::new(&subs, 2);
     let (mut s0, mut s1) = (a.current(0), a.current(1));
     a.apply(
@@ -106,7 +106,7 @@ fn the_runtime_and_the_simulator_balance_alike_on_one_script() {
         let scope = policy.name();
         let interval = 10;
         let balancer = Balancer::every(policy, std::time::Duration::from_nanos(interval));
-        let subs = subdomain::build(&p);
+        let subs = subdomain::Subdomains::standalone(&p);
         let assignment = Assignment::new(&subs, threads);
         let totals: Vec<CachePadded<AtomicU64>> =
             (0..threads).map(|_| Default::default()).collect();

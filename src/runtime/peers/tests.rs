@@ -108,7 +108,7 @@ impl Peers for Rank<'_> {
         }
         all
     }
-    fn gather(&self, problem: &Problem, subs: &[Subdomain]) -> Option<Array2<f64>> {
+    fn gather(&self, problem: &Problem, subs: &Subdomains) -> Option<Array2<f64>> {
         let cells = self.meet(
             |b| {
                 for s in subs
@@ -116,7 +116,7 @@ impl Peers for Rank<'_> {
                     .filter(|s| self.owner(subs, s.geom.id) == self.rank)
                 {
                     let mut c = Vec::new();
-                    s.interior_into(problem, &mut c);
+                    subs.interior_into(problem, s.geom.id, &mut c);
                     b.cells.push((s.geom.id, c));
                 }
             },
@@ -369,7 +369,10 @@ fn sync_stays_sequential_jacobi_while_subdomains_shuttle_between_ranks() {
         let out = &outs[0];
         let counts = owned_counts(&outs, threads);
         let k = counts[0];
-        assert!(counts.iter().all(|&c| c == k), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| c == k),
+            "{ranks} x {threads} x {spd}: {counts:?}"
+        );
         assert!(k > 100, "{k} iterations");
         let lb = out.lb.as_ref().unwrap();
         // A call at every crossing but the last, each one moving.
