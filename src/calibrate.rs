@@ -8,7 +8,7 @@ use std::fmt;
 use std::time::Instant;
 
 use crate::config::{AutoOr, Config};
-use crate::engine::{Jitter, MeasuredSpeeds, Residual, SimCosts};
+use crate::engine::{Jitter, MeasuredSpeeds, SimCosts};
 use crate::plan::Plan;
 use crate::policy::{Policy, Progressive, Scope, Snapshot};
 use crate::problem::Problem;
@@ -340,14 +340,9 @@ fn inner(p: &Problem) -> usize {
 
 /// One update of `s` as a worker makes it, without the residual.
 fn update_once(subs: &[Subdomain], s: usize) {
-    subs[s].lock().update(
-        subs,
-        EdgeVersion::Latest,
-        Residual::Skip,
-        1.0,
-        || false,
-        || {},
-    );
+    subs[s]
+        .lock()
+        .update(subs, EdgeVersion::Latest, None, 1.0, || false, || {});
 }
 
 /// Least squares of `ns = update + rows x row + cells x cell` in relative

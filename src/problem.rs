@@ -358,17 +358,41 @@ pub(crate) fn residual_sq(h: usize, w: usize, u: impl Fn(usize, usize) -> f64) -
 pub fn sequential_jacobi(problem: &Problem, iterations: usize) -> Array2<f64> {
     let mut cur = problem.initial_grid();
     let mut next = cur.clone();
-    let (h, w) = cur.dim();
     for _ in 0..iterations {
-        for i in 1..h - 1 {
-            for j in 1..w - 1 {
-                next[[i, j]] = 0.25
-                    * (((cur[[i - 1, j]] + cur[[i + 1, j]]) + cur[[i, j - 1]]) + cur[[i, j + 1]]);
-            }
-        }
+        jacobi_step(&cur, &mut next);
         std::mem::swap(&mut cur, &mut next);
     }
     cur
+}
+
+/// One sequential Jacobi sweep of a padded grid's interior into `next`.
+fn jacobi_step(cur: &Array2<f64>, next: &mut Array2<f64>) {
+    let (h, w) = cur.dim();
+    for i in 1..h - 1 {
+        for j in 1..w - 1 {
+            next[[i, j]] =
+                0.25 * (((cur[[i - 1, j]] + cur[[i + 1, j]]) + cur[[i, j - 1]]) + cur[[i, j + 1]]);
+        }
+    }
+}
+
+/// The first iteration `k` whose state's residual meets `tolerance`
+/// (relative to the initial one), by sequential Jacobi, computing the
+/// residual of every state: where a synchronous run must stop, at the
+/// barrier after sweeping state `k` (with state `k + 1`), however seldom
+/// it computes its own (`schedule::residual`). `None` past `limit`.
+pub fn first_iteration_meeting(problem: &Problem, tolerance: f64, limit: usize) -> Option<usize> {
+    let mut cur = problem.initial_grid();
+    let mut next = cur.clone();
+    let r0 = residual_norm(&cur);
+    for k in 0..=limit {
+        if residual_norm(&cur) <= tolerance * r0 {
+            return Some(k);
+        }
+        jacobi_step(&cur, &mut next);
+        std::mem::swap(&mut cur, &mut next);
+    }
+    None
 }
 
 #[cfg(test)]

@@ -352,11 +352,18 @@ impl Peers for Ranks {
                 vec![0; len.sum()]
             })
             .collect();
-        let codes = [urgency(wish.stop), wish.most_updates, wish.now_ns];
-        let mut all_codes = [0u64; 3];
-        // The estimate and `sums` in one sum.
-        let mut mine = Vec::with_capacity(1 + sums.len());
-        mine.push(wish.estimate_sq);
+        // All reduced by their maximum: the least round as the greatest
+        // complement.
+        let codes = [
+            urgency(wish.stop),
+            wish.most_updates,
+            wish.now_ns,
+            u64::MAX - wish.round,
+        ];
+        let mut all_codes = [0u64; 4];
+        // The estimate, the residual rounds' sums and `sums` in one sum.
+        let mut mine = Vec::with_capacity(3 + sums.len());
+        mine.extend([wish.estimate_sq, wish.at_sum, wish.count_sum]);
         mine.extend_from_slice(sums);
         let mut summed = vec![0.0f64; mine.len()];
         mpi::request::scope(|sc| {
@@ -395,10 +402,13 @@ impl Peers for Ranks {
         let bytes: usize = sends.iter().map(|b| b.len() * 8).sum();
         self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
         self.exchanges.fetch_add(1, Ordering::Relaxed);
-        sums.copy_from_slice(&summed[1..]);
+        sums.copy_from_slice(&summed[3..]);
         Wish {
             stop: from_urgency(all_codes[0]),
             estimate_sq: summed[0],
+            round: u64::MAX - all_codes[3],
+            at_sum: summed[1],
+            count_sum: summed[2],
             most_updates: all_codes[1],
             now_ns: all_codes[2],
         }

@@ -207,11 +207,14 @@ fn compact(json: &str) -> String {
     out
 }
 
-/// A quiet uniform simulation at paper scale prints the report the binary
-/// from before workloads printed, byte for byte (tests/golden/, written by
-/// commit 8c7cf58's braid, stored without its whitespace; braid_version
-/// aside). When the simulator's model changes on purpose, regenerate it
-/// and say why in the commit.
+/// A quiet uniform simulation at paper scale prints the report it printed
+/// when the residual came to be computed in rounds (tests/golden/, written
+/// 2026-11-26; before, by commit 8c7cf58's braid, from before workloads:
+/// the rounds made it 12% faster, the residual's factor being paid by one
+/// update in dozens, and moved its stop by one update), byte for byte,
+/// stored without its whitespace (braid_version aside). When the
+/// simulator's model changes on purpose, regenerate it and say why in the
+/// commit.
 #[test]
 fn a_quiet_uniform_simulation_is_unchanged_byte_for_byte() {
     let dir = scratch("workload_uniform");

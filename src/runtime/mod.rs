@@ -46,7 +46,10 @@ pub(crate) use stop::{Idler, StopFlag};
 
 use crate::engine::{Balancer, Clock, CoreTime, Outcome, Settings, StopReason, TraceSample};
 use crate::problem::{Problem, residual_norm};
-use crate::schedule::{EstimateLine, Refutation, Sampler, StopRule, Verdicts, epoch_end};
+use crate::schedule::residual::{Ask, Look};
+use crate::schedule::{
+    EstimateLine, Refutation, ResidualSchedule, Sampler, StopRule, Verdicts, epoch_end,
+};
 use crate::subdomain::{Subdomain, Subdomains};
 use crate::topology::Placement;
 use crate::variant::Mode;
@@ -100,6 +103,12 @@ struct Shared<'a> {
     start: Instant,
     /// The estimate's [`EstimateLine`], as bits (tightened between epochs).
     stop_line: AtomicU64,
+    /// The residual rounds (`schedule::residual`): what the subdomains are
+    /// asked for (an [`Ask`] as bits), which the workers read, and the
+    /// schedule, which whoever looks at the estimate keeps (sync's barrier
+    /// leader, the monitor, across ranks the exchanging thread).
+    residual_ask: AtomicU64,
+    residual_schedule: parking_lot::Mutex<ResidualSchedule>,
     finished: AtomicUsize,
     pinned: AtomicUsize,
     /// Subdomains copied into a new owner's memory after a cross-socket move.
@@ -153,9 +162,13 @@ impl Shared<'_> {
 
     /// What this rank brings to an exchange with its peers.
     fn wish(&self, stop: Option<StopReason>) -> Wish {
+        let (round, at_sum, count_sum) = self.residual_rounds();
         Wish {
             stop,
             estimate_sq: self.residual_sq_estimate(),
+            round,
+            at_sum,
+            count_sum,
             most_updates: self.most_updates(),
             now_ns: self.start.elapsed().as_nanos() as u64,
         }
@@ -186,8 +199,10 @@ impl Shared<'_> {
             }
             log.push_back((all.now_ns, all.estimate_sq));
         }
-        let line = EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed));
-        let agreed = verdict(&self.rule, &line, all);
+        let agreed = verdict(&self.rule, all, || {
+            let subs = self.problem.subs.len();
+            self.look_at(all.round, all.at_sum, all.count_sum, all.estimate_sq, subs)
+        });
         if agreed.is_some() {
             self.agreed.store(urgency(agreed), Ordering::Relaxed);
         } else if let Some(b) = &self.rank_balancer {
@@ -199,13 +214,59 @@ impl Shared<'_> {
         agreed
     }
 
-    fn estimate_met(&self) -> bool {
-        self.line_met(self.residual_sq_estimate())
+    /// What this process's subdomains show of their residuals now: the
+    /// least residual round, and the sums of the counts their residuals are
+    /// of and of their counts (`schedule::residual`).
+    fn residual_rounds(&self) -> (u64, f64, f64) {
+        let (mut done, mut at, mut counts) = (u64::MAX, 0.0, 0.0);
+        for s in self.local_subs() {
+            done = done.min(s.residual_round());
+            at += s.residual_at() as f64;
+            counts += s.count() as f64;
+        }
+        (done, at, counts)
     }
 
-    /// Whether `estimate_sq` is under the convergence estimate's line.
-    fn line_met(&self, estimate_sq: f64) -> bool {
-        EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed)).met(estimate_sq)
+    /// Whether the estimate meets the line, looked at only once the
+    /// residual round asked for has completed; a complete round that misses
+    /// sets where the next is issued, and a round is issued once the run
+    /// is there (`schedule::residual`). `subs` subdomains show `done` (the
+    /// least round), `at_sum` and `count_sum` (the sums of the counts their
+    /// residuals are of and of their counts) and `estimate_sq`. One thread
+    /// looks at a time: sync's barrier leader, the monitor, or across ranks
+    /// the exchanging thread, on what all ranks agreed (so every rank keeps
+    /// the same schedule).
+    fn look_at(
+        &self,
+        done: u64,
+        at_sum: f64,
+        count_sum: f64,
+        estimate_sq: f64,
+        subs: usize,
+    ) -> bool {
+        if self.settings.tolerance.is_none() {
+            return false;
+        }
+        let n = subs.max(1) as f64;
+        let seen = Look {
+            done,
+            at: at_sum / n,
+            estimate_sq,
+            progress: count_sum / n,
+        };
+        let line = EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed));
+        let mut schedule = self.residual_schedule.lock();
+        let met = schedule.look(seen, &line);
+        self.residual_ask
+            .store(schedule.ask().to_bits(), Ordering::Relaxed);
+        met
+    }
+
+    /// [`Self::look_at`] this process's own subdomains.
+    fn estimate_met(&self) -> bool {
+        let (done, at, counts) = self.residual_rounds();
+        let n = self.local_subs().count();
+        self.look_at(done, at, counts, self.residual_sq_estimate(), n)
     }
 
     fn most_updates(&self) -> u64 {
@@ -566,6 +627,8 @@ impl<'a> Shared<'a> {
             },
             start: Instant::now(),
             stop_line: AtomicU64::new(EstimateLine::new(r0, settings.tolerance).to_bits()),
+            residual_ask: AtomicU64::new(Ask::Round(0).to_bits()),
+            residual_schedule: parking_lot::Mutex::new(ResidualSchedule::new(r0 * r0)),
             finished: AtomicUsize::new(0),
             pinned: AtomicUsize::new(0),
             rehomes: AtomicU64::new(0),
@@ -619,9 +682,9 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
                 most_updates: None,
                 now: Some(now.as_nanos() as u64),
             };
-            // The estimate just published (none without a tolerance,
-            // whose line is never met).
-            let converged = || mode != Mode::Sync && estimate.is_some_and(|e| shared.line_met(e));
+            // A complete residual round's estimate (sync's barrier leader
+            // looks at its own).
+            let converged = || mode != Mode::Sync && estimate.is_some() && shared.estimate_met();
             if let Some(reason) = shared.rule.first(look, converged) {
                 shared.stop.request(reason);
             }

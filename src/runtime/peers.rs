@@ -77,7 +77,7 @@ use ndarray::Array2;
 
 use crate::engine::{Outcome, StopReason};
 use crate::problem::Problem;
-use crate::schedule::{EstimateLine, StopRule, Verdicts};
+use crate::schedule::{StopRule, Verdicts};
 use crate::subdomain::{Subdomain, Subdomains};
 
 /// What one rank brings to an exchange; the same type carries what all
@@ -90,6 +90,15 @@ pub(crate) struct Wish {
     /// This rank's residual estimate (its subdomains' last squared local
     /// residuals, summed); over all ranks, their sum.
     pub estimate_sq: f64,
+    /// The least residual round of this rank's subdomains' last residuals;
+    /// over all ranks, the least: whether a round is complete
+    /// (`schedule::residual`).
+    pub round: u64,
+    /// The sum of the counts this rank's subdomains' last residuals are of;
+    /// over all ranks, their sum.
+    pub at_sum: f64,
+    /// The sum of this rank's subdomains' counts; over all ranks, their sum.
+    pub count_sum: f64,
     /// Most subdomain updates of one of this rank's threads; over all
     /// ranks, the most.
     pub most_updates: u64,
@@ -166,8 +175,14 @@ pub(crate) fn from_urgency(code: u64) -> Option<StopReason> {
 }
 
 /// Whether, and why, the run stops after an exchange that agreed `all`: the
-/// same on every rank, since every rank has the same `all`, rule and line.
-pub(crate) fn verdict(rule: &StopRule, line: &EstimateLine, all: Wish) -> Option<StopReason> {
+/// same on every rank, since every rank has the same `all`, rule and
+/// residual schedule. `converged` looks at the agreed estimate (a complete
+/// round's, against the line), only when nothing else stops the run.
+pub(crate) fn verdict(
+    rule: &StopRule,
+    all: Wish,
+    converged: impl FnOnce() -> bool,
+) -> Option<StopReason> {
     let look = Verdicts {
         interrupted: all.stop == Some(StopReason::Interrupted),
         most_updates: Some(all.most_updates),
@@ -175,7 +190,7 @@ pub(crate) fn verdict(rule: &StopRule, line: &EstimateLine, all: Wish) -> Option
     };
     rule.first(look, || false)
         .or(all.stop)
-        .or_else(|| line.met(all.estimate_sq).then_some(StopReason::Converged))
+        .or_else(|| converged().then_some(StopReason::Converged))
 }
 
 /// The termination delay of a converged run across ranks, inferred (see
@@ -260,22 +275,25 @@ mod examples {
         let all = |stop, estimate_sq, most_updates| Wish {
             stop,
             estimate_sq,
+            round: 1,
+            at_sum: 0.0,
+            count_sum: 0.0,
             most_updates,
             now_ns: 0,
         };
-        assert_eq!(verdict(&rule, &line, all(None, 1.0, 3)), None);
-        assert_eq!(verdict(&rule, &line, all(None, 0.01, 3)), Some(Converged));
-        assert_eq!(
-            verdict(&rule, &line, all(Some(TimeLimit), 0.01, 3)),
-            Some(TimeLimit)
-        );
-        assert_eq!(
-            verdict(&rule, &line, all(Some(TimeLimit), 1.0, 10)),
-            Some(MaxIterations)
-        );
-        assert_eq!(
-            verdict(&rule, &line, all(Some(Interrupted), 1.0, 10)),
-            Some(Interrupted)
-        );
+        let met = |w: Wish| move || line.met(w.estimate_sq);
+        let v = |w: Wish| verdict(&rule, w, met(w));
+        assert_eq!(v(all(None, 1.0, 3)), None);
+        assert_eq!(v(all(None, 0.01, 3)), Some(Converged));
+        assert_eq!(v(all(Some(TimeLimit), 0.01, 3)), Some(TimeLimit));
+        assert_eq!(v(all(Some(TimeLimit), 1.0, 10)), Some(MaxIterations));
+        assert_eq!(v(all(Some(Interrupted), 1.0, 10)), Some(Interrupted));
+        // The estimate is not looked at when something else stops the run.
+        let looked = std::cell::Cell::new(false);
+        verdict(&rule, all(Some(TimeLimit), 0.01, 3), || {
+            looked.set(true);
+            true
+        });
+        assert!(!looked.get());
     }
 }

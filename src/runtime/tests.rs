@@ -260,6 +260,29 @@ fn the_policy_sees_wall_clock_rates_and_residuals_with_a_target() {
 }
 
 #[test]
+fn sync_stops_at_the_first_sweep_whose_residual_meets_the_target() {
+    // The residual is computed in rounds (`schedule::residual`), yet sync
+    // stops exactly where computing it at every sweep stops: after the
+    // sweep of the first state that meets the target, bit for bit.
+    use crate::problem::first_iteration_meeting;
+    for (threads, subdomains, tol) in [(1, 1, 1e-3), (2, 4, 1e-3), (3, 2, 3e-4)] {
+        let mut s = settings(Mode::Sync, 0, 1_000_000, subdomains);
+        s.tolerance = Some(tol);
+        let (p, out) = run_small(threads, subdomains, &s);
+        let k = first_iteration_meeting(&p, tol, 100_000).unwrap();
+        assert!(k > 50, "{k}: too few sweeps to skip any");
+        assert_eq!(out.stop, StopReason::Converged);
+        let most = *out.thread_updates.iter().max().unwrap();
+        assert_eq!(
+            most,
+            (k as u64 + 1) * subdomains as u64,
+            "{threads} x {subdomains}"
+        );
+        assert_eq!(out.grid.unwrap(), sequential_jacobi(&p, k + 1));
+    }
+}
+
+#[test]
 fn a_run_converges_to_a_verified_residual() {
     for mode in [Mode::Sync, Mode::Ssync, Mode::Async] {
         let mut s = settings(mode, 1, 1_000_000, 4);

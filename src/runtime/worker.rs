@@ -29,6 +29,7 @@ use super::peers::from_urgency;
 use super::waits;
 use super::{Crossing, Idler, Shared, StopReason};
 use crate::engine::{Residual, Stall};
+use crate::schedule::residual::Ask;
 use crate::schedule::{Gate, Verdicts};
 use crate::subdomain::{EdgeVersion, Job, Slab, Todo};
 use crate::variant::Mode;
@@ -311,6 +312,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             }
         }
         let uniform = sh.settings.workload.is_uniform();
+        let ask = Ask::from_bits(sh.residual_ask.load(Ordering::Relaxed));
         self.factors.resize(n, 1.0);
         for (k, s) in range.clone().enumerate() {
             self.live[k] = g.is_live(s);
@@ -329,9 +331,9 @@ impl<'s, 'a> Worker<'s, 'a> {
             if !self.gate.admits(t, sub.owner(), lag) {
                 continue;
             }
-            self.todo[k] = match self.residual {
-                Residual::Compute => Todo::Residual,
-                Residual::Skip => Todo::Sweep,
+            self.todo[k] = match self.residual_for(s, ask) {
+                Some(_) => Todo::Residual,
+                None => Todo::Sweep,
             };
             if !uniform {
                 self.factors[k] = self.work_factor(s);
@@ -353,6 +355,9 @@ impl<'s, 'a> Worker<'s, 'a> {
         let stopped = || sh.stop.is_set();
         let job = Job {
             todo: &self.todo,
+            round: match ask {
+                Ask::Round(n) | Ask::Every(n) => n,
+            },
             version: self.version,
             work: (!uniform).then_some(&self.factors[..]),
             clocked: self.slow.is_some() || self.timed || !uniform,
@@ -398,6 +403,16 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn count(&mut self, updates: u64) {
         self.done += updates;
         self.sh.thread_updates[self.t].store(self.done, Ordering::Relaxed);
+    }
+
+    /// Whether this update of subdomain `s` computes its residual, and for
+    /// which round: with a target, as the residual schedule asks
+    /// (`schedule::residual`).
+    fn residual_for(&self, s: usize, ask: Ask) -> Option<u64> {
+        match self.residual {
+            Residual::Compute => ask.computes(self.sh.subs[s].residual_round()),
+            Residual::Skip => None,
+        }
     }
 
     /// The workload's cost factor of subdomain `s` now.
@@ -491,7 +506,9 @@ impl<'s, 'a> Worker<'s, 'a> {
         let began = (self.slow.is_some() || self.timed).then(Instant::now);
         let work = self.work_factor(s);
         let stopped = || sh.stop.is_set();
-        let read = cells.update(sh.subs, self.version, self.residual, work, stopped, pause);
+        let ask = Ask::from_bits(sh.residual_ask.load(Ordering::Relaxed));
+        let round = self.residual_for(s, ask);
+        let read = cells.update(sh.subs, self.version, round, work, stopped, pause);
         if let (Some(began), true) = (began, self.timed) {
             cells.add_busy(began.elapsed().as_nanos() as u64);
         }

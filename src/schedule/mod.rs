@@ -2,8 +2,9 @@
 //! is to balance and when ([`balancer`]), which candidate balancer makes a
 //! call under `balancer = auto` ([`choose`]), how the policy is called and its
 //! moves applied to owners and per-thread sets, which subdomain a thread
-//! may update ([`gate`]), when a run stops and how a refuted estimate
-//! tightens ([`stop`]), and when the trace takes a sample ([`sampler`]).
+//! may update ([`gate`]), when an update computes its residual
+//! ([`residual`]), when a run stops and how a refuted estimate tightens
+//! ([`stop`]), and when the trace takes a sample ([`sampler`]).
 //!
 //! The core never touches a clock, a thread or an atomic. It works on
 //! *ticks* (the runtime passes wall-clock nanoseconds, the simulator
@@ -18,11 +19,13 @@ pub(crate) mod balancer;
 pub(crate) mod choose;
 pub(crate) mod gate;
 pub(crate) mod loads;
+pub(crate) mod residual;
 pub(crate) mod sampler;
 pub(crate) mod stop;
 
 pub(crate) use balancer::{Caller, Rotation};
 pub(crate) use gate::{Gate, lag};
+pub(crate) use residual::ResidualSchedule;
 pub(crate) use sampler::Sampler;
 pub(crate) use stop::{EstimateLine, Refutation, StopRule, Verdicts, epoch_end};
 

@@ -90,6 +90,11 @@ impl EstimateLine {
         estimate_sq <= self.line_sq
     }
 
+    /// The line, squared (`-inf` without a tolerance).
+    pub(crate) fn line_sq(&self) -> f64 {
+        self.line_sq
+    }
+
     /// The estimate said converged but the grid's relative residual is
     /// `residual`, above `tolerance`.
     pub(crate) fn tighten(&mut self, tolerance: f64, residual: f64, how: Refutation) {

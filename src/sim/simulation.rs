@@ -14,7 +14,8 @@ use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReas
 use crate::problem::{Neighbour, Problem, Side, residual_norm};
 use crate::schedule::balancer::start_interval;
 use crate::schedule::{
-    self, Caller, EstimateLine, Gate, Refutation, Rotation, Sampler, StopRule, Verdicts,
+    self, Caller, EstimateLine, Gate, Refutation, ResidualSchedule, Rotation, Sampler, StopRule,
+    Verdicts, residual::Look,
 };
 use crate::subdomain::{self, EdgeVersion, Subdomain, Subdomains};
 use crate::topology::Placement;
@@ -55,6 +56,8 @@ pub(super) struct Simulation<'a> {
     pub(super) stop: Option<StopReason>,
     pub(super) r0: f64,
     line: EstimateLine,
+    /// The residual rounds (`schedule::residual`), as the runtime keeps them.
+    schedule: ResidualSchedule,
     /// The monitor's period and its next look (ps), if the estimate is
     /// looked at as the runtime's monitor looks.
     monitor: Option<(u64, u64)>,
@@ -183,6 +186,7 @@ impl<'a> Simulation<'a> {
             stop: None,
             r0,
             line: EstimateLine::new(r0, settings.tolerance),
+            schedule: ResidualSchedule::new(r0 * r0),
             // In sync the barrier's leader looks at every iteration.
             monitor: sim
                 .monitor_s
@@ -295,14 +299,9 @@ impl<'a> Simulation<'a> {
         let own_ns = match workload.seconds(s, p) {
             Some(seconds) => seconds * 1e9,
             None => {
-                let cell_ns = if self.residual == Residual::Compute {
-                    c.cell_ns * c.residual_factor
-                } else {
-                    c.cell_ns
-                };
                 // `row_ns` at 0 adds exactly 0: the same bits as without it.
                 let rows = self.problem.subs[s].height as f64 * c.row_ns;
-                c.update_ns + (rows + self.cells[s] as f64 * cell_ns) * workload.factor(s, p)
+                c.update_ns + (rows + self.cells[s] as f64 * c.cell_ns) * workload.factor(s, p)
             }
         };
         (own_ns + remote_ns + node_ns) * 1e3
@@ -352,18 +351,47 @@ impl<'a> Simulation<'a> {
         bytes as f64 * c.node_byte_ns + f64::from(messages) * c.node_overhead_ns
     }
 
+    /// Whether the next update of `s` computes its residual, and for which
+    /// round: with a target, once per residual round (`schedule::residual`),
+    /// as the runtime's workers decide.
+    fn residual_now(&self, s: usize) -> Option<u64> {
+        match self.residual {
+            Residual::Compute => self.schedule.ask().computes(self.subs[s].residual_round()),
+            Residual::Skip => None,
+        }
+    }
+
+    /// What computing its residual adds to an update of `s`, in
+    /// picoseconds: its cells' part again, times `residual_factor - 1`
+    /// (nothing under a recorded workload, whose times hold it already).
+    fn residual_ps(&self, s: usize) -> f64 {
+        let (c, p, workload) = (&self.costs, self.progress(), &self.settings.workload);
+        if workload.seconds(s, p).is_some() {
+            return 0.0;
+        }
+        let cells = self.cells[s] as f64 * c.cell_ns * (c.residual_factor - 1.0);
+        cells * workload.factor(s, p) * 1e3
+    }
+
     /// Locks subdomain `s` and computes its next values (numerics only),
     /// for thread `t`: across nodes, what arrived of its neighbours there.
-    fn begin(&mut self, s: usize, t: usize, version: EdgeVersion) -> subdomain::Held<'_> {
+    /// `round`: the residual round it also computes its residual for.
+    fn begin(
+        &mut self,
+        s: usize,
+        t: usize,
+        version: EdgeVersion,
+        round: Option<u64>,
+    ) -> subdomain::Held<'_> {
         let mut cells = self.subs[s].lock();
         match &mut self.network {
             Some(net) => {
                 let here = self.board.nodes[t];
                 let aged = net.aged(s, here, self.now, &self.subs, &self.board);
-                cells.begin_update_aged(&self.subs, version, self.residual, &aged);
+                cells.begin_update_aged(&self.subs, version, round, &aged);
             }
             None => {
-                cells.begin_update(&self.subs, version, self.residual);
+                cells.begin_update(&self.subs, version, round);
             }
         }
         cells
@@ -385,11 +413,16 @@ impl<'a> Simulation<'a> {
                 let mut clock = start;
                 for i in 0..self.threads[t].set.len() {
                     let s = self.threads[t].set[i];
+                    let mut extra = 0.0;
                     if self.numbers == Numbers::Held {
+                        let round = self.residual_now(s);
+                        if round.is_some() {
+                            extra = self.residual_ps(s);
+                        }
                         // Own-version edges: order within an iteration is free.
-                        self.begin(s, t, EdgeVersion::Own).finish_update();
+                        self.begin(s, t, EdgeVersion::Own, round).finish_update();
                     }
-                    let cost = self.cost(s);
+                    let cost = self.cost(s) + extra;
                     let tl = &self.threads[t].timeline;
                     let began = clock;
                     clock = tl.run(clock, cost);
@@ -560,10 +593,15 @@ impl<'a> Simulation<'a> {
             if !self.gate.admits(t, self.board.owners[s], lag) {
                 continue;
             }
+            let mut extra = 0.0;
             if self.numbers == Numbers::Held {
-                drop(self.begin(s, t, EdgeVersion::Latest)); // publishes at completion
+                let round = self.residual_now(s);
+                if round.is_some() {
+                    extra = self.residual_ps(s);
+                }
+                drop(self.begin(s, t, EdgeVersion::Latest, round)); // publishes at completion
             }
-            let cost = self.cost(s);
+            let cost = self.cost(s) + extra;
             let tl = &self.threads[t].timeline;
             let end = tl.run(now, cost);
             let th = &mut self.threads[t];
@@ -627,8 +665,29 @@ impl<'a> Simulation<'a> {
             }
             *next = (self.now / *period + 1) * *period;
         }
-        self.line
-            .met(self.subs.iter().map(Subdomain::residual_sq).sum::<f64>())
+        // Only a complete round's estimate (`schedule::residual`), summed
+        // only then.
+        let done = self.subs.iter().map(Subdomain::residual_round).min();
+        let done = done.unwrap_or(u64::MAX);
+        let n = self.subs.len().max(1) as f64;
+        let (at, estimate_sq) = match self.schedule.reads_estimate(done) {
+            true => (
+                self.subs
+                    .iter()
+                    .map(|s| s.residual_at() as f64)
+                    .sum::<f64>()
+                    / n,
+                self.subs.iter().map(Subdomain::residual_sq).sum::<f64>(),
+            ),
+            false => (0.0, f64::INFINITY),
+        };
+        let seen = Look {
+            done,
+            at,
+            estimate_sq,
+            progress: self.progress(),
+        };
+        self.schedule.look(seen, &self.line)
     }
 
     /// Recomputes the residual from the assembled grid; on a miss, tightens

@@ -171,6 +171,36 @@ fn across_nodes_an_update_pays_its_remote_edges_and_a_move_its_cells() {
 }
 
 #[test]
+fn simulated_sync_stops_at_the_first_sweep_whose_residual_meets_the_target() {
+    // As the runtime: residual rounds, the same stop as every sweep.
+    for (per, tol) in [("1", "1e-3"), ("4", "3e-4")] {
+        let plan = plan_of(&[
+            "mode=sync",
+            "numerics=true",
+            "domain_size=12",
+            "cores=0,1,2,3",
+            &format!("subdomains={per}"),
+            &format!("tolerance={tol}"),
+            "max_iterations=1000000",
+        ]);
+        let (out, _) = run_plan(&plan);
+        let k =
+            crate::problem::first_iteration_meeting(&plan.problem, tol.parse().unwrap(), 100_000)
+                .unwrap();
+        assert_eq!(out.stop, StopReason::Converged);
+        let n: u64 = per.parse().unwrap();
+        assert_eq!(
+            *out.thread_updates.iter().max().unwrap(),
+            (k as u64 + 1) * n
+        );
+        assert_eq!(
+            out.grid.unwrap(),
+            crate::problem::sequential_jacobi(&plan.problem, k + 1)
+        );
+    }
+}
+
+#[test]
 fn an_interrupt_stops_a_simulation_that_nothing_else_would() {
     for label in ["sync", "async(4)+joint(0.001)"] {
         let mut cfg = Config::default();
@@ -221,7 +251,7 @@ fn an_edge_sent_to_another_node_arrives_after_loggp_time_and_is_read_only_then()
     // Domain 0 updated: its edges change, and leave at 5 us.
     e.subs[0]
         .lock()
-        .begin_update(&e.subs, EdgeVersion::Latest, e.residual);
+        .begin_update(&e.subs, EdgeVersion::Latest, None);
     e.subs[0].lock().finish_update();
     let mut sent = Vec::new();
     e.subs[0].export_edge(Side::East, &mut sent);
@@ -237,7 +267,7 @@ fn an_edge_sent_to_another_node_arrives_after_loggp_time_and_is_read_only_then()
     let (net, subs, board) = (e.network.as_mut().unwrap(), &e.subs, &e.board);
     e.subs[0]
         .lock()
-        .begin_update(subs, EdgeVersion::Latest, e.residual);
+        .begin_update(subs, EdgeVersion::Latest, None);
     e.subs[0].lock().finish_update();
     let mut again = Vec::new();
     subs[0].export_edge(Side::East, &mut again);

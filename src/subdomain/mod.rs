@@ -116,9 +116,11 @@ struct Stats {
     /// line cut by the (huge) miss, and the run went on to 1e-8 for a 1e-4
     /// target.
     residual_sq: AtomicU64,
-    /// The count of the state whose residual `residual_sq` is (`u64::MAX`:
-    /// none yet): the residual schedule's rounds (`schedule::residual`).
+    /// The count of the state whose residual `residual_sq` is, and the
+    /// residual round it was computed for (`schedule::residual`; 0: none
+    /// yet, state 0's being the problem's `r0`, never swept).
     residual_at: AtomicU64,
+    residual_round: AtomicU64,
     owner: AtomicUsize,
     /// The thread whose writes first touched the current cells.
     toucher: AtomicUsize,
@@ -137,8 +139,8 @@ pub(crate) struct Subdomain {
 }
 
 /// The words before the cells in [`Subdomains::pack`]: count, residual,
-/// busy time.
-const PACKED_HEAD: usize = 3;
+/// busy time, the count and the round the residual is of.
+const PACKED_HEAD: usize = 5;
 
 /// Per side (`Side::index`), the bits of a neighbour's edge to read instead
 /// of what it has published: an edge as it arrived over the simulator's
@@ -242,7 +244,8 @@ impl Subdomain {
             stats: CachePadded::new(Stats {
                 count: AtomicU64::new(0),
                 residual_sq: AtomicU64::new(f64::INFINITY.to_bits()),
-                residual_at: AtomicU64::new(u64::MAX),
+                residual_at: AtomicU64::new(0),
+                residual_round: AtomicU64::new(0),
                 owner: AtomicUsize::new(geom.domain),
                 toucher: AtomicUsize::new(usize::MAX),
                 busy_ns: AtomicU64::new(0),
@@ -280,13 +283,28 @@ impl Subdomain {
         f64::from_bits(self.stats.residual_sq.load(Ordering::Relaxed))
     }
 
-    /// Records the residual of the state at count `at` (before its
-    /// update's count is published, so that whoever sees the count sees it).
-    fn set_residual(&self, at: u64, residual_sq: f64) {
+    /// The count of the state whose residual [`Self::residual_sq`] is (0:
+    /// none yet).
+    pub(crate) fn residual_at(&self) -> u64 {
+        self.stats.residual_at.load(Ordering::Relaxed)
+    }
+
+    /// The residual round [`Self::residual_sq`] was computed for (0: none
+    /// yet).
+    pub(crate) fn residual_round(&self) -> u64 {
+        self.stats.residual_round.load(Ordering::Relaxed)
+    }
+
+    /// Records the residual of the state it is at now, computed for
+    /// `round` (before its update's count is published, so that whoever
+    /// sees the count sees it).
+    fn set_residual(&self, round: u64, residual_sq: f64) {
         self.stats
             .residual_sq
             .store(residual_sq.to_bits(), Ordering::Relaxed);
+        let at = self.stats.count.load(Ordering::Relaxed);
         self.stats.residual_at.store(at, Ordering::Relaxed);
+        self.stats.residual_round.store(round, Ordering::Relaxed);
     }
 
     /// Seconds spent updating it so far (when measured).
@@ -550,7 +568,7 @@ impl Held<'_> {
         &mut self,
         subs: &[Subdomain],
         version: EdgeVersion,
-        residual: Residual,
+        round: Option<u64>,
         work: f64,
         stopped: impl Fn() -> bool,
         pause: impl FnOnce(),
@@ -558,7 +576,11 @@ impl Held<'_> {
         // A uniform run never reads the clock here, nor calls out: the
         // extra work is out of line.
         let began = (work > 1.0).then(Instant::now);
-        let lag = self.begin_update(subs, version, residual);
+        let lag = self.begin_update(subs, version, round);
+        let residual = match round {
+            Some(_) => Residual::Compute,
+            None => Residual::Skip,
+        };
         if let Some(began) = began {
             let (b, fastest) = (layout(&self.sub.geom), &mut self.cells.fastest_ns);
             let plain = began.elapsed().as_nanos() as u64;
@@ -581,17 +603,19 @@ impl Held<'_> {
     }
 
     /// Computes the next values into the spare buffer, reading the
-    /// neighbours' edges as published now. Nothing is visible to others
-    /// until [`Self::finish_update`]. Returns, reading the latest edges,
-    /// how far it is ahead of its furthest-behind neighbour as it read them
+    /// neighbours' edges as published now, and with `round`, the local
+    /// residual of the values it updates, for that residual round
+    /// (`schedule::residual`). Nothing is visible to others until
+    /// [`Self::finish_update`]. Returns, reading the latest edges, how far
+    /// it is ahead of its furthest-behind neighbour as it read them
     /// ([`Subdomain::lag`]); 0 reading its own version.
     pub(crate) fn begin_update(
         &mut self,
         subs: &[Subdomain],
         version: EdgeVersion,
-        residual: Residual,
+        round: Option<u64>,
     ) -> u64 {
-        self.begin_update_aged(subs, version, residual, &FRESH)
+        self.begin_update_aged(subs, version, round, &FRESH)
     }
 
     /// [`Self::begin_update`], reading the sides that `aged` gives from
@@ -600,18 +624,19 @@ impl Held<'_> {
         &mut self,
         subs: &[Subdomain],
         version: EdgeVersion,
-        residual: Residual,
+        round: Option<u64>,
         aged: &Aged<'_>,
     ) -> u64 {
         let sub = self.sub;
         let b = layout(&sub.geom);
         let (cur, next) = self.own();
         let lag = sub.fill_halo(cur, b, subs, version, aged, |_| false);
-        if residual == Residual::Compute {
-            let r = kernel::sweep_block_with_residual(cur, next, b);
-            sub.set_residual(sub.stats.count.load(Ordering::Relaxed), r);
-        } else {
-            kernel::sweep_block(cur, next, b);
+        match round {
+            Some(round) => {
+                let r = kernel::sweep_block_with_residual(cur, next, b);
+                sub.set_residual(round, r);
+            }
+            None => kernel::sweep_block(cur, next, b),
         }
         lag
     }
@@ -806,8 +831,8 @@ impl Subdomains {
     }
 
     /// Appends everything another rank needs to go on updating subdomain
-    /// `s` (`runtime/migrate.rs`): its count, last residual and busy time,
-    /// its interior cells, and the edge each neighbour shows it, as this
+    /// `s` (`runtime/migrate.rs`): its count, last residual, busy time, the
+    /// count and round that residual is of, its interior cells, and the edge each neighbour shows it, as this
     /// rank sees them. Takes its slab's lock and then its cells', so it
     /// waits for an update in flight (the old owner's last one: the owner
     /// was changed first); cells in the slab leave it first (which
@@ -821,6 +846,8 @@ impl Subdomains {
         out.push(sub.stats.count.load(Ordering::Relaxed));
         out.push(sub.stats.residual_sq.load(Ordering::Relaxed));
         out.push(sub.stats.busy_ns.load(Ordering::Relaxed));
+        out.push(sub.stats.residual_at.load(Ordering::Relaxed));
+        out.push(sub.stats.residual_round.load(Ordering::Relaxed));
         let mut interior = Vec::with_capacity(sub.geom.cells());
         cells.interior_into(problem, &mut interior);
         out.extend(interior.iter().map(|v| v.to_bits()));
@@ -874,7 +901,8 @@ impl Subdomains {
         }
         sub.stats.toucher.store(thread, Ordering::Relaxed);
         sub.stats.residual_sq.store(head[1], Ordering::Relaxed);
-        sub.stats.residual_at.store(head[0], Ordering::Relaxed);
+        sub.stats.residual_at.store(head[3], Ordering::Relaxed);
+        sub.stats.residual_round.store(head[4], Ordering::Relaxed);
         sub.stats.busy_ns.store(head[2], Ordering::Relaxed);
         for side in Side::ALL {
             if let Neighbour::Sub(n) = g.neighbour(side) {
@@ -918,14 +946,8 @@ mod tests {
             // Update in reverse order so that some neighbours are already one
             // version ahead when read: the parity copies must hide that.
             for s in subs.iter().rev() {
-                s.lock().update(
-                    &subs,
-                    EdgeVersion::Own,
-                    Residual::Compute,
-                    1.0,
-                    || false,
-                    || {},
-                );
+                s.lock()
+                    .update(&subs, EdgeVersion::Own, Some(1), 1.0, || false, || {});
             }
         }
         assert_eq!(subs.assemble(&p), sequential_jacobi(&p, 5));
@@ -936,14 +958,9 @@ mod tests {
         let p = Problem::new(4, 2, 1).unwrap();
         let subs = Subdomains::standalone(&p);
         for _ in 0..3 {
-            subs[0].lock().update(
-                &subs,
-                EdgeVersion::Latest,
-                Residual::Skip,
-                1.0,
-                || false,
-                || {},
-            );
+            subs[0]
+                .lock()
+                .update(&subs, EdgeVersion::Latest, None, 1.0, || false, || {});
         }
         assert_eq!(subs[0].lag(&subs), 3);
         assert_eq!(subs[1].lag(&subs), 0);

@@ -213,6 +213,8 @@ pub(crate) struct Swept {
 pub(crate) struct Job<'j> {
     /// Per region.
     pub todo: &'j [Todo],
+    /// The residual round a [`Todo::Residual`] computes for.
+    pub round: u64,
     pub version: EdgeVersion,
     /// Each region's workload cost factor, when some is above 1.
     pub work: Option<&'j [f64]>,
@@ -567,8 +569,7 @@ impl SlabGuard<'_> {
         for k in (0..n).filter(|&k| job.todo[k] == Todo::Residual) {
             let (off, vb) = slab.view(k);
             let r = kernel::sweep_block_with_residual(&src[off..], &mut dst[off..], vb);
-            let sub = &subs[slab.first + k];
-            sub.set_residual(sub.stats.count.load(Ordering::Relaxed), r);
+            subs[slab.first + k].set_residual(job.round, r);
         }
         // A workload's extra work, measured against the fastest plain pass
         // per cell seen (halos and sweeps).
@@ -654,6 +655,7 @@ mod tests {
         let stopped = || false;
         let job = Job {
             todo,
+            round: 1,
             version,
             work: None,
             clocked: false,
@@ -759,14 +761,7 @@ mod tests {
             if (2..4).contains(&it) {
                 let mut held = subs[1].lock();
                 assert!(!held.is_home());
-                held.update(
-                    &subs,
-                    EdgeVersion::Own,
-                    Residual::Skip,
-                    1.0,
-                    || false,
-                    || {},
-                );
+                held.update(&subs, EdgeVersion::Own, None, 1.0, || false, || {});
             }
         }
         assert!(subs.iter().all(|s| s.count() == 6));

@@ -95,6 +95,9 @@ impl Peers for Rank<'_> {
                         .max()
                         .and_then(from_urgency),
                     estimate_sq: b.wishes.iter().map(|w| w.estimate_sq).sum(),
+                    round: b.wishes.iter().map(|w| w.round).min().unwrap(),
+                    at_sum: b.wishes.iter().map(|w| w.at_sum).sum(),
+                    count_sum: b.wishes.iter().map(|w| w.count_sum).sum(),
                     most_updates: b.wishes.iter().map(|w| w.most_updates).max().unwrap(),
                     now_ns: b.wishes.iter().map(|w| w.now_ns).max().unwrap(),
                 };
