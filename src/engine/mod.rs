@@ -214,6 +214,24 @@ pub struct Slow {
     pub factor: f64,
 }
 
+/// What a balancer's caller measures between calls ([`Settings::measure`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measure {
+    /// Object loads and thread speeds, as well as rates.
+    pub loads: bool,
+    /// Whether the application's work is uniform, so that loads that
+    /// differ between threads are the machine's.
+    pub uniform_work: bool,
+}
+
+impl Measure {
+    /// Rates only, uniform work.
+    pub const RATES: Measure = Measure {
+        loads: false,
+        uniform_work: true,
+    };
+}
+
 /// What an engine needs to know to run a plan.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -259,6 +277,15 @@ impl Settings {
             workload: Workload::uniform(),
             interrupt: Interrupt::none(),
             progress: Progress::default(),
+        }
+    }
+
+    /// What a balancer's caller measures between calls: object loads
+    /// ([`Self::measures_loads`]), and whether the work is uniform.
+    pub fn measure(&self) -> Measure {
+        Measure {
+            loads: self.measures_loads(),
+            uniform_work: self.workload.is_uniform(),
         }
     }
 

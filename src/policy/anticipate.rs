@@ -13,10 +13,12 @@
 //!    (`Snapshot::load_history`): the growth of its objects, not of its set,
 //!    so moves made by the balancer do not count as growth, and a mean over
 //!    the window, since a region grows by whole subdomains, in steps;
-//! 2. a thread is **overloading** when its WIR is more than [`BAND`] of the
-//!    group's mean thread load above the group's mean WIR (ULBA marks
+//! 2. a thread is **overloading** when its WIR is more than the band (at
+//!    least [`BAND`], and at least the measured jitter's: `jitter.rs`) of
+//!    the group's mean thread load above the group's mean WIR (ULBA marks
 //!    outliers by a z-score above 3, which a handful of threads cannot
-//!    reach);
+//!    reach), at the latest interval and the two before (a load that jumps
+//!    in one interval is no growth);
 //! 3. the subdomains are dealt as [`super::Greedy`] deals them, with an
 //!    overloading thread's speed counted `1 - alpha` times: its sweep ends
 //!    `alpha` shorter than even, the others' a little longer.
@@ -57,7 +59,7 @@ impl Policy for Anticipate {
         };
         by_group(snap, self.bounds.scope, |group, held| {
             let capacity: Vec<f64> = self
-                .overloading(snap, group)
+                .overloading_beyond(snap, group, w.band())
                 .iter()
                 .map(|&over| if over { 1.0 - self.alpha } else { 1.0 })
                 .collect();
@@ -77,8 +79,14 @@ impl Policy for Anticipate {
 impl Anticipate {
     /// Which members of `group` are overloading (see the top of this file).
     pub fn overloading(&self, snap: &Snapshot<'_>, group: &[usize]) -> Vec<bool> {
+        self.overloading_beyond(snap, group, BAND)
+    }
+
+    /// [`Self::overloading`] by more than `band` (at least [`BAND`]: the
+    /// measured jitter's, `jitter.rs`).
+    fn overloading_beyond(&self, snap: &Snapshot<'_>, group: &[usize], band: f64) -> Vec<bool> {
         if snap.load_history.is_empty() {
-            return self.slow_by_rates(snap, group);
+            return self.slow_by_rates(snap, group, band);
         }
         let (k, h) = (self.history, snap.load_history);
         let mut over = vec![k > 0 && h.len() > k; group.len()];
@@ -93,24 +101,35 @@ impl Anticipate {
             }
         }
         let sum = |loads: &[f64], i: usize| sets[i].iter().map(|&s| loads[s]).sum::<f64>();
-        let (latest, first) = (&h[h.len() - 1], &h[h.len() - 1 - k]);
-        let mean_load = (0..group.len()).map(|i| sum(latest, i)).sum::<f64>() / group.len() as f64;
-        // WIR: the mean growth per interval over the window (a region
-        // grows by whole subdomains, so growth comes in steps).
-        let wir: Vec<f64> = (0..group.len())
-            .map(|i| (sum(latest, i) - sum(first, i)) / k as f64)
-            .collect();
-        let mean = wir.iter().sum::<f64>() / group.len() as f64;
-        for (o, g) in over.iter_mut().zip(&wir) {
-            *o = *g - mean > BAND * mean_load;
+        // WIR: the mean growth per interval over the window ending `back`
+        // intervals ago (a region grows by whole subdomains, so growth comes
+        // in steps). Overloading at the latest interval and, where the
+        // window reaches, at the two before: a load that jumps in one
+        // interval (a sweep preempted by another program) is an end point
+        // of one of these windows at most, and no growth.
+        let mark = |back: usize, over: &mut [bool]| {
+            let end = h.len() - 1 - back;
+            let (latest, first) = (&h[end], &h[end - k]);
+            let mean_load = (0..group.len()).map(|i| sum(latest, i)).sum::<f64>();
+            let mean_load = mean_load / group.len() as f64;
+            let wir: Vec<f64> = (0..group.len())
+                .map(|i| (sum(latest, i) - sum(first, i)) / k as f64)
+                .collect();
+            let mean = wir.iter().sum::<f64>() / group.len() as f64;
+            for (o, g) in over.iter_mut().zip(&wir) {
+                *o &= *g - mean > band * mean_load;
+            }
+        };
+        for back in (0..3).take_while(|&b| h.len() > k + b) {
+            mark(back, &mut over);
         }
         over
     }
 
     /// Before loads are measured: which members were slower than the
-    /// group's mean rate by more than [`BAND`] in each of the last
-    /// `history` intervals.
-    fn slow_by_rates(&self, snap: &Snapshot<'_>, group: &[usize]) -> Vec<bool> {
+    /// group's mean rate by more than `band` in each of the last `history`
+    /// intervals.
+    fn slow_by_rates(&self, snap: &Snapshot<'_>, group: &[usize], band: f64) -> Vec<bool> {
         let k = self.history;
         let h = snap.history;
         let mut slow = vec![k > 0 && h.len() >= k; group.len()];
@@ -120,7 +139,7 @@ impl Anticipate {
         for rates in &h[h.len() - k..] {
             let mean = group.iter().map(|&g| rates[g]).sum::<f64>() / group.len() as f64;
             for (i, &t) in group.iter().enumerate() {
-                slow[i] &= rates[t] < (1.0 - BAND) * mean;
+                slow[i] &= rates[t] < (1.0 - band) * mean;
             }
         }
         slow
@@ -203,6 +222,7 @@ mod tests {
             loads: &loads,
             speeds: &[1.0, 1.0],
             load_history: &history,
+            history: crate::policy::steady(&[1.0, 1.0]),
             ..Snapshot::of(&counts, &owners, &[0, 0])
         })
     }
@@ -220,6 +240,7 @@ mod tests {
             loads: &loads,
             speeds: &[1.0, 1.0],
             load_history: &history,
+            history: crate::policy::steady(&[1.0, 1.0]),
             ..Snapshot::of(&counts, &owners, &[0, 0])
         })
     }

@@ -8,7 +8,10 @@
 //! all-reduce) and otherwise only what a few random peers tell it:
 //!
 //! * **Only when it pays.** A group whose most loaded thread is within 5%
-//!   of the mean is left alone (vt's `run_temperedlb_tolerance`).
+//!   of the mean is left alone (vt's `run_temperedlb_tolerance`), or within
+//!   the measured jitter's band where that is wider (`jitter.rs`: twice the
+//!   threads' pooled relative scatter over the window, agreed in the same
+//!   reduce); nothing moves before the window is three intervals long.
 //! * **Inform.** Every underloaded thread (sweep time below the mean) knows
 //!   of itself. In each of `rounds` synchronous rounds, every thread tells
 //!   `fanout` others of its group, drawn from the seed, the call, the round
@@ -49,6 +52,7 @@
 //! ([`Policy::learns`], `sim/network.rs`; docs/across-nodes.md compares
 //! them with the global view).
 
+use super::jitter;
 use super::objects::Weights;
 use super::{Bounds, Learns, Move, Named, Owned, Policy, Snapshot, Strategy};
 use crate::rng::SplitMix64;
@@ -202,11 +206,13 @@ impl Gossip {
                 .collect()
         };
         let (time_m, time_u) = (times(&measured), times(&unit));
+        let scatter = [jitter::scatter2(snap, true), jitter::scatter2(snap, false)];
         let g = groups.len();
-        // sums: per group, both ways, the times and the non-finite ones;
-        // maxes: whether any place measured loads, then per group both ways
-        // the longest time.
-        let mut sums = vec![0.0; 4 * g];
+        // sums: per group, both ways, the times and the non-finite ones,
+        // then both ways the threads' squared scatters over the window and
+        // how many have one; maxes: whether any place measured loads, then
+        // per group both ways the longest time.
+        let mut sums = vec![0.0; 8 * g];
         let mut maxes = vec![0.0; 1 + 2 * g];
         let has_loads =
             measured.is_some() && (0..n).any(|s| wire.here(snap.owners[s]) && snap.loads[s] > 0.0);
@@ -219,6 +225,10 @@ impl Gossip {
                         false => sums[4 * k + 2 + way] += 1.0,
                     }
                     maxes[1 + 2 * k + way] = maxes[1 + 2 * k + way].max(time[t]);
+                    if let Some(c) = scatter[way][t] {
+                        sums[4 * g + 4 * k + way] += c;
+                        sums[4 * g + 4 * k + 2 + way] += 1.0;
+                    }
                 }
             }
         }
@@ -229,6 +239,11 @@ impl Gossip {
             (_, _, Some(u)) => (u, time_u),
             _ => return Vec::new(),
         };
+        // A window too short to tell an imbalance from jitter (the same
+        // length everywhere: every place has made as many calls).
+        if !jitter::enough(snap) {
+            return Vec::new();
+        }
         let fanout = self.fanout.max(1);
         let active: Vec<Group<'_>> = groups
             .iter()
@@ -239,7 +254,13 @@ impl Gossip {
                 let most = maxes[1 + 2 * k + way];
                 // A thread that made no progress: nothing measured yet.
                 let idle = sums[4 * k + 2 + way] > 0.0;
-                let pays = len >= 2 && !idle && most > mean * (1.0 + TOLERANCE);
+                // vt's tolerance, or the jitter's band where it is wider.
+                let (c2, with) = (sums[4 * g + 4 * k + way], sums[4 * g + 4 * k + 2 + way]);
+                let tolerance = match with > 0.0 {
+                    true => TOLERANCE.max(jitter::Z * (c2 / with).sqrt()),
+                    false => TOLERANCE,
+                };
+                let pays = len >= 2 && !idle && most > mean * (1.0 + tolerance);
                 pays.then(|| Group {
                     members,
                     mean,
@@ -547,10 +568,11 @@ mod tests {
             progress: &progress,
             rates,
             residuals: &[],
-            history: &[],
+            history: crate::policy::steady(rates),
             loads: &[],
             speeds: &[],
             load_history: &[],
+            uniform_work: false,
             since_last_s: 1.0,
             call,
         };
@@ -620,10 +642,11 @@ mod tests {
                 progress: &progress,
                 rates: &r,
                 residuals: &[],
-                history: &[],
+                history: crate::policy::steady(&r),
                 loads: &[],
                 speeds: &[],
                 load_history: &[],
+                uniform_work: false,
                 since_last_s: 1.0,
                 call,
             };
@@ -742,10 +765,15 @@ mod tests {
                     progress: &progress,
                     rates,
                     residuals: &[],
-                    history: &[],
+                    history: crate::policy::steady(rates),
                     loads: if measured { loads } else { &[] },
                     speeds: if measured { speeds } else { &[] },
-                    load_history: &[],
+                    load_history: if measured {
+                        crate::policy::steady(loads)
+                    } else {
+                        &[]
+                    },
+                    uniform_work: false,
                     since_last_s: 1.0,
                     call,
                 })

@@ -13,6 +13,7 @@
 mod anticipate;
 mod gossip;
 mod greedy;
+pub(crate) mod jitter;
 pub mod learned;
 mod objects;
 mod prescribed;
@@ -25,6 +26,7 @@ pub use anticipate::Anticipate;
 pub(crate) use gossip::rounds_to_cover;
 pub use gossip::{Gossip, Whole, Wire, Word};
 pub use greedy::Greedy;
+pub use jitter::{MIN_INTERVALS, Z, improves_beyond};
 pub use prescribed::Prescribed;
 pub use progressive::{Progressive, Scope};
 pub use refine::Refine;
@@ -254,6 +256,11 @@ pub struct Snapshot<'a> {
     /// oldest first, `loads` last; at most [`HISTORY`] of them. Empty unless
     /// measured.
     pub load_history: &'a [Vec<f64>],
+    /// Whether the application's work is uniform (every cell costs the
+    /// same: `workload = uniform`), so that measured loads that differ
+    /// between threads are the machine's (a slower core), not the
+    /// subdomains' (`objects.rs`).
+    pub uniform_work: bool,
     /// Seconds since the previous call (since the start, at the first).
     pub since_last_s: f64,
     /// 1-based number of this balancer call.
@@ -283,6 +290,7 @@ impl<'a> Snapshot<'a> {
             loads: &[],
             speeds: &[],
             load_history: &[],
+            uniform_work: false,
             since_last_s: 0.0,
             call: 1,
         }
@@ -380,21 +388,6 @@ impl Owned {
 /// Intervals of rates a snapshot carries at most.
 pub const HISTORY: usize = 8;
 
-/// Whether a thread at `r_to` updates/s holding `n_to` subdomains would,
-/// with one more, still update each faster than one at `r_from` holding
-/// `n_from` does now: the predicted-move test every rate-based strategy
-/// shares, so that equally fast threads never trade work.
-///
-/// ```
-/// use braid::policy::improves;
-/// assert!(improves(100.0, 4, 50.0, 4));   // 20 > 12.5
-/// assert!(!improves(100.0, 4, 90.0, 4));  // 20 < 22.5
-/// assert!(!improves(100.0, 4, 100.0, 0)); // nothing to give
-/// ```
-pub fn improves(r_to: f64, n_to: usize, r_from: f64, n_from: usize) -> bool {
-    n_from > 0 && r_to / (n_to + 1) as f64 > r_from / n_from as f64
-}
-
 /// What every strategy respects: which threads it balances together at a
 /// call ([`Scope`]), and how many subdomains a thread may give away and
 /// receive: a donor keeps more than `low`, a receiver holds fewer than
@@ -487,6 +480,14 @@ pub enum Learns {
         /// Rounds.
         rounds: usize,
     },
+}
+
+/// A window of [`MIN_INTERVALS`] intervals, each measuring `row`: rates or
+/// loads held steady, as a snapshot's history (tests build snapshots by
+/// hand; leaked, for the test's lifetime).
+#[cfg(test)]
+pub(crate) fn steady(row: &[f64]) -> &'static [Vec<f64>] {
+    Box::leak(vec![row.to_vec(); MIN_INTERVALS].into_boxed_slice())
 }
 
 /// What one call saw: progress, rates, residuals, seconds since the last.

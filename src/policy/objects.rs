@@ -14,44 +14,89 @@ use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Bounds, Move, Owned, Snapshot};
+use super::{Bounds, Move, Owned, Snapshot, jitter};
 
 /// How much a decision must shorten the group's longest sweep before
-/// anything moves: measured loads jitter, and a move has a cost.
+/// anything moves, at least: a move has a cost. Measured loads jitter more
+/// than this on a real machine; the band then is that jitter's
+/// ([`Weights::band`], `jitter.rs`).
 pub(crate) const BAND: f64 = 0.02;
 
-/// Loads and speeds, measured or stood in for.
+/// Loads and speeds, measured or stood in for, and the band a decision on
+/// them must beat.
 pub(crate) struct Weights<'a> {
     loads: Cow<'a, [f64]>,
     speeds: Cow<'a, [f64]>,
+    band: f64,
 }
 
 impl<'a> Weights<'a> {
     /// The snapshot's loads and speeds, or unit loads and its rates;
-    /// `None` when it has neither (nothing is measured yet).
+    /// `None` when it has neither, or a window too short to tell a real
+    /// imbalance from jitter ([`super::MIN_INTERVALS`]).
     pub(crate) fn of(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
-        Weights::measured(snap)
-            .filter(|_| snap.loads.iter().any(|&l| l > 0.0))
-            .or_else(|| Weights::unit(snap))
+        // Measured loads only once a window of them is (the first
+        // intervals are the run's start); rates stand in until then.
+        let measured = Weights::measured(snap).filter(|_| {
+            snap.loads.iter().any(|&l| l > 0.0) && snap.load_history.len() >= super::MIN_INTERVALS
+        });
+        let w = measured.or_else(|| Weights::unit(snap))?;
+        jitter::enough(snap).then_some(w)
     }
 
     /// The snapshot's loads and speeds, if it carries them (some may still
     /// be 0: not measured yet).
+    /// Each subdomain's load is taken over the last intervals, so that an
+    /// interval's blip (a thread preempted inside a sweep) moves nothing
+    /// (`jitter.rs`), and it is the subdomain's own: a load is
+    /// measured on the thread that updates it, and a thread that is slower
+    /// per cell (a slower core, a busier cache) makes all its subdomains
+    /// look heavier, which a move does not carry. Where the application's
+    /// work is uniform ([`Snapshot::uniform_work`]: every subdomain costs
+    /// the same, so what differs is the machine), each thread's typical
+    /// load (the median of its subdomains') is taken as its per-cell cost
+    /// and moved into its speed: a subdomain's load becomes its load
+    /// relative to the others on its thread, times the threads' median
+    /// cost, and the thread's speed is divided by its cost relative to that
+    /// median ([`portable`]). Every sweep time is what it was; what changes
+    /// is what a move is predicted to do. Measured on this machine: the two
+    /// cores' per-cell costs differed by 12% over whole quiet runs, and
+    /// greedy swapped two subdomains for two, back and forth, every few
+    /// calls (2026-11-26). Under a workload a thread whose subdomains are
+    /// all heavy would look slow instead, so there loads are taken as
+    /// measured.
     pub(crate) fn measured(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
         let carried = snap.loads.len() == snap.counts.len() && snap.speeds.len() == snap.threads();
-        carried.then_some(Weights {
-            loads: Cow::Borrowed(snap.loads),
-            speeds: Cow::Borrowed(snap.speeds),
+        carried.then(|| {
+            let loads = jitter::recent(snap.load_history, snap.loads, jitter::Tail::Low);
+            let (loads, speeds) = match snap.uniform_work {
+                true => portable(snap.owners, loads, snap.speeds),
+                false => (loads, snap.speeds.to_vec()),
+            };
+            Weights {
+                loads: Cow::Owned(loads),
+                speeds: Cow::Owned(speeds),
+                band: jitter::band(BAND, &jitter::scatter2(snap, true)),
+            }
         })
     }
 
-    /// Every subdomain at load 1 and each thread's rate as its speed, if
-    /// the snapshot has rates.
+    /// Every subdomain at load 1 and each thread's rate as its speed (over
+    /// the last intervals, as `jitter.rs` takes it), if the snapshot has
+    /// rates.
     pub(crate) fn unit(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
         (snap.rates.len() == snap.threads()).then(|| Weights {
             loads: Cow::Owned(vec![1.0; snap.counts.len()]),
-            speeds: Cow::Borrowed(snap.rates),
+            speeds: Cow::Owned(jitter::recent(snap.history, snap.rates, jitter::Tail::High)),
+            band: jitter::band(BAND, &jitter::scatter2(snap, false)),
         })
+    }
+
+    /// The share by which a decision must shorten the longest sweep: at
+    /// least [`BAND`], and at least [`super::Z`] times the threads' pooled
+    /// relative scatter of sweep loads (or rates) over the window.
+    pub(crate) fn band(&self) -> f64 {
+        self.band
     }
 
     /// Subdomain `s`'s load.
@@ -94,7 +139,8 @@ impl<'a> Weights<'a> {
 /// braid its cache and, across sockets, its memory, and dealing equal
 /// loads from scratch would shuffle the whole grid. Members stay within their bounds (a member ends with at least
 /// `min(held, low)` and at most `max(held, high)` subdomains). Nothing
-/// moves unless the group's longest sweep shortens by more than [`BAND`].
+/// moves unless the group's longest sweep shortens by more than the band
+/// ([`Weights::band`]).
 pub(crate) fn greedy(
     snap: &Snapshot<'_>,
     w: &Weights<'_>,
@@ -125,7 +171,7 @@ pub(crate) fn greedy(
     }
     // Already within the band of the even sweep: nothing to gain.
     let even = total / speed;
-    if longest_now <= (1.0 + BAND) * even {
+    if longest_now <= (1.0 + w.band) * even {
         return Vec::new();
     }
     let owned = Owned::of(snap);
@@ -228,7 +274,7 @@ pub(crate) fn greedy(
                 .map(|g| heaviest_least_updated_first(snap, w, g))
                 .collect(),
         };
-        for (s, _, r) in refine_deal(&mut deal, w, group, capacity, (&floor, &cap), BAND) {
+        for (s, _, r) in refine_deal(&mut deal, w, group, capacity, (&floor, &cap), w.band) {
             to[s] = r;
         }
         deal.load
@@ -263,15 +309,58 @@ pub(crate) fn greedy(
         true => (a, load, la),
         false => (b, refined, lb),
     };
-    if !shortens(longest_now, longest, stalled_now, stalled(&load)) {
+    if !shortens(longest_now, longest, stalled_now, stalled(&load), w.band) {
         return Vec::new();
     }
     moves
 }
 
+/// Loads as the subdomains' own and the threads' per-cell costs in their
+/// speeds (see [`Weights::measured`]): each thread's cost is the median of
+/// its subdomains' positive `loads`, the reference the median of those;
+/// a subdomain's load is scaled by reference over its owner's cost, and the
+/// owner's speed too. Threads' sums of load over speed are unchanged.
+fn portable(owners: &[usize], loads: Vec<f64>, speeds: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); speeds.len()];
+    for (s, &o) in owners.iter().enumerate() {
+        if let (Some(p), Some(&l)) = (per.get_mut(o), loads.get(s))
+            && l > 0.0
+            && l.is_finite()
+        {
+            p.push(l);
+        }
+    }
+    let cost: Vec<Option<f64>> = per
+        .iter_mut()
+        .map(|p| (!p.is_empty()).then(|| jitter::median(p)))
+        .collect();
+    let mut all: Vec<f64> = cost.iter().flatten().copied().collect();
+    if all.is_empty() {
+        return (loads, speeds.to_vec());
+    }
+    let reference = jitter::median(&mut all);
+    let scale = |t: usize| {
+        cost.get(t)
+            .copied()
+            .flatten()
+            .map_or(1.0, |c| reference / c)
+    };
+    let loads = loads
+        .iter()
+        .enumerate()
+        .map(|(s, &l)| l * owners.get(s).map_or(1.0, |&o| scale(o)))
+        .collect();
+    let speeds = speeds
+        .iter()
+        .enumerate()
+        .map(|(t, &v)| v * scale(t))
+        .collect();
+    (loads, speeds)
+}
+
 /// LPT (longest processing time first): `objects`, heaviest first, each to
 /// the member of `group` whose sweep would then be shortest, or to
-/// `owner(s)` when that is within [`BAND`] of the best; a member takes no
+/// `owner(s)` when that is within the band of the best; a member takes no
 /// more than `cap[i]`. Returns each subdomain's member (`usize::MAX` for
 /// one not in `objects`).
 fn lpt(
@@ -307,7 +396,7 @@ fn lpt(
         let Some(best) = best else { break };
         let with = |i: usize| w.time(group[i], load[i] + w.load(s), capacity[i]);
         let i = owner(s)
-            .filter(|&o| o != best && count[o] < cap[o] && with(o) <= (1.0 + BAND) * with(best))
+            .filter(|&o| o != best && count[o] < cap[o] && with(o) <= (1.0 + w.band) * with(best))
             .unwrap_or(best);
         if i != best {
             heap.push(entry(load[best], best, version[best]));
@@ -325,7 +414,7 @@ fn lpt(
 
 /// A placement `bin` (each subdomain's member) realised with the fewest
 /// moves: `objects` (heaviest first) fall into classes of about one load
-/// (within [`BAND`] of the class's heaviest); in each class a member keeps
+/// (within the band of the class's heaviest); in each class a member keeps
 /// as many of its own as `bin` gives it, and the rest go, the least updated
 /// first, to the members `bin` gives more, shortest sweep (by `bin`) first.
 /// Each member ends with `bin`'s count of each class.
@@ -351,7 +440,7 @@ fn realise(
         let top = w.load(objects[start]);
         let end = objects[start..]
             .iter()
-            .position(|&s| w.load(s) < (1.0 - BAND) * top)
+            .position(|&s| w.load(s) < (1.0 - w.band) * top)
             .map_or(objects.len(), |k| start + k);
         let class = &objects[start..end];
         let mut wanted = vec![0usize; group.len()];
@@ -385,14 +474,14 @@ fn realise(
 }
 
 /// Whether a decision is worth making: it leaves less load on stalled
-/// members, or as much and a longest sweep shorter by more than [`BAND`]
+/// members, or as much and a longest sweep shorter by more than `band`
 /// (infinite sweeps compare by the stalled load alone).
-fn shortens(longest_now: f64, longest: f64, stalled_now: f64, stalled: f64) -> bool {
+fn shortens(longest_now: f64, longest: f64, stalled_now: f64, stalled: f64, band: f64) -> bool {
     // Sums of the same loads in another order differ in the last bits.
     if (stalled - stalled_now).abs() > 1e-9 * stalled_now.max(stalled) {
         return stalled < stalled_now;
     }
-    longest.is_finite() && longest < (1.0 - BAND) * longest_now
+    longest.is_finite() && longest < (1.0 - band) * longest_now
 }
 
 /// A sweep time, ordered (times are never NaN: loads and speeds are
@@ -419,7 +508,7 @@ impl Ord for Time {
 /// load over its total speed), one of that member's subdomains moves to the
 /// member whose sweep would then be shortest: the heaviest that keeps the receiver
 /// within the tolerance, or else the lightest, if the move shortens the
-/// longest sweep by more than [`BAND`]. A subdomain moves at most once per call; a donor keeps
+/// longest sweep by more than the band ([`Weights::band`]). A subdomain moves at most once per call; a donor keeps
 /// more than `low` subdomains and a receiver holds fewer than `high`.
 pub(crate) fn refine(
     snap: &Snapshot<'_>,
@@ -442,6 +531,8 @@ pub(crate) fn refine(
     };
     let low = vec![bounds.low; group.len()];
     let high = vec![bounds.high; group.len()];
+    // Within the jitter of even is even.
+    let tolerance = tolerance.max(w.band);
     refine_deal(&mut deal, w, group, &capacity, (&low, &high), tolerance)
         .into_iter()
         .map(|(sub, from, to)| Move {
@@ -525,7 +616,7 @@ fn refine_deal(
         // equal sweeps (summed in another order, or jittering) trade
         // subdomains back and forth.
         let after = |s: usize| time(r, load[r] + w.load(s));
-        let better = |s: usize| after(s) < (1.0 - BAND) * worst;
+        let better = |s: usize| after(s) < (1.0 - w.band) * worst;
         let subs = &mut gives[d];
         let fits = subs
             .iter()

@@ -81,6 +81,7 @@ mod tests {
         let (counts, owners, _) = two(0.0, 0.0);
         p.decide(&Snapshot {
             rates,
+            history: crate::policy::steady(rates),
             ..Snapshot::of(&counts, &owners, &[0, 0])
         })
     }

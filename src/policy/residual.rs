@@ -7,12 +7,13 @@
 //! for [`super::Greedy`]), at most one move per call:
 //!
 //! 1. the **receiver** is the thread that, holding one more subdomain, would
-//!    update each of its subdomains fastest (`rate / (held + 1)`), among
-//!    those with fewer than `high_threshold`;
+//!    update each of its subdomains fastest (`rate / (held + 1)`, the rate
+//!    over the window), among those with fewer than `high_threshold`;
 //! 2. the **candidates** are the group's subdomains whose owner is not the
 //!    receiver, holds more than `low_threshold`, and is slower: the
-//!    receiver with one more would still beat it per subdomain (as in
-//!    [`super::Steal`]), so equally fast threads never trade;
+//!    receiver with one more would still beat it per subdomain over the
+//!    window, beyond its jitter (as in [`super::Steal`]), so equally fast
+//!    threads never trade;
 //! 3. the candidate with the **largest last local residual**
 //!    (`Snapshot::residuals`) moves to the receiver.
 //!
@@ -25,7 +26,8 @@
 //! which span orders of magnitude here, would pile the quiet subdomains
 //! onto one thread and let their counts fall behind).
 
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group, improves};
+use super::jitter::{improves_beyond, window_rate};
+use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
 
 /// The largest local residuals to the fastest threads, after Bahi et al. (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -48,7 +50,7 @@ impl Policy for ResidualFirst {
 
 impl ResidualFirst {
     fn pick(&self, snap: &Snapshot<'_>, group: &[usize], held: &[usize]) -> Option<Move> {
-        let r = snap.rates;
+        let r: Vec<f64> = (0..snap.threads()).map(|t| window_rate(snap, t)).collect();
         let to = group
             .iter()
             .copied()
@@ -64,7 +66,7 @@ impl ResidualFirst {
         for &from in group {
             donor[from] = from != to
                 && held[from] > self.bounds.low
-                && improves(r[to], held[to], r[from], held[from]);
+                && improves_beyond(snap.history, to, held[to], from, held[from]);
             any |= donor[from];
         }
         if !any {
@@ -111,6 +113,7 @@ mod tests {
         residual().decide(&Snapshot {
             rates,
             residuals,
+            history: crate::policy::steady(rates),
             ..Snapshot::of(&counts, &owners, &[0, 0])
         })
     }

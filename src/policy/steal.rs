@@ -8,24 +8,28 @@
 //! (all of them for `joint`; each socket for `split`; for `hybrid`, each
 //! socket, and all of them on every `period`-th call):
 //!
-//! 1. the **receiver** is the thread with the highest measured rate
-//!    (`Snapshot::rates`: its updates per second since the last call) that
-//!    holds fewer than `high_threshold` subdomains;
+//! 1. the **receiver** is the thread with the highest measured rate over
+//!    the window (`Snapshot::history`: its updates per second in each of
+//!    the last intervals) that holds fewer than `high_threshold`
+//!    subdomains;
 //! 2. the **victim** is the least updated subdomain of the group that the
 //!    receiver does not own;
 //! 3. it moves when its owner holds more than `low_threshold` subdomains and
 //!    is *slower*: the receiver, with one more subdomain, would still update
 //!    each of its subdomains faster than the owner does now,
-//!    `r_to / (n_to + 1) > r_from / n_from`. Between equally fast threads
-//!    that never holds, so a quiet run does not churn.
+//!    `r_to / (n_to + 1) > r_from / n_from`, over the window and beyond its
+//!    jitter ([`super::improves_beyond`]). Between equally fast threads that
+//!    never holds, so a quiet run does not churn.
 //!
 //! At most one move per group per call; ties go to the lower thread or
-//! subdomain id. Before any rate is known (the first call) nothing moves.
+//! subdomain id. Before the window is [`super::MIN_INTERVALS`] long nothing
+//! moves.
 //! Departures from classic stealing: the victim is chosen by update count,
 //! not at random, and the thief steals on a schedule (the balancer's turn),
 //! not when it runs dry.
 
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group, improves};
+use super::jitter::{improves_beyond, window_rate};
+use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
 
 /// Receiver-initiated stealing by measured rate (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -49,7 +53,7 @@ impl Policy for Steal {
 impl Steal {
     /// The one move in `group`, if any.
     fn steal_in(&self, snap: &Snapshot<'_>, group: &[usize], held: &[usize]) -> Option<Move> {
-        let rate = |t: usize| snap.rates[t];
+        let rate = |t: usize| window_rate(snap, t);
         let to = group
             .iter()
             .copied()
@@ -60,7 +64,9 @@ impl Steal {
             })?;
         // No slower member that may give: no pass over the subdomains.
         let may_give = |t: usize| {
-            t != to && held[t] > self.bounds.low && improves(rate(to), held[to], rate(t), held[t])
+            t != to
+                && held[t] > self.bounds.low
+                && improves_beyond(snap.history, to, held[to], t, held[t])
         };
         if !group.iter().any(|&t| may_give(t)) {
             return None;

@@ -67,7 +67,7 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::engine::{Balancer, LbStats, Residual};
+use crate::engine::{Balancer, LbStats, Measure, Residual};
 use crate::schedule::balancer::start_interval;
 use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
@@ -252,15 +252,15 @@ pub(super) struct SharedBalancer {
 }
 
 impl SharedBalancer {
-    /// `loads`: whether calls measure object loads.
-    pub(super) fn new(balancer: &Balancer, threads: usize, loads: bool) -> Self {
+    /// `measure`: what calls measure between them.
+    pub(super) fn new(balancer: &Balancer, threads: usize, measure: Measure) -> Self {
         let interval = start_interval(balancer.interval);
         SharedBalancer {
             turn: CachePadded::new(AtomicUsize::new(0)),
             next_due_ns: CachePadded::new(AtomicU64::new(0)),
             state: Mutex::new(CallState {
                 rotation: Rotation::new(threads, interval.as_nanos() as u64),
-                caller: Caller::new(balancer, loads),
+                caller: Caller::new(balancer, measure),
             }),
             nodes: vec![0; threads],
         }

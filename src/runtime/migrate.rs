@@ -108,7 +108,7 @@ use super::Shared;
 use super::balancer::Assignment;
 use super::peers::{Peers, owner_ranks};
 use super::wire::{RankWire, announce};
-use crate::engine::{Balancer, LbStats, Residual};
+use crate::engine::{Balancer, LbStats, Measure, Residual};
 use crate::policy::Move;
 use crate::schedule::balancer::start_interval;
 use crate::schedule::{self, Caller, Rotation};
@@ -130,10 +130,10 @@ pub(super) struct RankBalancer {
 }
 
 impl RankBalancer {
-    /// `loads`: whether calls measure object loads.
-    pub(super) fn new(balancer: &Balancer, loads: bool) -> Self {
+    /// `measure`: what calls measure between them.
+    pub(super) fn new(balancer: &Balancer, measure: Measure) -> Self {
         let interval = start_interval(balancer.interval).as_nanos() as u64;
-        let caller = Caller::new(balancer, loads);
+        let caller = Caller::new(balancer, measure);
         RankBalancer {
             rotation: Rotation::new(1, interval),
             apart: caller.decides_apart(),

@@ -591,7 +591,8 @@ impl<'a> Shared<'a> {
     ) -> Self {
         let threads = placement.threads();
         let local = peers.map_or(0..threads, |p| p.threads());
-        let loads = settings.measures_loads();
+        let measure = settings.measure();
+        let loads = measure.loads;
         Shared {
             problem,
             subs,
@@ -607,10 +608,10 @@ impl<'a> Shared<'a> {
             assignment: Assignment::new(subs, threads),
             balancer: balancer
                 .filter(|_| peers.is_none())
-                .map(|b| SharedBalancer::new(b, threads, loads)),
+                .map(|b| SharedBalancer::new(b, threads, measure)),
             rank_balancer: balancer
                 .filter(|_| peers.is_some())
-                .map(|b| parking_lot::Mutex::new(RankBalancer::new(b, loads))),
+                .map(|b| parking_lot::Mutex::new(RankBalancer::new(b, measure))),
             rank_due_ns: AtomicU64::new(0),
             rank_trace: settings
                 .trace_interval

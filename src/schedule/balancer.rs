@@ -8,7 +8,7 @@ use super::choose::Chooser;
 use super::loads::LoadMeter;
 use super::{Sets, View};
 use crate::engine::{
-    Balancer, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Policies, Ran, Tried,
+    Balancer, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Measure, Policies, Ran, Tried,
 };
 use crate::policy::learned::Learner;
 use crate::policy::{HISTORY, Learns, Move, Policy, Snapshot, Wire};
@@ -134,12 +134,15 @@ pub(crate) struct Caller {
     /// Whether calls are decided apart: the view is exact only for the
     /// threads here, so no effort is measured.
     apart: bool,
+    /// Whether the application's work is uniform ([`Snapshot::uniform_work`]).
+    uniform_work: bool,
 }
 
 impl Caller {
-    /// A caller of `balancer`'s policies; `loads`: whether it measures
-    /// object loads for them ([`crate::engine::Settings::measures_loads`]).
-    pub(crate) fn new(balancer: &Balancer, loads: bool) -> Self {
+    /// A caller of `balancer`'s policies; what it measures for them
+    /// ([`crate::engine::Settings::measure`]).
+    pub(crate) fn new(balancer: &Balancer, measure: Measure) -> Self {
+        let loads = measure.loads;
         let (candidates, chooser, learner) = match &balancer.policies {
             Policies::One(p) => (vec![p.clone()], None, None),
             Policies::Auto(ps) => (ps.clone(), Some(Chooser::new(ps.len())), None),
@@ -167,6 +170,7 @@ impl Caller {
             last_interval_s: AUTO_START_S,
             meter: loads.then(LoadMeter::default),
             apart: false,
+            uniform_work: measure.uniform_work,
         }
     }
 
@@ -179,7 +183,7 @@ impl Caller {
                 interval: Interval::Seconds(0.0),
                 group: crate::engine::Group::Socket,
             },
-            false,
+            Measure::RATES,
         )
     }
 
@@ -304,6 +308,7 @@ impl Caller {
             loads: self.meter.as_ref().map_or(&[], |m| &m.loads),
             speeds: self.meter.as_ref().map_or(&[], |m| &m.speeds),
             load_history: self.meter.as_ref().map_or(&[], |m| &m.history),
+            uniform_work: self.uniform_work,
             since_last_s,
             call: self.stats.calls,
         }
@@ -312,10 +317,6 @@ impl Caller {
     /// The interval that just ended: the rates into the history,
     /// its progress-gap growth, and its effort.
     fn measure(&mut self, interval_s: f64) {
-        if self.apart {
-            return; // rates of the threads here only: no gap to measure
-        }
-        let growth = progress_gap_growth(&self.rates, &self.held);
         // The oldest interval's buffer, once there are HISTORY, takes the newest.
         let mut rates = if self.history.len() == HISTORY {
             self.history.remove(0)
@@ -324,6 +325,10 @@ impl Caller {
         };
         rates.clone_from(&self.rates);
         self.history.push(rates);
+        if self.apart {
+            return; // rates of the threads here only: no gap to measure
+        }
+        let growth = progress_gap_growth(&self.rates, &self.held);
         self.growth = Some(growth);
         self.last_interval_s = interval_s;
         let effort = Effort {

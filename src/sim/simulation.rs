@@ -127,7 +127,8 @@ impl<'a> Simulation<'a> {
                 nominal: 0.0,
             })
             .collect();
-        let measures = settings.measures_loads();
+        let measure = settings.measure();
+        let measures = measure.loads;
         if measures {
             board.measure_loads();
         }
@@ -179,7 +180,7 @@ impl<'a> Simulation<'a> {
             events: Events::new(p.threads),
             balance: settings.scheme.balancer().map(|b| Balance {
                 rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
-                caller: Caller::new(b, measures),
+                caller: Caller::new(b, measure),
             }),
             trace: Vec::new(),
             sampler: settings.trace_interval.map(|every| Sampler::new(ps(every))),

@@ -79,7 +79,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 
-use super::{EdgeVersion, Held, Place, Subdomain, extra_time, extra_work, initial_buffers};
+use super::{
+    EdgeVersion, Ends, FRESH, Held, Place, Subdomain, extra_time, extra_work, initial_buffers,
+};
 use crate::engine::Residual;
 use crate::kernel::{self, Block, Buffer};
 use crate::problem::{Neighbour, Problem, Side};
@@ -157,7 +159,15 @@ struct State {
 #[derive(Debug, Default)]
 struct Plan {
     key: Vec<Todo>,
-    blocks: Vec<Region>,
+    blocks: Vec<Block2>,
+}
+
+/// A block a pass sweeps: its rectangle, and per band of regions down it
+/// (north to south) the region on its west end and the one on its east.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Block2 {
+    rect: Region,
+    bands: Vec<(usize, usize)>,
 }
 
 /// Which sides of the live regions face a neighbour that is not live here
@@ -295,9 +305,9 @@ impl Slab {
     /// The blocks covering the regions `todo` sweeps without the residual:
     /// in each row of regions, every run of adjacent ones as one block, and
     /// runs spanning the same columns in consecutive rows as one.
-    fn blocks(&self, todo: &[Todo]) -> Vec<Region> {
+    fn blocks(&self, todo: &[Todo]) -> Vec<Block2> {
         let (rows, cols) = (self.sub_rows, self.sub_cols);
-        let mut blocks: Vec<Region> = Vec::new();
+        let mut blocks: Vec<Block2> = Vec::new();
         // The previous row's runs: (first column, end column, block).
         let mut above: Vec<(usize, usize, usize)> = Vec::new();
         for r in 0..rows {
@@ -314,13 +324,18 @@ impl Slab {
                 }
                 let (a, z) = (self.regions[r * cols + j0], self.regions[r * cols + j - 1]);
                 let w = z.col + z.w - a.col;
+                let band = (r * cols + j0, r * cols + j - 1);
                 match above.iter().find(|&&(b0, b1, _)| (b0, b1) == (j0, j)) {
                     Some(&(_, _, at)) => {
-                        blocks[at].h += a.h;
+                        blocks[at].rect.h += a.h;
+                        blocks[at].bands.push(band);
                         here.push((j0, j, at));
                     }
                     None => {
-                        blocks.push(Region { w, ..a });
+                        blocks.push(Block2 {
+                            rect: Region { w, ..a },
+                            bands: vec![band],
+                        });
                         here.push((j0, j, blocks.len() - 1));
                     }
                 }
@@ -408,7 +423,7 @@ impl SlabGuard<'_> {
                 // neighbours show it at theirs: neither side was published
                 // while both were here.
                 let c = sub.stats.count.load(std::sync::atomic::Ordering::Relaxed);
-                sub.publish(&src[off..], vb, (c % 2) as usize, |_| false);
+                sub.publish(&src[off..], vb, (c % 2) as usize, |_| false, &Side::ALL);
                 for side in Side::ALL {
                     if let Neighbour::Sub(m) = sub.geom.neighbour(side)
                         && m != s
@@ -492,7 +507,13 @@ impl SlabGuard<'_> {
                 let sub = &subs[slab.first + k];
                 let (off, vb) = slab.view(k);
                 let c = sub.stats.count.load(std::sync::atomic::Ordering::Relaxed);
-                sub.publish(&bufs[*cur][off..], vb, (c % 2) as usize, |_| false);
+                sub.publish(
+                    &bufs[*cur][off..],
+                    vb,
+                    (c % 2) as usize,
+                    |_| false,
+                    &Side::ALL,
+                );
             }
         }
     }
@@ -542,7 +563,15 @@ impl SlabGuard<'_> {
         let began = job.clocked.then(Instant::now);
         // 2. Halos from the neighbours that are not here; the lag from the
         // counts read (another thread's count is a cache miss: read once).
+        // A swept block's west and east ends are read and written row by
+        // row as it is swept ([`Ends`]); the rest here.
+        let inline = |k: usize, side: Side| {
+            job.todo[k] == Todo::Sweep && matches!(side, Side::West | Side::East)
+        };
         for &(k, side, m) in wiring.outside.iter().filter(|&&(k, ..)| updated(k)) {
+            if inline(k, side) {
+                continue;
+            }
             let (off, vb) = slab.view(k);
             let sub = &subs[slab.first + k];
             let own = sub.stats.count.load(Ordering::Relaxed);
@@ -562,9 +591,22 @@ impl SlabGuard<'_> {
             plan.key.clear();
             plan.key.extend_from_slice(job.todo);
         }
+        let inside = |m: usize| slab.subdomains().contains(&m) && live[m - slab.first];
         for block in &plan.blocks {
-            let (off, vb) = block.view(slab.block);
-            kernel::sweep_block(&src[off..], &mut dst[off..], vb);
+            let mut ends = Ends::default();
+            for &(kw, ke) in &block.bands {
+                let end = |k: usize, side: Side| {
+                    let sub = &subs[slab.first + k];
+                    let c = sub.stats.count.load(Ordering::Relaxed);
+                    let copy = ((c + 1) % 2) as usize;
+                    sub.end(side, subs, job.version, &FRESH, inside, copy)
+                };
+                let ((west, lw), (east, le)) = (end(kw, Side::West), end(ke, Side::East));
+                done.lag = done.lag.max(lw).max(le);
+                ends.push(slab.regions[kw].h, west, east);
+            }
+            let (off, vb) = block.rect.view(slab.block);
+            kernel::sweep_block_rows(&mut src[off..], &mut dst[off..], vb, &mut ends);
         }
         for k in (0..n).filter(|&k| job.todo[k] == Todo::Residual) {
             let (off, vb) = slab.view(k);
@@ -612,6 +654,9 @@ impl SlabGuard<'_> {
         pause();
         // 4. Publish, swap, count.
         for &(k, side, _) in wiring.outside.iter().filter(|&&(k, ..)| updated(k)) {
+            if inline(k, side) {
+                continue;
+            }
             let (off, vb) = slab.view(k);
             let sub = &subs[slab.first + k];
             let c = sub.stats.count.load(Ordering::Relaxed);
@@ -671,24 +716,34 @@ mod tests {
         let p = Problem::new(12, 1, 9).unwrap();
         let slab = Slab::new(&p, 0);
         let all = slab.blocks(&[W; 9]);
+        let whole = Region {
+            row: 1,
+            col: 1,
+            h: 12,
+            w: 12,
+        };
+        // One block, whose west end is regions 0, 3, 6 and east 2, 5, 8.
         assert_eq!(
             all,
-            vec![Region {
-                row: 1,
-                col: 1,
-                h: 12,
-                w: 12
+            vec![Block2 {
+                rect: whole,
+                bands: vec![(0, 2), (3, 5), (6, 8)]
             }]
         );
         // Three in the middle row taken out: a band above and one below.
         let bands = slab.blocks(&[W, W, W, S, R, S, W, W, W]);
         assert_eq!(bands.len(), 2, "{bands:?}");
-        assert_eq!((bands[0].h, bands[0].w, bands[1].row), (4, 12, 9));
+        let r = |b: &Block2| b.rect;
+        assert_eq!(
+            (r(&bands[0]).h, r(&bands[0]).w, r(&bands[1]).row),
+            (4, 12, 9)
+        );
         // An L: the left column and the top row.
         let l = slab.blocks(&[W, W, W, W, S, S, W, S, S]);
         assert_eq!(l.len(), 2, "{l:?}");
-        assert_eq!((l[0].h, l[0].w), (4, 12));
-        assert_eq!((l[1].row, l[1].h, l[1].w), (5, 8, 4));
+        assert_eq!((r(&l[0]).h, r(&l[0]).w), (4, 12));
+        assert_eq!((r(&l[1]).row, r(&l[1]).h, r(&l[1]).w), (5, 8, 4));
+        assert_eq!(l[1].bands, vec![(3, 3), (6, 6)]);
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub(in crate::policy) fn two(r0: f64, r1: f64) -> (Vec<u64>, Vec<usize>, Vec<f64
 fn decide(p: &dyn Policy, counts: &[u64], owners: &[usize], rates: &[f64]) -> Vec<Move> {
     p.decide(&Snapshot {
         rates,
+        history: crate::policy::steady(rates),
         ..Snapshot::of(counts, owners, &[0, 0])
     })
 }
@@ -37,6 +38,8 @@ pub(in crate::policy) fn loaded<'a>(
         rates: speeds,
         loads,
         speeds,
+        history: crate::policy::steady(speeds),
+        load_history: crate::policy::steady(loads),
         ..Snapshot::of(counts, owners, sockets)
     }
 }
@@ -162,6 +165,7 @@ fn split_balances_each_socket_alone() {
     let rates = [10.0, 100.0, 100.0, 100.0];
     let moves = greedy(Scope::Split).decide(&Snapshot {
         rates: &rates,
+        history: crate::policy::steady(&rates),
         ..Snapshot::of(&counts, &owners, &[0, 0, 1, 1])
     });
     assert_eq!(moves.len(), 2);

@@ -299,26 +299,29 @@ fn a_predicted_move_is_made_only_when_the_receiver_stays_faster_per_subdomain() 
         pairs: 1,
         ..paper(Scope::Joint)
     };
-    let with = |progress: &[u64]| {
+    let with = |history: &[Vec<f64>]| {
         p.decide(&Snapshot {
-            progress,
+            history,
             ..Snapshot::of(&counts, &owners, &[0, 0])
         })
     };
+    let steady = crate::policy::steady;
     // Thread 1 at 81% of thread 0: 81/4 = 20.25 per subdomain now, and
     // thread 0 would have 100/5 = 20: the move would not help.
-    assert!(with(&[100, 81]).is_empty());
+    assert!(with(steady(&[100.0, 81.0])).is_empty());
     // At 50%: 12.5 now against 20 after the move, so it helps.
-    assert_eq!(
-        with(&[100, 50]),
-        vec![Move {
-            sub: 7,
-            from: 1,
-            to: 0
-        }]
-    );
-    // Unknown progress predicts nothing: Algorithm 1 as printed.
-    assert_eq!(with(&[]).len(), 1);
+    let helps = vec![Move {
+        sub: 7,
+        from: 1,
+        to: 0,
+    }];
+    assert_eq!(with(steady(&[100.0, 50.0])), helps);
+    // At 50% in one interval of the window only: jitter, not a trend.
+    let once = [vec![100.0, 100.0], vec![100.0, 50.0], vec![100.0, 100.0]];
+    assert!(with(&once).is_empty());
+    // Before a window is measured, a predicting Algorithm 1 waits.
+    assert!(with(&[]).is_empty());
+    assert!(with(&steady(&[100.0, 50.0])[..2]).is_empty());
 }
 
 #[test]

@@ -28,6 +28,7 @@ fn decide(
 ) -> Vec<Move> {
     p.decide(&Snapshot {
         rates,
+        history: crate::policy::steady(rates),
         ..Snapshot::of(counts, owners, sockets)
     })
 }
@@ -108,6 +109,7 @@ fn split_steals_within_a_socket_and_hybrid_across_on_its_kth_call() {
     let on = |call| {
         hybrid.decide(&Snapshot {
             rates: &rates,
+            history: crate::policy::steady(&rates),
             call,
             ..Snapshot::of(&counts, &owners, &sockets)
         })

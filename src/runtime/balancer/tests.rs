@@ -110,11 +110,11 @@ fn the_runtime_and_the_simulator_balance_alike_on_one_script() {
         let assignment = Assignment::new(&subs, threads);
         let totals: Vec<CachePadded<AtomicU64>> =
             (0..threads).map(|_| Default::default()).collect();
-        let runtime = SharedBalancer::new(&balancer, threads, false);
+        let runtime = SharedBalancer::new(&balancer, threads, Measure::RATES);
         let mut board = Board::new(&p);
         let mut sim = Balance {
             rotation: Rotation::new(threads, interval),
-            caller: Caller::new(&balancer, false),
+            caller: Caller::new(&balancer, Measure::RATES),
         };
         let (mut now, mut calls) = (0, 0);
         for step in 0..300u64 {

@@ -116,8 +116,14 @@ fn each_parasite_burst_takes_the_switch_on_top_of_its_work() {
     }
 }
 
+/// A quiet core's speed that wanders (10% per 0.1 ms window, 5% lasting
+/// between cores) makes the counts drift apart, but it is no imbalance a
+/// move fixes (at 4 subdomains a receiver must be 25% faster): the
+/// balancer, deciding on its window beyond the jitter (`policy::jitter`),
+/// moves nothing, as without jitter. Deciding on one interval, it moved
+/// work back and forth on the wander.
 #[test]
-fn quiet_threads_with_jitter_drift_apart_and_move_work_and_without_do_not() {
+fn quiet_threads_with_jitter_drift_apart_and_move_no_work() {
     let run = |jitter: &str| {
         let p = plan(&[
             "variant=async(4)+split(0.0001)",
@@ -135,7 +141,7 @@ fn quiet_threads_with_jitter_drift_apart_and_move_work_and_without_do_not() {
     let (still, even) = run("none");
     assert_eq!(still, 0, "moves without jitter");
     let (moves, spread) = run("0.1:0.0001:0.05");
-    assert!(moves > 0, "no move with jitter");
+    assert!(moves <= 1, "{moves} moves on jitter");
     assert!(
         spread > 10 * even.max(1),
         "spread {spread} with jitter, {even} without"
