@@ -30,13 +30,15 @@
 //!   times the pooled relative scatter of the threads' sweep loads over the
 //!   window ([`band`]).
 //!
-//! The scatter is measured from the successive differences over the whole
-//! window, robustly: `1.4826 x median |d_i - median d| / sqrt 2` (the
-//! median absolute deviation of the differences, scaled to a standard
-//! deviation of the values under independent jitter). A change of level
-//! (noise that starts) makes one outlying difference and a region that
-//! grows makes every difference the same, so neither counts as jitter,
-//! where the variance about the mean would count both and hide them. Nothing
+//! The scatter is measured robustly over the whole window: the smaller of
+//! the median absolute deviations of the values and of their successive
+//! differences (`1.4826 x median |x - median x|`, the differences' over
+//! `sqrt 2`: each a standard deviation under independent jitter). A change
+//! of level (noise that starts) makes one outlying difference and a region
+//! that grows makes every difference the same, so neither counts as
+//! jitter, where the variance about the mean would count both and hide
+//! them; one outlying interval moves the deviation of the values not at
+//! all. Nothing
 //! moves before [`MIN_INTERVALS`] intervals are measured. A real imbalance
 //! is consistent from interval to interval, so it passes within a few
 //! calls of its start (tested in both engines).
@@ -111,17 +113,26 @@ pub fn improves_beyond(
     low > 0.0 && low > Z * sd / (recent.len() as f64).sqrt()
 }
 
-/// The standard deviation of the jitter in `values`, from their successive
-/// differences, robustly (see the top of this file); `None` for fewer than
-/// two values.
+/// The standard deviation of the jitter in `values`, robustly (see the top
+/// of this file): the smaller of two median absolute deviations, of the
+/// values and of their successive differences, each scaled to a standard
+/// deviation under independent jitter. A change of level or a trend moves
+/// the first and not the second; one outlying interval makes two outlying
+/// differences, which a short window's second cannot outvote, but not the
+/// first. `None` for fewer than two values.
 fn jitter_sd(values: &[f64]) -> Option<f64> {
     if values.len() < 2 {
         return None;
     }
+    let mad = |v: &mut [f64]| {
+        let mid = median(v);
+        let mut dev: Vec<f64> = v.iter().map(|x| (x - mid).abs()).collect();
+        1.4826 * median(&mut dev)
+    };
     let mut d: Vec<f64> = values.windows(2).map(|w| w[1] - w[0]).collect();
-    let mid = median(&mut d);
-    let mut dev: Vec<f64> = d.iter().map(|x| (x - mid).abs()).collect();
-    Some(1.4826 * median(&mut dev) / std::f64::consts::SQRT_2)
+    let by_differences = mad(&mut d) / std::f64::consts::SQRT_2;
+    let by_values = mad(&mut values.to_vec());
+    Some(by_differences.min(by_values))
 }
 
 /// The median of `v` (reordered; the mean of the middle two for an even

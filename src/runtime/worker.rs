@@ -390,7 +390,15 @@ impl<'s, 'a> Worker<'s, 'a> {
         drop(g);
         self.max_lag = self.max_lag.max(swept.lag);
         if let Some(took) = swept.took {
-            self.slow_down(took, swept.cells);
+            let spun = self.slow_down(took, swept.cells);
+            // A slow core's updates take longer: the spin is the regions'
+            // busy time, shared by cells, as the pass's own is.
+            if self.timed && spun > 0 {
+                for (s, _) in range.zip(&self.todo).filter(|&(_, &d)| d != Todo::Skip) {
+                    let share = spun as f64 * sh.subs[s].geom.cells() as f64;
+                    sh.subs[s].add_busy_ns((share / swept.cells as f64) as u64);
+                }
+            }
         }
         self.count(swept.updates);
         if self.budget_spent() {
@@ -509,13 +517,15 @@ impl<'s, 'a> Worker<'s, 'a> {
         let ask = Ask::from_bits(sh.residual_ask.load(Ordering::Relaxed));
         let round = self.residual_for(s, ask);
         let read = cells.update(sh.subs, self.version, round, work, stopped, pause);
-        if let (Some(began), true) = (began, self.timed) {
-            cells.add_busy(began.elapsed().as_nanos() as u64);
-        }
-        drop(cells);
+        // The slow hook's spin is part of the update's busy time: a slow
+        // core's updates take longer.
         if let Some(began) = began {
             self.slow_down(began.elapsed(), sub.geom.cells() as u64);
+            if self.timed {
+                cells.add_busy(began.elapsed().as_nanos() as u64);
+            }
         }
+        drop(cells);
         self.count(1);
         self.max_lag = self.max_lag.max(lag).max(read);
         true
@@ -526,18 +536,21 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// them, on this thread's CPU clock. Wall time would count time the
     /// thread spent preempted as slowness, so on a busy machine the slow
     /// thread would be hardly slower than the others; CPU time makes it
-    /// `1 + factor` times slower under any fair scheduling.
-    fn slow_down(&mut self, took: Duration, cells: u64) {
+    /// `1 + factor` times slower under any fair scheduling. Returns the
+    /// nanoseconds it spun.
+    fn slow_down(&mut self, took: Duration, cells: u64) -> u64 {
         let Some(factor) = self.slow else {
-            return;
+            return 0;
         };
         let per_cell = took.as_nanos() as f64 / cells.max(1) as f64;
         self.fastest_cell_ns = self.fastest_cell_ns.min(per_cell);
         let spin = (self.fastest_cell_ns * cells as f64 * factor) as u64;
+        let began = Instant::now();
         let until = braid_noise::thread_cpu_ns().saturating_add(spin);
         while braid_noise::thread_cpu_ns() < until && !self.sh.stop.is_set() {
             std::hint::spin_loop();
         }
+        began.elapsed().as_nanos() as u64
     }
 
     /// The end of a sync iteration. The barrier's leader looks once every

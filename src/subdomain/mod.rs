@@ -317,7 +317,7 @@ impl Subdomain {
     }
 
     /// Adds `ns` to its busy time (by its updater: nobody else writes it).
-    fn add_busy_ns(&self, ns: u64) {
+    pub(crate) fn add_busy_ns(&self, ns: u64) {
         let busy = &self.stats.busy_ns;
         busy.store(busy.load(Ordering::Relaxed) + ns, Ordering::Relaxed);
     }
