@@ -29,8 +29,9 @@ pub(crate) struct Measured {
     updates_measured: bool,
     /// Whether real runs with a parasite could be made.
     switch_measured: bool,
-    /// The real runs the update costs were fitted on: subdomains per
-    /// thread, rows, cells, ns per update plain and with the residual.
+    /// The sub-splits the update costs were fitted on: subdomains per
+    /// thread, rows, cells, ns per update in a real run's home slab and on
+    /// its own.
     updates: Vec<(usize, f64, f64, f64, f64)>,
     /// The size the balancer call was measured at: threads, subdomains.
     balancer_size: (usize, usize),
@@ -80,11 +81,14 @@ fn pinned_costs(
     let first = cpus.first().copied().unwrap_or(0);
     let _ = core_affinity::set_for_current(core_affinity::CoreId { id: first });
     let mut costs = crate::plan::sim_costs(&Config::default());
+    let mut guests = Vec::new();
     if let Some(fit) = &fit {
-        costs.cell_ns = fit.cell_ns;
-        costs.row_ns = fit.row_ns;
-        costs.update_ns = fit.update_ns;
-        costs.residual_factor = fit.residual_factor;
+        let on_own = on_their_own(cfg);
+        costs.cell_ns = home_cells(cfg, &fit.points, on_own.update_ns, on_own.row_ns);
+        costs.row_ns = on_own.row_ns;
+        costs.update_ns = on_own.update_ns;
+        costs.residual_factor = on_own.residual_factor;
+        guests = on_own.ns;
     }
     // A move within a socket: the next core of the first socket.
     let sockets = machine.map_or(&[][..], |m| &m.sockets[..]);
@@ -117,23 +121,19 @@ fn pinned_costs(
         updates: fit.as_ref().map_or_else(Vec::new, |f| {
             f.points
                 .iter()
-                .map(|(k, p, r)| (*k, p.rows, p.cells, p.ns, r.ns))
+                .zip(guests.iter().chain(std::iter::repeat(&f64::NAN)))
+                .map(|((k, p), g)| (*k, p.rows, p.cells, p.ns, *g))
                 .collect()
         }),
         balancer_size: (threads, subdomains),
     }
 }
 
-/// What a subdomain update costs inside a run, by its size: `update +
-/// rows x row + cells x cell` nanoseconds, the residual's factor on the
-/// cells, and the runs it was fitted on.
+/// What a subdomain's update costs in a real run's home slab: the runs
+/// measured.
 struct UpdateFit {
-    update_ns: f64,
-    row_ns: f64,
-    cell_ns: f64,
-    residual_factor: f64,
-    /// Subdomains per thread, and the medians plain and with the residual.
-    points: Vec<(usize, Point, Point)>,
+    /// Subdomains per thread, and the run's median.
+    points: Vec<(usize, Point)>,
     /// How far each thread's mean rate is from its run's mean, as a
     /// relative standard deviation over every run: what some cores lose
     /// for the whole run (the monitor, the system).
@@ -164,28 +164,27 @@ struct Point {
 }
 
 /// Times updates where they arise: quiet, unbalanced real runs like `cfg`
-/// at each of [`SPLITS`], with and without the residual, three
-/// times, interleaved. A thread's updates per second in its steady windows give
-/// what one update costs with everything a worker does around it (halo,
-/// publication, counters, the sweep's turns), which an update timed alone
-/// does not see. `None` if the runs cannot be made here.
+/// at each of [`SPLITS`], three times, interleaved. A thread's updates per
+/// second in its steady windows give what one update costs with
+/// everything a worker does around it (halo, publication, counters), which
+/// an update timed alone does not see. A thread sweeps the subdomains of
+/// its own domain together in its slab (`subdomain/slab.rs`), so what an
+/// update costs there is its cells' share of the pass: the fit is of the
+/// cell cost alone. `None` if the runs cannot be made here.
 fn update_fit(cfg: &Config, machine: &Topology, remote_edge_ns: f64) -> Option<UpdateFit> {
     let splits: Vec<usize> = SPLITS
         .iter()
         .copied()
         .filter(|&k| cfg.domain_size / (k as f64).sqrt().ceil() as usize >= 8)
         .collect();
-    let mut plain: Vec<Vec<Point>> = vec![Vec::new(); splits.len()];
-    let mut with_residual = plain.clone();
+    let mut runs: Vec<Vec<Point>> = vec![Vec::new(); splits.len()];
     for _ in 0..3 {
         for (i, &k) in splits.iter().enumerate() {
-            plain[i].push(in_situ(cfg, machine, k, false)?);
-            with_residual[i].push(in_situ(cfg, machine, k, true)?);
+            runs[i].push(in_situ(cfg, machine, k)?);
         }
     }
-    let deviations: Vec<f64> = plain
+    let deviations: Vec<f64> = runs
         .iter()
-        .chain(&with_residual)
         .flatten()
         .flat_map(|p| p.threads.iter().copied())
         .collect();
@@ -196,49 +195,19 @@ fn update_fit(cfg: &Config, machine: &Topology, remote_edge_ns: f64) -> Option<U
         ns: median(runs.iter().map(|p| p.ns).collect()) - runs[0].remote_cells * remote_edge_ns,
         ..runs[0].clone()
     };
-    let plain: Vec<Point> = plain.iter().map(|r| pick(r)).collect();
-    let with_residual: Vec<Point> = with_residual.iter().map(|r| pick(r)).collect();
-    // Runs with a tolerance (every time to solution) are fitted whole; a
-    // run without one pays the same per update and per row, and its cells
-    // what the plain runs say, as the residual's factor.
-    let [update_ns, row_ns, residual_cell_ns] = fit_costs(&with_residual);
-    let cell_ns = fit_cells(&plain, update_ns, row_ns);
-    let residual_factor = if cell_ns > 0.0 {
-        residual_cell_ns / cell_ns
-    } else {
-        1.0
-    };
+    let points: Vec<Point> = runs.iter().map(|r| pick(r)).collect();
     Some(UpdateFit {
-        update_ns,
-        row_ns,
-        cell_ns,
-        residual_factor,
-        points: splits
-            .iter()
-            .zip(plain.into_iter().zip(with_residual))
-            .map(|(&k, (p, r))| (k, p, r))
-            .collect(),
+        points: splits.iter().copied().zip(points).collect(),
         core_sd,
     })
 }
 
-/// One quiet real run like `cfg` with `k` subdomains per thread, the
-/// residual computed or not, for 0.15 s: the median over threads and
-/// steady 5 ms windows of one update's nanoseconds.
-fn in_situ(cfg: &Config, machine: &Topology, k: usize, residual: bool) -> Option<Point> {
+fn in_situ(cfg: &Config, machine: &Topology, k: usize) -> Option<Point> {
     let split = Config {
         subdomains: k,
         ..cfg.clone()
     };
-    let (plan, outcome) = real_run(&split, machine, 0.15, &[], 0.005, |plan| {
-        if residual {
-            // A target no estimate meets (every comparison with NaN is
-            // false, where a tiny one squares to 0, which a small grid's
-            // residual reaches): the run computes the residual and stops
-            // at its limit.
-            plan.settings.tolerance = Some(f64::NAN);
-        }
-    })?;
+    let (plan, outcome) = real_run(&split, machine, 0.15, &[], 0.005, |_| {})?;
     let speeds = rates(&plan, &outcome)?;
     let rates: Vec<f64> = speeds
         .rates
@@ -269,6 +238,82 @@ fn in_situ(cfg: &Config, machine: &Topology, k: usize, residual: bool) -> Option
             / n,
         threads: means.iter().map(|m| m / mean - 1.0).collect(),
     })
+}
+
+/// What an update costs a subdomain swept on its own (one moved away from
+/// its home slab) besides its cells, and what computing its residual adds.
+struct OnOwn {
+    update_ns: f64,
+    row_ns: f64,
+    residual_factor: f64,
+    /// Per sub-split of [`SPLITS`] measured, ns per update on its own.
+    ns: Vec<f64>,
+}
+
+/// Times updates of subdomains on their own, on this (pinned) thread: two
+/// domains like `cfg`'s at each sub-split, every subdomain updated in turn
+/// as a worker's guests are (halo filled and edges published on every
+/// side), the median of 9 rounds per update; then fits each as
+/// `update + rows x row + cells x cell` and keeps the first two: what a
+/// subdomain away from its slab pays besides its cells. Its cells' own
+/// price is the in-situ fit's: one thread alone has the memory to itself
+/// and sweeps faster per cell than the threads of a run do. At the
+/// configuration's split, what computing the residual adds per cell is a
+/// factor on this thread's cell cost.
+fn on_their_own(cfg: &Config) -> OnOwn {
+    let splits: Vec<usize> = SPLITS
+        .iter()
+        .copied()
+        .filter(|&k| cfg.domain_size / (k as f64).sqrt().ceil() as usize >= 8)
+        .collect();
+    let time = |k: usize, round: Option<u64>| -> Option<(Point, f64)> {
+        let p = Problem::new(cfg.domain_size, 2, k).ok()?;
+        let subs = Subdomains::standalone(&p);
+        let update = |s: usize| {
+            subs[s]
+                .lock()
+                .update(&subs, EdgeVersion::Latest, round, 1.0, || false, || {});
+        };
+        (0..subs.len()).for_each(update);
+        let ns = median(
+            (0..9)
+                .map(|_| {
+                    let t = Instant::now();
+                    (0..subs.len()).for_each(update);
+                    t.elapsed().as_nanos() as f64 / subs.len() as f64
+                })
+                .collect(),
+        );
+        let n = subs.len() as f64;
+        let point = Point {
+            rows: p.subs.iter().map(|g| g.height as f64).sum::<f64>() / n,
+            cells: p.subs.iter().map(|g| g.cells() as f64).sum::<f64>() / n,
+            ns,
+            weight: if k == cfg.subdomains { OWN_WEIGHT } else { 1.0 },
+            remote_cells: 0.0,
+            threads: Vec::new(),
+        };
+        Some((point, ns))
+    };
+    let points: Vec<Point> = splits
+        .iter()
+        .filter_map(|&k| time(k, None))
+        .map(|p| p.0)
+        .collect();
+    let [update_ns, row_ns, cell_ns] = least_squares_nonneg(&points, [true; 3]);
+    let own = time(cfg.subdomains, None).zip(time(cfg.subdomains, Some(1)));
+    let residual_factor = match own {
+        Some(((p, plain), (_, with))) if cell_ns > 0.0 && p.cells > 0.0 => {
+            (1.0 + (with - plain) / (p.cells * cell_ns)).max(1.0)
+        }
+        _ => crate::plan::sim_costs(&Config::default()).residual_factor,
+    };
+    OnOwn {
+        update_ns,
+        row_ns,
+        residual_factor,
+        ns: points.iter().map(|p| p.ns).collect(),
+    }
 }
 
 /// A quiet, unbalanced run that stops after `seconds`.
@@ -350,8 +395,14 @@ fn update_once(subs: &[Subdomain], s: usize) {
 /// much as the largest) and weighted, with no cost below 0: a cost the unconstrained
 /// fit makes negative (the machine's scatter) is held at 0 and the others
 /// refitted.
+#[cfg(test)]
 fn fit_costs(points: &[Point]) -> [f64; 3] {
-    let mut free = [true; 3];
+    least_squares_nonneg(points, [true; 3])
+}
+
+/// [`least_squares`] over the costs `free` marks, a cost the fit makes
+/// negative held at 0 and the others refitted.
+fn least_squares_nonneg(points: &[Point], mut free: [bool; 3]) -> [f64; 3] {
     loop {
         let coef = least_squares(points, free);
         match (0..3).find(|&i| free[i] && coef[i] < 0.0) {
@@ -359,6 +410,25 @@ fn fit_costs(points: &[Point]) -> [f64; 3] {
             None => return coef,
         }
     }
+}
+
+/// The cell cost in a home slab: what best fits the in-situ `points`
+/// (subdomains per thread, median) once each has paid its share of its
+/// slab's pass, `update_ns / k` and `row_ns / columns` per row, as the
+/// simulator charges it (`sim::simulation`'s `price`).
+fn home_cells(cfg: &Config, points: &[(usize, Point)], update_ns: f64, row_ns: f64) -> f64 {
+    let shared: Vec<Point> = points
+        .iter()
+        .filter_map(|(k, p)| {
+            let cols = Problem::new(cfg.domain_size, 2, *k).ok()?.sub_cols as f64;
+            let share = update_ns / *k as f64 + p.rows * row_ns / cols;
+            Some(Point {
+                ns: (p.ns - share).max(1.0),
+                ..p.clone()
+            })
+        })
+        .collect();
+    fit_cells(&shared, 0.0, 0.0)
 }
 
 /// The cell cost that best fits `points` (relative least squares) with
@@ -651,18 +721,30 @@ impl Measured {
         } else {
             "NOT measured: real runs like this one's could not be made here; default kept".into()
         };
+        let own = if self.updates_measured {
+            format!(
+                "subdomains swept on their own, timed on one thread over {} subdomains per thread",
+                splits.join(", ")
+            )
+        } else {
+            "NOT measured: real runs like this one's could not be made here; default kept".into()
+        };
         let mut lines = vec![
-            ("sim_cell_ns", format!("{:.4}", c.cell_ns), format!("per cell of an update, {how}")),
-            ("sim_row_ns", format!("{:.3}", c.row_ns), format!("per row of an update, {how}")),
+            ("sim_cell_ns", format!("{:.4}", c.cell_ns), format!("per cell of an update in its home slab (besides its share of the slab's update and rows), {how}")),
+            (
+                "sim_row_ns",
+                format!("{:.3}", c.row_ns),
+                format!("per row of an update away from its home slab, {own}"),
+            ),
             (
                 "sim_update_ns",
                 format!("{:.0}", c.update_ns),
-                format!("per update besides its rows and cells, {how}"),
+                format!("per update away from its home slab besides its rows and cells, {own}"),
             ),
             (
                 "sim_residual_factor",
                 format!("{:.3}", c.residual_factor),
-                format!("an update's cells with the residual over without, {how}"),
+                format!("an update's cells with the residual over without, {own}"),
             ),
             (
                 "sim_remote_edge_ns",
@@ -748,11 +830,11 @@ impl fmt::Display for Measured {
     /// fragment later runs and suites can take as they are.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "# measured by braid sim --calibrate")?;
-        for (k, rows, cells, plain, residual) in &self.updates {
+        for (k, rows, cells, home, own) in &self.updates {
             writeln!(
                 f,
-                "# inside real runs, {k} subdomain(s) per thread ({rows:.1} rows, {cells:.0} \
-                 cells): {plain:.0} ns per update, {residual:.0} with the residual"
+                "# {k} subdomain(s) per thread ({rows:.1} rows, {cells:.0} cells): {home:.0} ns \
+                 per update in its home slab inside real runs, {own:.0} on its own"
             )?;
         }
         for (key, value, why) in self.lines() {

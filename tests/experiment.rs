@@ -434,7 +434,7 @@ fn a_record_keeps_its_effort_series_coarsened_with_its_totals() {
         "async(4)+split(0.0001)",
         "sim_topology=pack:1 core:4",
         "domain_size=32",
-        "max_iterations=20000",
+        "max_iterations=40000",
     ];
     let mut run = vec!["sim", "--json", "-"];
     run.extend_from_slice(&args);
@@ -451,7 +451,7 @@ variants = ["async(4)+split(0.0001)"]
 [set]
 sim_topology = "pack:1 core:4"
 domain_size = 32
-max_iterations = 20000
+max_iterations = 40000
 "#,
     );
     let r = experiment(&dir, &["suite.toml", "--out", "r.jsonl"]);

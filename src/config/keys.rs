@@ -305,26 +305,29 @@ config_keys! {
     /// e.g. 3:0.95, 7:1.05 (higher is faster; unlisted cores 1.0).
     sim_speed: Vec<(usize, f64)> = "uniform", |p| p.speeds();
     /// Costs in nanoseconds of virtual time, measured on this machine by
-    /// `braid sim --calibrate`: per cell of an update, per update besides its cells,
-    /// per balancer call, extra per cell for the first update after a move to
+    /// `braid sim --calibrate`: per cell of an update, per update besides its cells
+    /// and rows (a subdomain in its home slab pays 1/n of it, n its domain's
+    /// subdomains; one moved away all of it), per balancer call, extra per cell for
+    /// the first update after a move to
     /// another socket, per barrier, per work iteration of a noise parasite; and the
     /// cost per cell of an update that also computes its local residual (runs with a
     /// tolerance), as a multiple of sim_cell_ns.
     /// sim_remote_cell_ns cannot be measured on a one-socket machine: an assumption
     /// (about twice the local cost per cell for one cold update).
     sim_cell_ns: f64 = "0.29", |p| p.cost();
-    sim_update_ns: f64 = "300", |p| p.cost();
+    sim_update_ns: f64 = "100", |p| p.cost();
     sim_balancer_ns: f64 = "1800", |p| p.cost();
     sim_remote_cell_ns: f64 = "0.6", |p| p.cost();
     sim_barrier_ns: f64 = "4500", |p| p.cost();
     sim_noise_iter_ns: f64 = "4.06", |p| p.cost();
     sim_residual_factor: f64 = "1.15", |p| p.number("a multiple of sim_cell_ns", 1e3);
-    /// What a real update pays that the costs above do not (`braid validate` and
-    /// `braid sim --calibrate` measure them; 0 leaves them out): per row of an update
-    /// (why a small subdomain costs more per cell), and extra per cell for the first
-    /// update after a move to another core of the same socket (a cold cache).
+    /// Per row of an update (why a small subdomain costs more per cell; in its home
+    /// slab a subdomain shares each row with those beside it), and what a real update
+    /// pays that the costs above do not (`braid validate` and `braid sim --calibrate`
+    /// measure it; 0 leaves it out): extra per cell for the first update after a move
+    /// to another core of the same socket (a cold cache).
     #[serde(skip_serializing_if = "is_zero")]
-    sim_row_ns: f64 = "0", |p| p.cost();
+    sim_row_ns: f64 = "18", |p| p.cost();
     #[serde(skip_serializing_if = "is_zero")]
     sim_cold_cell_ns: f64 = "0", |p| p.cost();
     /// Per cell of each edge an update reads from a subdomain another thread owns

@@ -5,17 +5,25 @@
 //! # Model
 //!
 //! * Each thread runs on its own virtual core ([`timeline`]): an update of a
-//!   subdomain costs `update_ns + cells x cell_ns` (plus `cells x
-//!   remote_cell_ns` for its first update after a move across sockets),
-//!   divided by the core's speed, stretched by the core's parasite noise.
+//!   subdomain moved away from its home thread, swept on its own, costs
+//!   `update_ns + rows x row_ns + cells x cell_ns` (plus `cells x
+//!   remote_cell_ns` for its first update after a move across sockets); one
+//!   on its home thread, which the runtime sweeps together with the others
+//!   of its domain there in one pass (`subdomain/slab.rs`), shares the
+//!   pass's `update_ns` with them and each row's `row_ns` with those beside
+//!   it: `update_ns / n + rows x row_ns / columns + cells x cell_ns` for a
+//!   domain split into `n` subdomains of `columns` side by side; with the residual (a
+//!   residual round, `schedule::residual`) its cells cost `residual_factor`
+//!   times as much; all divided by the core's speed, stretched by the
+//!   core's parasite noise.
 //! * A thread sweeps its set in order exactly as a runtime worker does: set
 //!   refresh and balancer turn at the top of each sweep (round robin, every
 //!   `lb_interval` virtual seconds, costing `balancer_ns`, deciding with the
 //!   same `crate::policy` code), ssync's staleness gate, skipping
 //!   subdomains it no longer owns or that are in flight elsewhere.
 //! * What a real update pays besides, each 0 unless calibrated (`braid
-//!   validate`): `row_ns` per row, `remote_edge_ns` per cell of an edge
-//!   another thread's subdomain holds, `cold_cell_ns` per cell of a moved
+//!   validate`): `remote_edge_ns` per cell of an edge another thread's
+//!   subdomain holds, `cold_cell_ns` per cell of a moved
 //!   subdomain's first update on another core, `noise_switch_ns` per
 //!   parasite burst or trace detour; [`jitter`] wanders each core's speed;
 //!   with `monitor_s` the estimate is looked at once a period, as the
@@ -82,4 +90,4 @@ pub fn run(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

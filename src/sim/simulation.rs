@@ -206,7 +206,11 @@ impl<'a> Simulation<'a> {
             sim.network = Some(Network::new(&sim.costs, p, &sim.subs));
         }
         sim.steady = !settings.workload.moves();
-        sim.owners_priced = sim.spans_nodes || sim.costs.remote_edge_ns > 0.0;
+        // A price changes with the owner where it depends on where a
+        // subdomain is: across nodes, with remote edges, and away from its
+        // home slab (which pays the update's own costs).
+        let away = sim.costs.update_ns > 0.0 || sim.costs.row_ns > 0.0;
+        sim.owners_priced = sim.spans_nodes || sim.costs.remote_edge_ns > 0.0 || away;
         sim.reprice();
         sim
     }
@@ -233,7 +237,8 @@ impl<'a> Simulation<'a> {
     }
 
     /// Nominal cost of updating `s` now, in picoseconds: its cells' part
-    /// times its workload factor, plus the update's own.
+    /// times its workload factor, plus, away from its home slab, the
+    /// update's own.
     #[inline]
     fn cost(&mut self, s: usize) -> f64 {
         // Runs on every update: the common case is a table look-up.
@@ -300,9 +305,20 @@ impl<'a> Simulation<'a> {
         let own_ns = match workload.seconds(s, p) {
             Some(seconds) => seconds * 1e9,
             None => {
-                // `row_ns` at 0 adds exactly 0: the same bits as without it.
-                let rows = self.problem.subs[s].height as f64 * c.row_ns;
-                c.update_ns + (rows + self.cells[s] as f64 * c.cell_ns) * workload.factor(s, p)
+                // A subdomain on its home thread is swept in its slab with
+                // the others there (`subdomain/slab.rs`): it shares the
+                // pass's own cost with them, and each row's with those
+                // beside it. On its own it pays an update's and its rows'.
+                let g = &self.problem.subs[s];
+                let (update, row) = match self.board.owners[s] == g.domain {
+                    true => {
+                        let pr = self.problem.subdomains_per_domain() as f64;
+                        (c.update_ns / pr, c.row_ns / self.problem.sub_cols as f64)
+                    }
+                    false => (c.update_ns, c.row_ns),
+                };
+                let rows = g.height as f64 * row;
+                update + (rows + self.cells[s] as f64 * c.cell_ns) * workload.factor(s, p)
             }
         };
         (own_ns + remote_ns + node_ns) * 1e3

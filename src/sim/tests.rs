@@ -13,6 +13,17 @@ pub(super) fn run_plan(plan: &Plan) -> (Outcome, Option<NoiseReport>) {
     run(&plan.problem, &plan.placement, &plan.settings, sim)
 }
 
+/// What the cost model charges an update of `s` in its home slab at
+/// workload factor `f`, in seconds: its share of the slab pass's own cost,
+/// its rows' (each shared with the subdomains beside it) and its cells'.
+pub(crate) fn home_s(plan: &Plan, s: usize, f: f64) -> f64 {
+    let c = &plan.sim.as_ref().unwrap().costs;
+    let (p, g) = (&plan.problem, &plan.problem.subs[s]);
+    let update = c.update_ns / p.subdomains_per_domain() as f64;
+    let rows = g.height as f64 * c.row_ns / p.sub_cols as f64;
+    (update + (rows + g.cells() as f64 * c.cell_ns) * f) * 1e-9
+}
+
 /// Simulates `overrides` in async with a recording balancer called every
 /// `every` of virtual time: the plan, the outcome and what the balancer saw.
 fn run_recorded(
@@ -75,13 +86,9 @@ fn measured_loads_are_the_cost_model_exactly() {
     ];
     let (plan, out, recorder) = run_recorded(&overrides, Duration::from_micros(200));
     std::fs::remove_dir_all(&dir).unwrap();
-    let c = &plan.sim.as_ref().unwrap().costs;
+    // At home (nothing moves).
     let want: Vec<f64> = (0..8)
-        .map(|s| {
-            let cells = plan.problem.subs[s].cells() as f64;
-            let f = plan.settings.workload.factor(s, 0.0);
-            (c.update_ns + cells * c.cell_ns * f) * 1e-9
-        })
+        .map(|s| home_s(&plan, s, plan.settings.workload.factor(s, 0.0)))
         .collect();
     let seen = recorder.loads.lock().unwrap();
     assert!(seen.len() > 3, "{} calls", seen.len());
@@ -124,9 +131,7 @@ fn a_growing_workload_is_charged_at_the_progress_of_each_update() {
     let (plan, _, recorder) = run_recorded(&overrides, Duration::from_micros(20));
     let seen = recorder.loads.lock().unwrap();
     assert!(seen.len() > 4, "{} calls", seen.len());
-    let c = &plan.sim.as_ref().unwrap().costs;
-    let cells = plan.problem.subs[0].cells() as f64;
-    let at = |f: f64| (c.update_ns + cells * c.cell_ns * f) * 1e-9;
+    let at = |f: f64| home_s(&plan, 0, f);
     let near = |got: f64, want: f64| (got - want).abs() <= 1e-9 * want;
     let (first, last) = (&seen[1].0, &seen[seen.len() - 1].0);
     assert!(first.iter().all(|&l| near(l, at(1.0))), "{first:?}");

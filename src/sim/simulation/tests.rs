@@ -28,16 +28,21 @@ fn simulation(plan: &Plan) -> Simulation<'_> {
     Simulation::new(&plan.problem, &plan.placement, &plan.settings, sim)
 }
 
-/// What the cost model says an update of `s` costs with `owners`, in ps.
+/// What the cost model says an update of `s` costs with `owners`, in ps:
+/// at home its share of its slab's pass, away the update's and its rows'
+/// costs whole.
 fn priced(p: &Plan, s: usize, owners: &[usize]) -> f64 {
     let c = &p.sim.as_ref().unwrap().costs;
     let g = &p.problem.subs[s];
     let remote = g.edge_cells_from(|n| owners[n] != owners[s]) as f64;
-    (c.update_ns
-        + g.height as f64 * c.row_ns
-        + g.cells() as f64 * c.cell_ns
-        + remote * c.remote_edge_ns)
-        * 1e3
+    let away = match owners[s] == g.domain {
+        true => {
+            let (n, cols) = (p.problem.subdomains_per_domain(), p.problem.sub_cols);
+            c.update_ns / n as f64 + g.height as f64 * c.row_ns / cols as f64
+        }
+        false => c.update_ns + g.height as f64 * c.row_ns,
+    };
+    (away + g.cells() as f64 * c.cell_ns + remote * c.remote_edge_ns) * 1e3
 }
 
 #[test]
@@ -66,7 +71,13 @@ fn an_update_pays_its_rows_and_the_edges_it_reads_from_other_threads() {
 
 #[test]
 fn a_moved_subdomain_pays_the_cold_cache_at_its_next_update_only() {
-    let p = plan(&["sim_cold_cell_ns=0.5", "sim_remote_cell_ns=2"]);
+    // Without costs of its own away from its slab, to see the cache's.
+    let p = plan(&[
+        "sim_cold_cell_ns=0.5",
+        "sim_remote_cell_ns=2",
+        "sim_update_ns=0",
+        "sim_row_ns=0",
+    ]);
     let mut sim = simulation(&p);
     let before = sim.cost(0);
     let cells = p.problem.subs[0].cells() as f64;
@@ -83,13 +94,22 @@ fn a_moved_subdomain_pays_the_cold_cache_at_its_next_update_only() {
 }
 
 #[test]
-fn without_a_cold_cost_a_move_changes_no_price() {
-    let p = plan(&[]);
+fn without_a_cold_cost_a_move_changes_no_price_but_away_from_home() {
+    let p = plan(&["sim_update_ns=0", "sim_row_ns=0"]);
     let mut sim = simulation(&p);
     let before = sim.cost(0);
     sim.board.set_owner(0, 1);
     assert_eq!(sim.board.pending[0], 0, "marked although the cost is 0");
     assert_eq!(sim.cost(0).to_bits(), before.to_bits());
+    // With a pass's own cost: a quarter of it at home (4 subdomains a
+    // domain), all of it away.
+    let p = plan(&["sim_update_ns=400", "sim_row_ns=0", "subdomains=4"]);
+    let mut sim = simulation(&p);
+    let before = sim.cost(0);
+    sim.board.set_owner(0, 1);
+    assert_eq!(sim.cost(0), before + 300.0 * 1e3);
+    sim.board.set_owner(0, 0);
+    assert_eq!(sim.cost(0), before);
 }
 
 #[test]
