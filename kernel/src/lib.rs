@@ -88,61 +88,23 @@ pub fn sweep_with_residual(src: &[f64], dst: &mut [f64], h: usize, w: usize) -> 
 /// One Jacobi sweep of the interior of `src` into the interior of `dst`,
 /// both laid out as `b`. The halo of `dst` is left untouched.
 pub fn sweep_block(src: &[f64], dst: &mut [f64], b: Block) {
+    let Block { h, w, stride: s } = b;
     check_shape(src, dst, b);
-    for i in 1..=b.h {
-        sweep_row(src, dst, b, i);
-    }
-}
-
-/// Row `i` of a plain sweep: the one loop both [`sweep_block`] and
-/// [`sweep_block_rows`] run.
-#[inline(always)]
-fn sweep_row(src: &[f64], dst: &mut [f64], b: Block, i: usize) {
-    let Block { w, stride: s, .. } = b;
-    let (up, mid, down) = rows(src, i, b);
-    let out = &mut dst[i * s + 1..i * s + 1 + w];
-    let west = &mid[..w];
-    let east = &mid[2..];
-    // Zipped equal-length slices: no bounds checks, and LLVM vectorises.
-    for ((((o, &n), &so), &we), &ea) in out
-        .iter_mut()
-        .zip(&up[1..=w])
-        .zip(&down[1..=w])
-        .zip(west)
-        .zip(east)
-    {
-        *o = 0.25 * (((n + so) + we) + ea);
-    }
-}
-
-/// What a sweep reads and writes at the two ends of each row, as it goes
-/// ([`sweep_block_rows`]): a block's west and east halo, when another owner
-/// publishes those cells, and its new west and east columns, when another
-/// owner reads them. Done row by row, each while the row is in cache: a
-/// column copied before or after the sweep touches one cache line per row
-/// again, which cost a sub-split domain more than its narrower rows did
-/// (docs/speed.md).
-pub trait RowEnds {
-    /// Before row `i` (1 to `h`) is swept: its halo cells in the source, west
-    /// and east, to overwrite or leave as they are.
-    fn halo(&mut self, i: usize, west: &mut f64, east: &mut f64);
-    /// After: the row's new outermost cells, west and east.
-    fn swept(&mut self, i: usize, west: f64, east: f64);
-}
-
-/// [`sweep_block`], with the ends of each row read and written by `ends`
-/// as the row is swept. The new values are the same, bit for bit.
-pub fn sweep_block_rows(src: &mut [f64], dst: &mut [f64], b: Block, ends: &mut impl RowEnds) {
-    check_shape(src, dst, b);
-    let (w, s) = (b.w, b.stride);
-    for i in 1..=b.h {
-        let (at_w, at_e) = (i * s, i * s + w + 1);
-        let (mut west, mut east) = (src[at_w], src[at_e]);
-        ends.halo(i, &mut west, &mut east);
-        src[at_w] = west;
-        src[at_e] = east;
-        sweep_row(src, dst, b, i);
-        ends.swept(i, dst[i * s + 1], dst[i * s + w]);
+    for i in 1..=h {
+        let (up, mid, down) = rows(src, i, b);
+        let out = &mut dst[i * s + 1..i * s + 1 + w];
+        let west = &mid[..w];
+        let east = &mid[2..];
+        // Zipped equal-length slices: no bounds checks, and LLVM vectorises.
+        for ((((o, &n), &so), &we), &ea) in out
+            .iter_mut()
+            .zip(&up[1..=w])
+            .zip(&down[1..=w])
+            .zip(west)
+            .zip(east)
+        {
+            *o = 0.25 * (((n + so) + we) + ea);
+        }
     }
 }
 
@@ -287,50 +249,6 @@ mod tests {
             }
         }
         (out, res)
-    }
-
-    #[test]
-    fn a_sweep_that_fills_and_reads_its_row_ends_equals_one_with_the_halo_filled() {
-        struct Ends {
-            west: Vec<f64>,
-            east: Vec<f64>,
-            out: Vec<(usize, f64, f64)>,
-        }
-        impl RowEnds for Ends {
-            fn halo(&mut self, i: usize, w: &mut f64, e: &mut f64) {
-                (*w, *e) = (self.west[i - 1], self.east[i - 1]);
-            }
-            fn swept(&mut self, i: usize, w: f64, e: f64) {
-                self.out.push((i, w, e));
-            }
-        }
-        for (h, w) in [(1, 1), (5, 3), (24, 24), (13, 151)] {
-            let b = Block::padded(h, w);
-            let mut src = Buffer::new(b, 0.0);
-            for (k, v) in src.iter_mut().enumerate() {
-                *v = ((k * 7919) % 101) as f64 / 13.0;
-            }
-            let west: Vec<f64> = (0..h).map(|i| i as f64 * 0.37).collect();
-            let east: Vec<f64> = (0..h).map(|i| 1.0 - i as f64 * 0.11).collect();
-            let mut filled = src.clone();
-            for i in 1..=h {
-                filled[b.at(i, 0)] = west[i - 1];
-                filled[b.at(i, w + 1)] = east[i - 1];
-            }
-            let (mut want, mut got) = (Buffer::new(b, 0.0), Buffer::new(b, 0.0));
-            sweep_block(&filled, &mut want, b);
-            let mut ends = Ends {
-                west,
-                east,
-                out: Vec::new(),
-            };
-            sweep_block_rows(&mut src, &mut got, b, &mut ends);
-            assert_eq!(&got[..], &want[..], "{h}x{w}");
-            assert_eq!(ends.out.len(), h);
-            for (i, we, ea) in ends.out {
-                assert_eq!((we, ea), (want[b.at(i, 1)], want[b.at(i, w)]));
-            }
-        }
     }
 
     #[test]

@@ -88,9 +88,6 @@ pub(crate) struct Cells {
     /// The fastest plain update of these cells seen, in ns (0: none yet):
     /// what a workload's extra work is measured against.
     fastest_ns: u64,
-    /// Whether the update begun published its west and east edges as it
-    /// swept ([`Ends`]): its end publishes the north and south ones only.
-    ends_published: bool,
 }
 
 /// A subdomain's cells, locked: the only way to update them on their own.
@@ -242,7 +239,6 @@ impl Subdomain {
             cells: Mutex::new(Cells {
                 place,
                 fastest_ns: 0,
-                ends_published: false,
             }),
             edges: [make_edges(), make_edges()],
             stats: CachePadded::new(Stats {
@@ -258,8 +254,8 @@ impl Subdomain {
         // The initial edges, from a scratch copy of the initial values.
         let (cur, _) = initial_buffers(problem, geom);
         let b = layout(geom);
-        sub.publish(&cur, b, 0, |_| false, &Side::ALL);
-        sub.publish(&cur, b, 1, |_| false, &Side::ALL);
+        sub.publish(&cur, b, 0, |_| false);
+        sub.publish(&cur, b, 1, |_| false);
         sub
     }
 
@@ -346,10 +342,11 @@ impl Subdomain {
         })
     }
 
-    /// Fills the halo of block `b` (at the start of `cur`) on `sides` with
-    /// the neighbours' edges: of `version`, or on a side that `aged` gives,
+    /// Fills the halo of block `b` (at the start of `cur`) with the
+    /// neighbours' edges: of `version`, or on a side that `aged` gives,
     /// those bits (the simulator's network: what a neighbour on another
-    /// node sent, as it arrives). Returns, reading
+    /// node sent, as it arrives). A neighbour `inside(n)` is left alone:
+    /// its cells are already there (a slab's). Returns, reading
     /// [`EdgeVersion::Latest`], how far this subdomain is ahead of its
     /// furthest-behind neighbour ([`Self::lag`], from the counts it read
     /// anyway: another thread's count is a cache miss); 0 reading its own.
@@ -360,14 +357,20 @@ impl Subdomain {
         subs: &[Subdomain],
         version: EdgeVersion,
         aged: &Aged<'_>,
-        sides: &[Side],
+        inside: impl Fn(usize) -> bool,
     ) -> u64 {
         let own = self.stats.count.load(Ordering::Relaxed);
         let mut lag = 0;
-        for &side in sides {
+        for side in Side::ALL {
             let Neighbour::Sub(n) = self.geom.neighbour(side) else {
                 continue;
             };
+            if inside(n) {
+                if version == EdgeVersion::Latest {
+                    lag = lag.max(own.saturating_sub(subs[n].count()));
+                }
+                continue;
+            }
             if let Some(bits) = aged[side.index()] {
                 for (c, &e) in halo(cur, b, side).zip(bits) {
                     *c = f64::from_bits(e);
@@ -408,71 +411,17 @@ impl Subdomain {
         v
     }
 
-    /// Publishes into `copy` the `sides` of block `b` (at the start of
-    /// `cur`) that a neighbour reads: not those on the boundary ring (no
-    /// reader), nor those facing a neighbour `inside(n)` (a slab's, which
-    /// reads the cells themselves).
-    fn publish(
-        &self,
-        cur: &[f64],
-        b: Block,
-        copy: usize,
-        inside: impl Fn(usize) -> bool,
-        sides: &[Side],
-    ) {
-        for &side in sides {
+    /// Publishes into `copy` the sides of block `b` (at the start of `cur`)
+    /// that a neighbour reads: not those on the boundary ring (no reader),
+    /// nor those facing a neighbour `inside(n)` (a slab's, which reads the
+    /// cells themselves).
+    fn publish(&self, cur: &[f64], b: Block, copy: usize, inside: impl Fn(usize) -> bool) {
+        for side in Side::ALL {
             match self.geom.neighbour(side) {
                 Neighbour::Sub(n) if !inside(n) => self.publish_side(cur, b, side, copy),
                 _ => {}
             }
         }
-    }
-
-    /// Side `side` (west or east) of this subdomain as a row end
-    /// ([`Ends`]), and the lag it read (see [`Self::fill_halo`]): the halo
-    /// read from the neighbour's edge of `version` (or from `aged`), and
-    /// the side published into `copy`; neither on the boundary ring, nor
-    /// facing a neighbour `inside(n)`.
-    fn end<'a>(
-        &'a self,
-        side: Side,
-        subs: &'a [Subdomain],
-        version: EdgeVersion,
-        aged: &Aged<'a>,
-        inside: impl Fn(usize) -> bool,
-        copy: usize,
-    ) -> (End<'a>, u64) {
-        let Neighbour::Sub(n) = self.geom.neighbour(side) else {
-            return (End::default(), 0);
-        };
-        let own = self.stats.count.load(Ordering::Relaxed);
-        if inside(n) {
-            let lag = match version {
-                EdgeVersion::Latest => own.saturating_sub(subs[n].count()),
-                EdgeVersion::Own => 0,
-            };
-            return (End::default(), lag);
-        }
-        let other = &subs[n];
-        let (read, v) = match (aged[side.index()], version) {
-            (Some(bits), EdgeVersion::Latest) => (Source::Aged(bits), other.count()),
-            (Some(bits), EdgeVersion::Own) => (Source::Aged(bits), own),
-            (None, EdgeVersion::Own) => (Source::Edge(other.edge(side.opposite(), own)), own),
-            (None, EdgeVersion::Latest) => {
-                let v = other.count();
-                (Source::Edge(other.edge(side.opposite(), v)), v)
-            }
-        };
-        let end = End {
-            read: Some(read),
-            write: Some(&self.edges[copy].sides[side.index()]),
-        };
-        (end, own.saturating_sub(v))
-    }
-
-    /// The copy of version `v` of this subdomain's edge on `side`.
-    fn edge(&self, side: Side, v: u64) -> &[AtomicU64] {
-        &self.edges[(v % 2) as usize].sides[side.index()]
     }
 
     /// Publishes one side of block `b` (at the start of `cur`) into `copy`.
@@ -680,28 +629,14 @@ impl Held<'_> {
     ) -> u64 {
         let sub = self.sub;
         let b = layout(&sub.geom);
-        let plain = round.is_none();
-        self.cells.ends_published = plain;
         let (cur, next) = self.own();
-        // A plain sweep reads its west and east halo and publishes its
-        // west and east edges row by row as it goes ([`Ends`]); one that
-        // sums its residual fills every side first.
-        let sides: &[Side] = if plain { &NORTH_SOUTH } else { &Side::ALL };
-        let mut lag = sub.fill_halo(cur, b, subs, version, aged, sides);
+        let lag = sub.fill_halo(cur, b, subs, version, aged, |_| false);
         match round {
             Some(round) => {
                 let r = kernel::sweep_block_with_residual(cur, next, b);
                 sub.set_residual(round, r);
             }
-            None => {
-                let c = sub.stats.count.load(Ordering::Relaxed);
-                let copy = ((c + 1) % 2) as usize;
-                let read = |side| sub.end(side, subs, version, aged, |_| false, copy);
-                let ((west, lw), (east, le)) = (read(Side::West), read(Side::East));
-                lag = lag.max(lw).max(le);
-                let mut ends = Ends::one(b.h, west, east);
-                kernel::sweep_block_rows(cur, next, b, &mut ends);
-            }
+            None => kernel::sweep_block(cur, next, b),
         }
         lag
     }
@@ -712,127 +647,10 @@ impl Held<'_> {
         let sub = self.sub;
         let b = layout(&sub.geom);
         let c = sub.stats.count.load(Ordering::Relaxed);
-        let sides: &[Side] = match self.cells.ends_published {
-            true => &NORTH_SOUTH,
-            false => &Side::ALL,
-        };
         let (cur, next) = self.own();
         std::mem::swap(cur, next);
-        sub.publish(cur, b, ((c + 1) % 2) as usize, |_| false, sides);
+        sub.publish(cur, b, ((c + 1) % 2) as usize, |_| false);
         sub.stats.count.store(c + 1, Ordering::Release);
-    }
-}
-
-/// The sides a block's rows run between: filled and published whole (a
-/// contiguous row each), while the west and east ends are read and written
-/// as the rows are swept ([`Ends`]).
-const NORTH_SOUTH: [Side; 2] = [Side::North, Side::South];
-
-/// Where one end of a row reads its halo from.
-#[derive(Debug, Clone, Copy)]
-enum Source<'a> {
-    /// A neighbour's published edge, one atomic per cell.
-    Edge(&'a [AtomicU64]),
-    /// An edge as it arrived over the simulator's network.
-    Aged(&'a [u64]),
-}
-
-impl Source<'_> {
-    #[inline(always)]
-    fn get(&self, j: usize) -> f64 {
-        match self {
-            Source::Edge(e) => f64::from_bits(e[j].load(Ordering::Relaxed)),
-            Source::Aged(a) => f64::from_bits(a[j]),
-        }
-    }
-}
-
-/// One end (west or east) of a run of a block's rows: the halo it reads
-/// and the copy of its own edge it publishes into, where there are.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct End<'a> {
-    read: Option<Source<'a>>,
-    write: Option<&'a [AtomicU64]>,
-}
-
-/// Rows `first..first + len` of a block (1-based), one region's: its
-/// west and east ends.
-#[derive(Debug)]
-struct Run<'a> {
-    first: usize,
-    len: usize,
-    west: End<'a>,
-    east: End<'a>,
-}
-
-/// A block's row ends, region by region ([`kernel::RowEnds`]): what the
-/// edge publication protocol reads and writes of the west and east sides,
-/// cell by cell, done as each row is swept (the protocol is the same: the
-/// writes go to the copy of the coming version, before its count).
-#[derive(Debug, Default)]
-pub(crate) struct Ends<'a> {
-    runs: Vec<Run<'a>>,
-    at: usize,
-}
-
-impl<'a> Ends<'a> {
-    /// One region's `h` rows.
-    fn one(h: usize, west: End<'a>, east: End<'a>) -> Self {
-        Ends {
-            runs: vec![Run {
-                first: 1,
-                len: h,
-                west,
-                east,
-            }],
-            at: 0,
-        }
-    }
-
-    /// Appends the next `len` rows, with these ends.
-    fn push(&mut self, len: usize, west: End<'a>, east: End<'a>) {
-        let first = self.runs.last().map_or(1, |r| r.first + r.len);
-        self.runs.push(Run {
-            first,
-            len,
-            west,
-            east,
-        });
-    }
-
-    /// The run row `i` is in (rows come in order).
-    #[inline(always)]
-    fn run(&mut self, i: usize) -> &Run<'a> {
-        while i >= self.runs[self.at].first + self.runs[self.at].len {
-            self.at += 1;
-        }
-        &self.runs[self.at]
-    }
-}
-
-impl kernel::RowEnds for Ends<'_> {
-    #[inline(always)]
-    fn halo(&mut self, i: usize, west: &mut f64, east: &mut f64) {
-        let run = self.run(i);
-        let j = i - run.first;
-        if let Some(s) = run.west.read {
-            *west = s.get(j);
-        }
-        if let Some(s) = run.east.read {
-            *east = s.get(j);
-        }
-    }
-
-    #[inline(always)]
-    fn swept(&mut self, i: usize, west: f64, east: f64) {
-        let run = self.run(i);
-        let j = i - run.first;
-        if let Some(e) = run.west.write {
-            e[j].store(west.to_bits(), Ordering::Relaxed);
-        }
-        if let Some(e) = run.east.write {
-            e[j].store(east.to_bits(), Ordering::Relaxed);
-        }
     }
 }
 
@@ -1008,7 +826,7 @@ impl Subdomains {
         for (i, row) in interior.chunks_exact(g.width).enumerate() {
             cur[b.at(i + 1, 1)..b.at(i + 1, 1) + g.width].copy_from_slice(row);
         }
-        sub.fill_halo(&mut cur, b, self, EdgeVersion::Latest, &FRESH, &Side::ALL);
+        sub.fill_halo(&mut cur, b, self, EdgeVersion::Latest, &FRESH, |_| false);
         crate::problem::residual_sq(g.height, g.width, |i, j| cur[b.at(i, j)])
     }
 
@@ -1097,8 +915,8 @@ impl Subdomains {
             }
         }
         let (cur, _) = held.own();
-        sub.publish(cur, b, 0, |_| false, &Side::ALL);
-        sub.publish(cur, b, 1, |_| false, &Side::ALL);
+        sub.publish(cur, b, 0, |_| false);
+        sub.publish(cur, b, 1, |_| false);
         sub.stats.count.store(head[0], Ordering::Release);
     }
 }

@@ -79,9 +79,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 
-use super::{
-    EdgeVersion, Ends, FRESH, Held, Place, Subdomain, extra_time, extra_work, initial_buffers,
-};
+use super::{EdgeVersion, Held, Place, Subdomain, extra_time, extra_work, initial_buffers};
 use crate::engine::Residual;
 use crate::kernel::{self, Block, Buffer};
 use crate::problem::{Neighbour, Problem, Side};
@@ -159,15 +157,7 @@ struct State {
 #[derive(Debug, Default)]
 struct Plan {
     key: Vec<Todo>,
-    blocks: Vec<Block2>,
-}
-
-/// A block a pass sweeps: its rectangle, and per band of regions down it
-/// (north to south) the region on its west end and the one on its east.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Block2 {
-    rect: Region,
-    bands: Vec<(usize, usize)>,
+    blocks: Vec<Region>,
 }
 
 /// Which sides of the live regions face a neighbour that is not live here
@@ -305,9 +295,9 @@ impl Slab {
     /// The blocks covering the regions `todo` sweeps without the residual:
     /// in each row of regions, every run of adjacent ones as one block, and
     /// runs spanning the same columns in consecutive rows as one.
-    fn blocks(&self, todo: &[Todo]) -> Vec<Block2> {
+    fn blocks(&self, todo: &[Todo]) -> Vec<Region> {
         let (rows, cols) = (self.sub_rows, self.sub_cols);
-        let mut blocks: Vec<Block2> = Vec::new();
+        let mut blocks: Vec<Region> = Vec::new();
         // The previous row's runs: (first column, end column, block).
         let mut above: Vec<(usize, usize, usize)> = Vec::new();
         for r in 0..rows {
@@ -324,18 +314,13 @@ impl Slab {
                 }
                 let (a, z) = (self.regions[r * cols + j0], self.regions[r * cols + j - 1]);
                 let w = z.col + z.w - a.col;
-                let band = (r * cols + j0, r * cols + j - 1);
                 match above.iter().find(|&&(b0, b1, _)| (b0, b1) == (j0, j)) {
                     Some(&(_, _, at)) => {
-                        blocks[at].rect.h += a.h;
-                        blocks[at].bands.push(band);
+                        blocks[at].h += a.h;
                         here.push((j0, j, at));
                     }
                     None => {
-                        blocks.push(Block2 {
-                            rect: Region { w, ..a },
-                            bands: vec![band],
-                        });
+                        blocks.push(Region { w, ..a });
                         here.push((j0, j, blocks.len() - 1));
                     }
                 }
@@ -423,7 +408,7 @@ impl SlabGuard<'_> {
                 // neighbours show it at theirs: neither side was published
                 // while both were here.
                 let c = sub.stats.count.load(std::sync::atomic::Ordering::Relaxed);
-                sub.publish(&src[off..], vb, (c % 2) as usize, |_| false, &Side::ALL);
+                sub.publish(&src[off..], vb, (c % 2) as usize, |_| false);
                 for side in Side::ALL {
                     if let Neighbour::Sub(m) = sub.geom.neighbour(side)
                         && m != s
@@ -507,13 +492,7 @@ impl SlabGuard<'_> {
                 let sub = &subs[slab.first + k];
                 let (off, vb) = slab.view(k);
                 let c = sub.stats.count.load(std::sync::atomic::Ordering::Relaxed);
-                sub.publish(
-                    &bufs[*cur][off..],
-                    vb,
-                    (c % 2) as usize,
-                    |_| false,
-                    &Side::ALL,
-                );
+                sub.publish(&bufs[*cur][off..], vb, (c % 2) as usize, |_| false);
             }
         }
     }
@@ -563,15 +542,7 @@ impl SlabGuard<'_> {
         let began = job.clocked.then(Instant::now);
         // 2. Halos from the neighbours that are not here; the lag from the
         // counts read (another thread's count is a cache miss: read once).
-        // A swept block's west and east ends are read and written row by
-        // row as it is swept ([`Ends`]); the rest here.
-        let inline = |k: usize, side: Side| {
-            job.todo[k] == Todo::Sweep && matches!(side, Side::West | Side::East)
-        };
         for &(k, side, m) in wiring.outside.iter().filter(|&&(k, ..)| updated(k)) {
-            if inline(k, side) {
-                continue;
-            }
             let (off, vb) = slab.view(k);
             let sub = &subs[slab.first + k];
             let own = sub.stats.count.load(Ordering::Relaxed);
@@ -591,22 +562,9 @@ impl SlabGuard<'_> {
             plan.key.clear();
             plan.key.extend_from_slice(job.todo);
         }
-        let inside = |m: usize| slab.subdomains().contains(&m) && live[m - slab.first];
         for block in &plan.blocks {
-            let mut ends = Ends::default();
-            for &(kw, ke) in &block.bands {
-                let end = |k: usize, side: Side| {
-                    let sub = &subs[slab.first + k];
-                    let c = sub.stats.count.load(Ordering::Relaxed);
-                    let copy = ((c + 1) % 2) as usize;
-                    sub.end(side, subs, job.version, &FRESH, inside, copy)
-                };
-                let ((west, lw), (east, le)) = (end(kw, Side::West), end(ke, Side::East));
-                done.lag = done.lag.max(lw).max(le);
-                ends.push(slab.regions[kw].h, west, east);
-            }
-            let (off, vb) = block.rect.view(slab.block);
-            kernel::sweep_block_rows(&mut src[off..], &mut dst[off..], vb, &mut ends);
+            let (off, vb) = block.view(slab.block);
+            kernel::sweep_block(&src[off..], &mut dst[off..], vb);
         }
         for k in (0..n).filter(|&k| job.todo[k] == Todo::Residual) {
             let (off, vb) = slab.view(k);
@@ -654,9 +612,6 @@ impl SlabGuard<'_> {
         pause();
         // 4. Publish, swap, count.
         for &(k, side, _) in wiring.outside.iter().filter(|&&(k, ..)| updated(k)) {
-            if inline(k, side) {
-                continue;
-            }
             let (off, vb) = slab.view(k);
             let sub = &subs[slab.first + k];
             let c = sub.stats.count.load(Ordering::Relaxed);
@@ -716,34 +671,24 @@ mod tests {
         let p = Problem::new(12, 1, 9).unwrap();
         let slab = Slab::new(&p, 0);
         let all = slab.blocks(&[W; 9]);
-        let whole = Region {
-            row: 1,
-            col: 1,
-            h: 12,
-            w: 12,
-        };
-        // One block, whose west end is regions 0, 3, 6 and east 2, 5, 8.
         assert_eq!(
             all,
-            vec![Block2 {
-                rect: whole,
-                bands: vec![(0, 2), (3, 5), (6, 8)]
+            vec![Region {
+                row: 1,
+                col: 1,
+                h: 12,
+                w: 12
             }]
         );
         // Three in the middle row taken out: a band above and one below.
         let bands = slab.blocks(&[W, W, W, S, R, S, W, W, W]);
         assert_eq!(bands.len(), 2, "{bands:?}");
-        let r = |b: &Block2| b.rect;
-        assert_eq!(
-            (r(&bands[0]).h, r(&bands[0]).w, r(&bands[1]).row),
-            (4, 12, 9)
-        );
+        assert_eq!((bands[0].h, bands[0].w, bands[1].row), (4, 12, 9));
         // An L: the left column and the top row.
         let l = slab.blocks(&[W, W, W, W, S, S, W, S, S]);
         assert_eq!(l.len(), 2, "{l:?}");
-        assert_eq!((r(&l[0]).h, r(&l[0]).w), (4, 12));
-        assert_eq!((r(&l[1]).row, r(&l[1]).h, r(&l[1]).w), (5, 8, 4));
-        assert_eq!(l[1].bands, vec![(3, 3), (6, 6)]);
+        assert_eq!((l[0].h, l[0].w), (4, 12));
+        assert_eq!((l[1].row, l[1].h, l[1].w), (5, 8, 4));
     }
 
     #[test]
@@ -845,5 +790,162 @@ mod tests {
             subs.iter().map(Subdomain::count).collect::<Vec<_>>(),
             [1, 0, 0, 0]
         );
+    }
+}
+
+/// A model check of a subdomain leaving its slab and coming back: `cargo
+/// test --features loom --lib loom`. The domain's thread's pass
+/// (`runtime/worker.rs`'s `slab_pass`: export what it no longer owns,
+/// import what it owns again, update what is live and its own), a guest's
+/// `try_update` (its cells if they are its own; else the slab, to export
+/// them) and the balancer's moves, step for step on loom's `Mutex` and
+/// atomics, since the real slab and cells sit behind parking_lot's mutex,
+/// which loom cannot schedule. The cells are reduced to how many updates
+/// were applied to them.
+#[cfg(all(test, feature = "loom"))]
+mod loom_tests {
+    use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    use loom::sync::{Arc, Mutex};
+
+    /// The slab's state: whether the region is live, and its cells.
+    struct Slab {
+        live: bool,
+        cells: u64,
+    }
+
+    /// The subdomain's cells of its own and their place.
+    struct Cells {
+        home: bool,
+        cells: u64,
+    }
+
+    struct World {
+        slab: Mutex<Slab>,
+        sub: Mutex<Cells>,
+        count: AtomicU64,
+        owner: AtomicUsize,
+        /// Set while someone applies an update: two at once is the bug.
+        writing: AtomicBool,
+    }
+
+    impl World {
+        /// One update of whichever copy the caller holds, then the count.
+        fn apply(&self, cells: &mut u64) {
+            assert!(!self.writing.swap(true, Ordering::AcqRel), "two writers");
+            *cells += 1;
+            self.writing.store(false, Ordering::Release);
+            let c = self.count.load(Ordering::Relaxed);
+            self.count.store(c + 1, Ordering::Release);
+        }
+
+        /// `SlabGuard::export`: under the slab, the cells' lock taken
+        /// (slab first, cells second, as everywhere).
+        fn export(&self, slab: &mut Slab) {
+            let mut own = self.sub.lock().unwrap();
+            own.cells = slab.cells;
+            own.home = false;
+            slab.live = false;
+        }
+
+        /// The domain's thread (0): one pass.
+        fn pass(&self) -> bool {
+            let Ok(mut slab) = self.slab.try_lock() else {
+                return false;
+            };
+            let owner = self.owner.load(Ordering::Acquire);
+            if slab.live && owner != 0 {
+                self.export(&mut slab);
+            } else if !slab.live
+                && owner == 0
+                && let Ok(mut own) = self.sub.try_lock()
+                && !own.home
+            {
+                slab.cells = own.cells;
+                own.home = true;
+                slab.live = true;
+            }
+            if slab.live && self.owner.load(Ordering::Acquire) == 0 {
+                let mut cells = slab.cells;
+                self.apply(&mut cells);
+                slab.cells = cells;
+                return true;
+            }
+            false
+        }
+
+        /// A guest (thread 1): one `try_update`.
+        fn try_update(&self) -> bool {
+            let Ok(mut own) = self.sub.try_lock() else {
+                return false;
+            };
+            if own.home {
+                if self.owner.load(Ordering::Acquire) != 1 {
+                    return false;
+                }
+                drop(own);
+                let Ok(mut slab) = self.slab.try_lock() else {
+                    return false;
+                };
+                if slab.live {
+                    self.export(&mut slab);
+                }
+                drop(slab);
+                match self.sub.try_lock() {
+                    Ok(o) if !o.home => own = o,
+                    _ => return false,
+                }
+            }
+            if self.owner.load(Ordering::Acquire) != 1 {
+                return false;
+            }
+            let mut cells = own.cells;
+            self.apply(&mut cells);
+            own.cells = cells;
+            true
+        }
+    }
+
+    /// The domain's thread makes three passes and the guest two tries
+    /// while the balancer moves the subdomain to the guest and back. In
+    /// every interleaving: never two writers, and the cells where they
+    /// end (the slab if live, else their own) hold exactly the updates
+    /// counted: none lost, none doubled, whichever copy each was applied to.
+    #[test]
+    fn loom_a_subdomain_leaving_and_rejoining_its_slab_loses_and_doubles_no_update() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let w = Arc::new(World {
+                slab: Mutex::new(Slab {
+                    live: true,
+                    cells: 0,
+                }),
+                sub: Mutex::new(Cells {
+                    home: true,
+                    cells: 0,
+                }),
+                count: AtomicU64::new(0),
+                owner: AtomicUsize::new(0),
+                writing: AtomicBool::new(false),
+            });
+            let home = {
+                let w = w.clone();
+                loom::thread::spawn(move || (0..3).filter(|_| w.pass()).count() as u64)
+            };
+            let guest = {
+                let w = w.clone();
+                loom::thread::spawn(move || (0..2).filter(|_| w.try_update()).count() as u64)
+            };
+            w.owner.store(1, Ordering::Release);
+            w.owner.store(0, Ordering::Release);
+            let done = home.join().unwrap() + guest.join().unwrap();
+            let slab = w.slab.lock().unwrap();
+            let own = w.sub.lock().unwrap();
+            // Exactly one copy is the subdomain's.
+            assert_eq!(slab.live, own.home);
+            let cells = if slab.live { slab.cells } else { own.cells };
+            assert_eq!(cells, done, "cells against updates made");
+            assert_eq!(w.count.load(Ordering::Acquire), done);
+        });
     }
 }
