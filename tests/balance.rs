@@ -37,23 +37,36 @@ fn joint_balancing_moves_work_off_a_slow_thread_and_narrows_the_spread() {
         report(&dir, &args)
     };
     // Calls 5 ms apart: on a busy machine (the tests beside) a thread's
-    // rate over 1 ms is all or nothing, as time slices fall.
-    let plain = run("async(6)");
-    let joint = run("async(6)+joint(0.005)");
-    let (sp, sj) = (
-        plain["spread"].as_u64().unwrap(),
-        joint["spread"].as_u64().unwrap(),
-    );
-    assert!(sj < sp, "spread with joint {sj}, without {sp}");
-    assert!(joint["lb"]["moves"].as_u64().unwrap() > 0);
-    let owners = counts(&joint, "owners");
-    let held = |t: u64| owners.iter().filter(|&&o| o == t).count();
-    assert!(held(0) < held(1), "the slow thread holds {} of 12", held(0));
-    assert_eq!(plain["lb"], Value::Null);
-    // Same stopping rule: one thread did max_iterations x subdomains.
-    for r in [&plain, &joint] {
-        assert_eq!(counts(r, "thread_updates").into_iter().max(), Some(36000));
+    // rate over 1 ms is all or nothing, as time slices fall. Two runs on a
+    // busy machine compare what the scheduler did as much as what joint
+    // did, so the pair gets three attempts (CI once saw joint make no
+    // move beside the other tests); a joint that never moves work off the
+    // slow thread fails all three.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let plain = run("async(6)");
+        let joint = run("async(6)+joint(0.005)");
+        assert_eq!(plain["lb"], Value::Null);
+        // Same stopping rule: one thread did max_iterations x subdomains.
+        for r in [&plain, &joint] {
+            assert_eq!(counts(r, "thread_updates").into_iter().max(), Some(36000));
+        }
+        let (sp, sj) = (
+            plain["spread"].as_u64().unwrap(),
+            joint["spread"].as_u64().unwrap(),
+        );
+        let moves = joint["lb"]["moves"].as_u64().unwrap();
+        let owners = counts(&joint, "owners");
+        let held = |t: u64| owners.iter().filter(|&&o| o == t).count();
+        if sj < sp && moves > 0 && held(0) < held(1) {
+            return;
+        }
+        seen.push(format!(
+            "spread with joint {sj}, without {sp}; {moves} moves; the slow thread holds {} of 12",
+            held(0)
+        ));
     }
+    panic!("joint did not narrow the spread by moving work off the slow thread: {seen:#?}");
 }
 
 #[test]

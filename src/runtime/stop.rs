@@ -115,7 +115,7 @@ pub(crate) struct Idler {
 impl Idler {
     /// Under loom, a yield: the model checker's cue to run another thread.
     #[cfg(feature = "loom")]
-    pub fn idle(&mut self) {
+    pub(crate) fn idle(&mut self) {
         loom::thread::yield_now();
     }
 
