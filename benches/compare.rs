@@ -9,11 +9,14 @@
 //!   150x150 subdomain and a 24x24 one (the simulator's);
 //! * `sync`:     braid sync, 2 threads, vs an OpenMP synchronous Jacobi loop;
 //! * `tts`:      time to solution (2 threads, 150x150 per thread, 1e-4):
-//!   braid sync, async(4) and async(4)+split(0.001) against a C/OpenMP
+//!   braid sync, async(1), async(4) and async(4) balanced by split, greedy
+//!   and steal, quiet and beside a 19% parasite, against a C/OpenMP
 //!   synchronous Jacobi with the residual fused into its sweep, and what a
 //!   tolerance costs braid (iteration rate with it / without it);
-//! * `subsplit`: async(4) vs async(1) iteration rate (the cost of splitting);
-//! * `lb`:       async(4)+split(0.001) vs async(4) iteration rate, no noise;
+//! * `subsplit`: async(4) vs async(1) iteration rate (the cost of splitting),
+//!   at 150x150 and 300x300 per thread;
+//! * `lb`:       async(4)+split(0.001) and +greedy(0.001) vs async(4)
+//!   iteration rate, no noise, and the moves they make;
 //! * `policy`:   the pure balancer's cost per call (Algorithm 1 joint and
 //!   split, and every other strategy joint), for 16, 256 and 4096
 //!   subdomains over 2, 36 and 256 threads;
@@ -399,7 +402,14 @@ fn time_to_solution(reps: usize) {
     let grid_file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tts-grid.f64");
     let bytes: Vec<u8> = grid.iter().flat_map(|v| v.to_ne_bytes()).collect();
     std::fs::write(&grid_file, bytes).expect("write the initial grid for the C reference");
-    let variants = ["sync", "async(1)", "async(4)", "async(4)+split(0.001)"];
+    let variants = [
+        "sync",
+        "async(1)",
+        "async(4)",
+        "async(4)+split(0.001)",
+        "async(4)+greedy(0.001)",
+        "async(4)+steal(0.001)",
+    ];
     for noisy in [false, true] {
         let parasite = noisy.then(|| Parasite::start(0, 0.19));
         if noisy {
@@ -438,10 +448,23 @@ fn time_to_solution(reps: usize) {
                 }
             }
         }
+        let mut against_c = Vec::new();
         for (label, row) in variants.iter().zip(rows) {
             let [b, c, bi, ci, rate, ratio] = row.map(median);
             println!("| {label} | {b:.4} | {c:.4} | {bi:.0} | {ci:.0} | {rate:.0} | {ratio:.3} |");
+            against_c.push(ratio);
         }
+        // The balanced variants (the last three) against the plain ones,
+        // each as its C / braid median.
+        let (one, four) = (against_c[1], against_c[2]);
+        let balanced = &against_c[3..];
+        let best = balanced.iter().copied().fold(0.0, f64::max);
+        let worst = balanced.iter().copied().fold(f64::INFINITY, f64::min);
+        println!(
+            "\nbest balanced over async(1): {:.3}; worst balanced over async(4): {:.3}",
+            best / one,
+            worst / four
+        );
         if let Some(p) = parasite {
             println!(
                 "\n(the parasite measured a duty of {:.3} on itself)",
@@ -477,43 +500,56 @@ fn time_to_solution(reps: usize) {
 }
 
 fn subsplit_cost(reps: usize) {
-    println!("cost of sub-splitting, 2 threads, default config:\n");
-    println!("| async(4) it/s | async(1) it/s | async(4) / async(1) |");
-    println!("|---|---|---|");
-    let (mut four, mut one, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..reps {
-        let a4 = braid_run("async(4)").iteration_rate;
-        let a1 = braid_run("async(1)").iteration_rate;
-        ratios.push(a4 / a1);
-        four.push(a4);
-        one.push(a1);
+    println!("cost of sub-splitting, 2 threads, default config (5000 iterations):\n");
+    println!("| per thread | async(4) it/s | async(1) it/s | async(4) / async(1) |");
+    println!("|---|---|---|---|");
+    for size in [150, 300] {
+        let domain = format!("domain_size={size}");
+        let (mut four, mut one, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..reps {
+            let a4 = braid_run_with("async(4)", &[&domain]).iteration_rate;
+            let a1 = braid_run_with("async(1)", &[&domain]).iteration_rate;
+            ratios.push(a4 / a1);
+            four.push(a4);
+            one.push(a1);
+        }
+        println!(
+            "| {size}x{size} | {:.0} | {:.0} | {:.3} |",
+            median(four),
+            median(one),
+            median(ratios)
+        );
     }
-    println!(
-        "| {:.0} | {:.0} | {:.3} |\n",
-        median(four),
-        median(one),
-        median(ratios)
-    );
+    println!();
 }
 
 fn balancing_cost(reps: usize) {
-    println!("cost of balancing, 2 threads, default config, no noise:\n");
-    println!("| async(4)+split(0.001) it/s | async(4) it/s | split / none |");
-    println!("|---|---|---|");
-    let (mut split, mut none, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..reps {
-        let s = braid_run("async(4)+split(0.001)").iteration_rate;
-        let n = braid_run("async(4)").iteration_rate;
-        ratios.push(s / n);
-        split.push(s);
-        none.push(n);
-    }
     println!(
-        "| {:.0} | {:.0} | {:.3} |\n",
-        median(split),
-        median(none),
-        median(ratios)
+        "cost of balancing, 2 threads, default config (300x300 per thread, 5000 iterations), \
+         no noise: rate over async(4)'s, and the moves (median, most):\n"
     );
+    println!("| variant | it/s | async(4) it/s | variant / async(4) | moves | most moves |");
+    println!("|---|---|---|---|---|---|");
+    for label in ["async(4)+split(0.001)", "async(4)+greedy(0.001)"] {
+        let (mut rate, mut none, mut ratios, mut moves) = (vec![], vec![], vec![], vec![]);
+        for _ in 0..reps {
+            let r = braid_run(label);
+            let n = braid_run("async(4)").iteration_rate;
+            ratios.push(r.iteration_rate / n);
+            rate.push(r.iteration_rate);
+            none.push(n);
+            moves.push(r.lb.as_ref().map_or(0, |lb| lb.moves) as f64);
+        }
+        let most = moves.iter().copied().fold(0.0, f64::max);
+        println!(
+            "| {label} | {:.0} | {:.0} | {:.3} | {:.0} | {most:.0} |",
+            median(rate),
+            median(none),
+            median(ratios),
+            median(moves)
+        );
+    }
+    println!();
 }
 
 fn policy_cost(reps: usize) {
