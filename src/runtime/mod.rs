@@ -47,9 +47,7 @@ pub(crate) use stop::{Idler, StopFlag};
 use crate::engine::{Balancer, Clock, CoreTime, Outcome, Settings, StopReason, TraceSample};
 use crate::problem::{Problem, residual_norm};
 use crate::schedule::residual::{Ask, Look};
-use crate::schedule::{
-    EstimateLine, Refutation, ResidualSchedule, Sampler, StopRule, Verdicts, epoch_end,
-};
+use crate::schedule::{EstimateLine, ResidualSchedule, Sampler, StopRule, Verdicts, epoch_end};
 use crate::subdomain::{Subdomain, Subdomains};
 use crate::topology::Placement;
 use crate::variant::Mode;
@@ -510,17 +508,11 @@ impl Shared<'_> {
         }
     }
 
-    /// A refuted estimate: tightens its threshold by how far off it was.
-    /// Across ranks, a cut by the measured ratio: there the stale ghosts
-    /// make most async estimates optimistic, and a 4x cut ran them on to
-    /// about half the target (2 ranks here: 15% longer to solution).
+    /// A refuted estimate: tightens its threshold by how far off it was
+    /// (`schedule::REFUTED_MARGIN` says why no further).
     fn tighten(&self, tolerance: f64, residual: f64) {
         let mut line = EstimateLine::from_bits(self.stop_line.load(Ordering::Relaxed));
-        let how = match self.peers {
-            Some(_) => Refutation::Free,
-            None => Refutation::Restart,
-        };
-        line.tighten(tolerance, residual, how);
+        line.tighten(tolerance, residual);
         self.stop_line.store(line.to_bits(), Ordering::Relaxed);
     }
 

@@ -12,8 +12,7 @@
 //! [`View`] (counts, owners, per-thread totals, read) and [`Sets`] (owners
 //! and sets, written by a move). The threaded runtime implements them over
 //! atomics and locks, the simulator over plain arrays; where the two must
-//! differ, the difference is a named parameter here
-//! ([`stop::Refutation`]), not a second copy.
+//! differ, the difference is a named parameter here, not a second copy.
 
 pub(crate) mod balancer;
 pub(crate) mod choose;
@@ -27,7 +26,7 @@ pub(crate) use balancer::{Caller, Rotation};
 pub(crate) use gate::{Gate, lag};
 pub(crate) use residual::ResidualSchedule;
 pub(crate) use sampler::Sampler;
-pub(crate) use stop::{EstimateLine, Refutation, StopRule, Verdicts, epoch_end};
+pub(crate) use stop::{EstimateLine, StopRule, Verdicts, epoch_end};
 
 /// What the balancer reads of a run (each value may be read at a slightly
 /// different moment in the runtime: the policy is built for that).

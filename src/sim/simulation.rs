@@ -14,8 +14,8 @@ use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReas
 use crate::problem::{Neighbour, Problem, Side, residual_norm};
 use crate::schedule::balancer::start_interval;
 use crate::schedule::{
-    self, Caller, EstimateLine, Gate, Refutation, ResidualSchedule, Rotation, Sampler, StopRule,
-    Verdicts, residual::Look,
+    self, Caller, EstimateLine, Gate, ResidualSchedule, Rotation, Sampler, StopRule, Verdicts,
+    residual::Look,
 };
 use crate::subdomain::{self, EdgeVersion, Subdomain, Subdomains};
 use crate::topology::Placement;
@@ -708,9 +708,7 @@ impl<'a> Simulation<'a> {
     }
 
     /// Recomputes the residual from the assembled grid; on a miss, tightens
-    /// the estimate's threshold: as the runtime's restart does with a
-    /// monitor, else just past the target ([`Refutation::Free`]: a check
-    /// costs no virtual time here).
+    /// the estimate's threshold as the runtime does (just past the target).
     fn verify(&mut self) -> bool {
         let grid = self.subs.assemble(self.problem);
         let residual = residual_norm(&grid) / self.r0;
@@ -720,11 +718,7 @@ impl<'a> Simulation<'a> {
             return true;
         }
         self.refuted += 1;
-        let how = match self.monitor {
-            Some(_) => Refutation::Restart,
-            None => Refutation::Free,
-        };
-        self.line.tighten(tol, residual, how);
+        self.line.tighten(tol, residual);
         false
     }
 
