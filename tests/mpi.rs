@@ -230,9 +230,11 @@ fn a_rank_that_stops_first_never_leaves_another_waiting() {
         let threads = counts(&report, "thread_updates");
         assert_eq!(threads.iter().max(), Some(&6000), "{variant}: {threads:?}");
         // Without a balancer rank 0 stalls until the stop; with one, until
-        // its subdomain is moved away, and then it works on.
+        // its subdomain is moved away, and then it works on. The stall is
+        // inside a slab pass over the thread's 2 subdomains (its updates
+        // 10 and 11), which the stop lets finish: at most 12.
         if !variant.contains('+') {
-            assert!(threads[0] <= 11, "rank 0 stalled: {threads:?}");
+            assert!(threads[0] <= 12, "rank 0 stalled: {threads:?}");
         }
         let elapsed = report["elapsed_s"].as_f64().unwrap();
         assert!(
