@@ -108,3 +108,21 @@ fn recording_lasts_its_duration_and_stops_when_told() {
         "a set stop flag ends the recording"
     );
 }
+
+#[test]
+fn a_replay_of_a_span_shorter_than_a_detour_takes_ends_with_its_duration() {
+    // A 2 ns span played for 50 ms once looped for minutes: every lap was
+    // played late, one after the other, until the laps' starts reached the
+    // duration. Now laps the replay fell behind are skipped. Run on a
+    // thread so that a regression fails here instead of hanging the suite.
+    let t = Trace::parse("0\t1\n# duration_ns 2\n").unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let stop = AtomicBool::new(false);
+        let _ = tx.send(replay(&t, 0, Some(Duration::from_millis(50)), &stop));
+    });
+    let stats = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the replay ends with its duration");
+    assert!(stats.bursts > 0);
+}
