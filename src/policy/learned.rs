@@ -293,24 +293,19 @@ impl Model {
     }
 
     /// A k-d tree of the points (what [`Model::predict`] searches).
-    pub fn tree(&self) -> KdTree<f64, FEATURES> {
-        let mut tree: KdTree<f64, FEATURES> = KdTree::with_capacity(self.points.len().max(1));
-        for (i, p) in self.points.iter().enumerate() {
-            tree.add(&p.x, i as u64);
-        }
-        tree
+    pub fn tree(&self) -> Neighbours {
+        Neighbours::of(&self.points)
     }
 
     /// The class the `k` nearest points to `x` elect (majority; ties: the
     /// class whose voters are nearer in sum; then the first class).
-    pub fn predict(&self, tree: &KdTree<f64, FEATURES>, x: &[f64; FEATURES]) -> usize {
+    pub fn predict(&self, near: &Neighbours, x: &[f64; FEATURES]) -> usize {
         let q = self.standardise(x);
-        let near = tree.nearest_n::<SquaredEuclidean>(&q, self.k.min(self.points.len()));
         let mut votes = vec![(0usize, 0.0f64); self.classes.len()];
-        for n in &near {
-            let c = self.points[n.item as usize].class;
+        for (point, distance) in near.nearest(&q, self.k.min(self.points.len())) {
+            let c = self.points[point].class;
             votes[c].0 += 1;
-            votes[c].1 += n.distance.sqrt();
+            votes[c].1 += distance;
         }
         (0..self.classes.len())
             .max_by(|&a, &b| {
@@ -321,12 +316,59 @@ impl Model {
     }
 }
 
+/// The points' positions in a k-d tree, each position once with the points
+/// at it: the tree (kiddo's) refuses more than a leaf's 32 items at one
+/// position, and a model may hold many identical points (the same instance
+/// trained twice, or a feature that never varies).
+#[derive(Debug)]
+pub struct Neighbours {
+    tree: KdTree<f64, FEATURES>,
+    /// The points at each position, by the position's item in the tree.
+    at: Vec<Vec<usize>>,
+}
+
+impl Neighbours {
+    fn of(points: &[Point]) -> Neighbours {
+        let mut index: std::collections::HashMap<[u64; FEATURES], usize> =
+            std::collections::HashMap::new();
+        let mut tree: KdTree<f64, FEATURES> = KdTree::with_capacity(points.len().max(1));
+        let mut at: Vec<Vec<usize>> = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            // -0.0 and 0.0 are one position.
+            let key = p.x.map(|v| (v + 0.0).to_bits());
+            let item = *index.entry(key).or_insert_with(|| {
+                tree.add(&p.x, at.len() as u64);
+                at.push(Vec::new());
+                at.len() - 1
+            });
+            at[item].push(i);
+        }
+        Neighbours { tree, at }
+    }
+
+    /// The `k` nearest points to `q` with their distances, nearest first:
+    /// they lie at the `k` nearest positions at most.
+    fn nearest(&self, q: &[f64; FEATURES], k: usize) -> impl Iterator<Item = (usize, f64)> + '_ {
+        let mut positions = self
+            .tree
+            .nearest_n::<SquaredEuclidean>(q, k.min(self.at.len()));
+        positions.sort_by(|a, b| a.distance.total_cmp(&b.distance));
+        positions
+            .into_iter()
+            .flat_map(move |n| {
+                let d = n.distance.sqrt();
+                self.at[n.item as usize].iter().map(move |&p| (p, d))
+            })
+            .take(k)
+    }
+}
+
 /// What a learned balancer consults at each call: the model and the
 /// run's halo edges. A probe has no model: it keeps the features of every
 /// call that measured them instead.
 #[derive(Debug)]
 pub struct Learner {
-    model: Option<(Model, KdTree<f64, FEATURES>)>,
+    model: Option<(Model, Neighbours)>,
     edges: Edges,
     seen: std::sync::Mutex<Vec<[f64; FEATURES]>>,
 }
@@ -457,5 +499,29 @@ mod tests {
         std::fs::write(&file, "{}").unwrap();
         assert!(Model::read(&file).is_err());
         assert_eq!(named("joint").scope, Scope::Joint);
+    }
+
+    #[test]
+    fn a_model_of_many_identical_points_predicts_as_the_nearest_k_vote() {
+        // 40 identical points (more than a k-d tree leaf holds at one
+        // position: kiddo panicked "Cannot insert another item"), 25 steal
+        // and 15 greedy, and 3 greedy points a little apart.
+        let at = |x: f64| [x, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0];
+        let mut train: Vec<_> = (0..40)
+            .map(|i| (at(0.5), named(if i < 25 { "steal" } else { "greedy" })))
+            .collect();
+        train.extend((0..3).map(|i| (at(2.0 + i as f64), named("greedy"))));
+        let m = Model::train(&train, 7).unwrap();
+        let tree = m.tree();
+        // The 7 nearest to 0.5 are 7 of the 40 at 0.5, taken in order:
+        // steal's 25 come first, so steal wins; near 3.0 the three greedy
+        // points and four at 0.5 (steal): steal 4 to 3.
+        assert_eq!(m.classes[m.predict(&tree, &at(0.5))], named("steal"));
+        assert_eq!(m.classes[m.predict(&tree, &at(3.0))], named("steal"));
+        let near: Vec<_> = tree.nearest(&m.standardise(&at(3.0)), 7).collect();
+        assert_eq!(near.len(), 7);
+        assert!(near.windows(2).all(|w| w[0].1 <= w[1].1), "nearest first");
+        // k beyond the points: every point, once.
+        assert_eq!(tree.nearest(&m.standardise(&at(0.0)), 100).count(), 43);
     }
 }
