@@ -361,6 +361,28 @@ fn plot_names_a_value_it_cannot_draw_instead_of_looping() {
     refused(&out, &["in.jsonl", "config.lb_interval"]);
 }
 
+#[test]
+fn an_axis_the_records_put_out_of_scale_is_bad_input_naming_the_figure() {
+    // Finite and positive, so the records' own checks pass; the figure's
+    // axis would run to 1e300 s. Bad input (exit 2), not a write failure.
+    let dir = scratch("plot-scale");
+    let first = std::cell::Cell::new(true);
+    edited_records(&dir, "plots/data/tts-sim.jsonl", |r| {
+        if !r["time_to_solution_s"].is_null() && first.replace(false) {
+            r["time_to_solution_s"] = 1e300.into();
+        }
+    });
+    let out = braid(&dir, &["plot", "in.jsonl", "--out", "figs"]);
+    refused(
+        &out,
+        &[
+            "time-to-solution.png",
+            "axis would run from",
+            "out of scale",
+        ],
+    );
+}
+
 // ----- 6. pitfalls ----------------------------------------------------------
 
 #[test]

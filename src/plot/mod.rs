@@ -55,7 +55,17 @@ pub(crate) enum PlotError {
     OutputDir { path: PathBuf, message: String },
     #[error("cannot write {path}: {message}")]
     Write { path: PathBuf, message: String },
+    /// A figure's axis the records make undrawable (bad input: the records
+    /// hold values that pass their own checks but not a figure's scale).
+    #[error("{figure}: {message}")]
+    OutOfScale { figure: PathBuf, message: String },
 }
+
+/// What [`chart`] refuses: an axis whose range is not finite or out of
+/// scale.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct AxisOutOfScale(String);
 
 impl PlotError {
     pub(crate) fn is_bad_input(&self) -> bool {
@@ -64,7 +74,8 @@ impl PlotError {
             PlotError::Empty(_)
             | PlotError::BadField { .. }
             | PlotError::NoTrace(_)
-            | PlotError::OutputDir { .. } => true,
+            | PlotError::OutputDir { .. }
+            | PlotError::OutOfScale { .. } => true,
             PlotError::Write { .. } => false,
         }
     }
@@ -103,12 +114,22 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
         path: path.to_path_buf(),
         message: e.to_string(),
     };
+    // A refused axis is the records' fault, not the disk's.
+    let drawing = |path: &Path, e: Box<dyn std::error::Error + Send + Sync>| match e
+        .downcast::<AxisOutOfScale>()
+    {
+        Ok(axis) => PlotError::OutOfScale {
+            figure: path.to_path_buf(),
+            message: axis.0,
+        },
+        Err(e) => fail(path, &e),
+    };
     let (w, h) = fig.size();
     let mut pixels = vec![0u8; w as usize * h as usize * 3];
     {
         let bitmap = BitMapBackend::with_buffer(&mut pixels, (w, h));
         let root = glyphs::Baseline::new(bitmap, DEJAVU).into_drawing_area();
-        fig.draw(&root).map_err(|e| fail(&png, &e))?;
+        fig.draw(&root).map_err(|e| drawing(&png, e))?;
         root.present().map_err(|e| fail(&png, &e))?;
     }
     let mut encoded = Vec::new();
@@ -124,7 +145,7 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
     let mut text = String::new();
     {
         let root = SVGBackend::with_string(&mut text, (w, h)).into_drawing_area();
-        fig.draw(&root).map_err(|e| fail(&svg, &e))?;
+        fig.draw(&root).map_err(|e| drawing(&svg, e))?;
         root.present().map_err(|e| fail(&svg, &e))?;
     }
     write_atomic(&svg, |out| out.write_all(text.as_bytes())).map_err(|e| fail(&svg, &e))?;
@@ -286,11 +307,11 @@ where
     // loop that never ends.
     for (name, r) in [("x", &x), ("y", &y)] {
         if !axis_drawable(r) {
-            return Err(format!(
-                "panel `{title}`: its {name} axis would run from {} to {}: a value the figure \
+            return Err(AxisOutOfScale(format!(
+                "panel `{title}`: its {name} axis would run from {:e} to {:e}: a value the figure \
                  derives is not finite or is out of scale",
                 r.start, r.end
-            )
+            ))
             .into());
         }
     }
