@@ -233,8 +233,16 @@ stall = "0@2:3600"
 #[test]
 fn bad_suites_and_arguments_exit_2_naming_the_problem() {
     let dir = scratch("exp_bad");
-    let cases: [(&str, &str); 4] = [
+    let cases: [(&str, &str); 5] = [
         (&suite("landscape", 1, "bogus_key = 1"), "bogus_key"),
+        // A launcher that is not there: named, before anything is written.
+        (
+            &suite("landscape", 1, "").replace(
+                "engine = \"sim\"",
+                "engine = \"run\"\nlauncher = \"no-such-launcher-x -n 2\"",
+            ),
+            "`no-such-launcher-x` is not a command",
+        ),
         (
             &suite("landscape", 1, "").replace("\"async(4)\",", "\"async(x)\","),
             "async(x)",

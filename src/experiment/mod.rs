@@ -295,10 +295,14 @@ fn run_sample(
     sample: &Sample,
     interrupt: &Interrupt,
 ) -> Result<SampleEnd, ExperimentError> {
+    // What is started: the launcher's program, else braid.
+    let mut started = exe.to_path_buf();
     let mut cmd = match &suite.suite.launcher {
         Some(launcher) => {
             let mut words = launcher.split_whitespace();
-            let mut cmd = Command::new(words.next().expect("checked when loaded"));
+            let program = words.next().expect("checked when loaded");
+            started = PathBuf::from(program);
+            let mut cmd = Command::new(program);
             cmd.args(words).arg(exe);
             cmd
         }
@@ -322,7 +326,7 @@ fn run_sample(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|source| ExperimentError::Spawn {
-            exe: exe.to_path_buf(),
+            exe: started,
             source,
         })?;
     // Both pipes are drained while the child runs, so it never blocks on

@@ -507,8 +507,13 @@ fn parse(text: &str) -> Result<Suite, String> {
         return Err("`repetitions` must be at least 1".into());
     }
     if let Some(launcher) = &suite.launcher {
-        if launcher.split_whitespace().next().is_none() {
+        let Some(program) = launcher.split_whitespace().next() else {
             return Err("`launcher` is empty: name a command, e.g. \"mpirun -n 4\"".into());
+        };
+        if !is_a_command(program) {
+            return Err(format!(
+                "`launcher`: `{program}` is not a command here (no such file, and not on PATH)"
+            ));
         }
         if suite.engine != EngineKind::Run {
             return Err("`launcher` starts real runs: it needs engine = \"run\"".into());
@@ -588,3 +593,19 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether `program` names a file to run: as a path (with a `/`) or
+/// found on `PATH`, as the shell and `Command` look it up. Checked when a
+/// suite loads, so that a launcher that is not there stops the suite
+/// before it writes anything.
+fn is_a_command(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return runnable(std::path::Path::new(program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))))
+}
