@@ -179,6 +179,18 @@ fn lb_data_dir(req: &Request, plan: &mut Plan) -> Result<Option<PathBuf>, Failur
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--lb-data: cannot create the directory {}", dir.display()))
         .map_err(bad_input)?;
+    // A directory that exists but takes no files (read-only, /proc) would
+    // fail only after the run: a file is created and removed now.
+    let probe = dir.join(format!(".braid-write-check-{}", std::process::id()));
+    std::fs::File::create(&probe)
+        .with_context(|| {
+            format!(
+                "--lb-data: cannot write into the directory {}",
+                dir.display()
+            )
+        })
+        .map_err(bad_input)?;
+    let _ = std::fs::remove_file(&probe);
     record_loads(plan);
     Ok(Some(dir.clone()))
 }

@@ -107,6 +107,17 @@ fn an_lb_data_directory_that_cannot_be_made_is_refused_before_the_run() {
     assert_eq!(r.status, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("--lb-data"), "{}", r.stderr);
     assert!(!r.stderr.contains("simulating"), "it ran: {}", r.stderr);
+    // One that exists but takes no files (even as root): found before the
+    // run, not after it.
+    for engine in ["run", "sim"] {
+        let r = braid(
+            &dir,
+            &[engine, "--lb-data", "/proc/self", "max_iterations=10"],
+        );
+        assert_eq!(r.status, Some(2), "{engine}: {}", r.stderr);
+        assert!(r.stderr.contains("cannot write into"), "{}", r.stderr);
+        assert!(!r.stderr.contains("LB data of"), "it ran: {}", r.stderr);
+    }
 }
 
 /// `braid sim ARGS` recording LB data into `lb`, then replaying it with
