@@ -131,7 +131,14 @@ pub(crate) fn run(
         mut file,
         done,
         failed: failed_before,
+        torn,
     } = ResultsFile::open(out, &suite.digest())?;
+    if let Some(line) = torn {
+        eprintln!(
+            "braid: {}: line {line} was cut short (a write interrupted): cut off, its sample runs again",
+            out.display()
+        );
+    }
     let calibration = (suite.suite.engine == EngineKind::Run && suite.suite.noise.contains(&true))
         .then(braid_noise::Calibration::measure);
     let exe = std::env::current_exe().map_err(|source| ExperimentError::Spawn {

@@ -50,6 +50,9 @@ pub(crate) struct Opened {
     pub done: HashSet<String>,
     /// Keys of the samples recorded only as failed.
     pub failed: HashSet<String>,
+    /// The line number of a torn last line that was cut off (its sample
+    /// runs again).
+    pub torn: Option<usize>,
 }
 
 /// An open results file, positioned at its end.
@@ -78,6 +81,8 @@ impl ResultsFile {
             done,
             mut failed,
             good_end,
+            unterminated,
+            torn,
         } = scan(
             path,
             BufReader::new((&mut file).take(crate::limits::MAX_RESULTS_BYTES)),
@@ -87,6 +92,9 @@ impl ResultsFile {
             file.set_len(good_end).map_err(io)?;
         }
         file.seek(SeekFrom::End(0)).map_err(io)?;
+        if unterminated {
+            file.write_all(b"\n").map_err(io)?;
+        }
         failed.retain(|k| !done.contains(k));
         Ok(Opened {
             file: ResultsFile {
@@ -95,6 +103,7 @@ impl ResultsFile {
             },
             done,
             failed,
+            torn,
         })
     }
 
@@ -175,6 +184,11 @@ struct Scan {
     done: HashSet<String>,
     failed: HashSet<String>,
     good_end: u64,
+    /// The last record is whole but has no newline (a file edited by
+    /// hand): kept, and the newline added before anything is appended.
+    unterminated: bool,
+    /// The line number of a torn last line, cut off.
+    torn: Option<usize>,
 }
 
 /// Reads a results file a line at a time (memory for one line, not the
@@ -184,6 +198,8 @@ fn scan(path: &Path, mut input: impl BufRead, digest: &str) -> Result<Scan, Expe
         done: HashSet::new(),
         failed: HashSet::new(),
         good_end: 0,
+        unterminated: false,
+        torn: None,
     };
     let mut line = String::new();
     for number in 1.. {
@@ -201,8 +217,9 @@ fn scan(path: &Path, mut input: impl BufRead, digest: &str) -> Result<Scan, Expe
             out.good_end += read as u64;
             continue;
         }
-        let Some(text) = line.strip_suffix('\n') else {
-            break; // torn: the last line, cut short by a kill
+        let (text, whole_line) = match line.strip_suffix('\n') {
+            Some(text) => (text, true),
+            None => (line.as_str(), false),
         };
         match serde_json::from_str::<Head>(text) {
             Ok(r) if r.suite_digest != digest => {
@@ -217,10 +234,14 @@ fn scan(path: &Path, mut input: impl BufRead, digest: &str) -> Result<Scan, Expe
                     Status::Failed => out.failed.insert(r.key),
                 };
                 out.good_end += read as u64;
+                out.unterminated = !whole_line;
             }
-            // A whole line that does not parse is torn only if nothing
-            // follows it.
-            Err(_) if input.fill_buf().is_ok_and(<[u8]>::is_empty) => break,
+            // A line that does not parse is torn (a write cut short by a
+            // kill) only if nothing follows it.
+            Err(_) if !whole_line || input.fill_buf().is_ok_and(<[u8]>::is_empty) => {
+                out.torn = Some(number);
+                break;
+            }
             Err(_) => {
                 return Err(ExperimentError::Corrupt {
                     path: path.to_path_buf(),
@@ -263,7 +284,13 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
         let mut json = serde_json::Deserializer::from_str(line.trim_end());
         match serde_path_to_error::deserialize::<_, Record>(&mut json) {
             Ok(r) => out.push((number, r)),
-            Err(_) if !line.ends_with('\n') => {} // torn last line
+            Err(_) if !line.ends_with('\n') => {
+                // A torn last line (a write cut short): skipped, and said.
+                eprintln!(
+                    "braid: {}: line {number} is cut short (no newline, not a whole record): skipped",
+                    path.display()
+                );
+            }
             Err(e) => {
                 return Err(ExperimentError::BadRecord {
                     path: path.to_path_buf(),

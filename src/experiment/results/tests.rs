@@ -65,6 +65,34 @@ fn a_torn_last_line_is_cut_and_the_next_append_is_clean() {
 }
 
 #[test]
+fn a_whole_last_record_without_its_newline_is_kept_and_a_torn_one_named() {
+    // Whole, newline missing (a file edited by hand): kept as done, and the
+    // next append starts on a line of its own.
+    let p = path("unterminated.jsonl");
+    let a = serde_json::to_string(&record("d", "a")).unwrap();
+    std::fs::write(&p, &a).unwrap();
+    let Opened {
+        file: mut f,
+        done,
+        torn,
+        ..
+    } = ResultsFile::open(&p, "d").unwrap();
+    assert_eq!(done, HashSet::from(["a".to_string()]));
+    assert_eq!(torn, None);
+    f.append(&record("d", "b")).unwrap();
+    drop(f);
+    let keys: Vec<String> = read(&p).unwrap().into_iter().map(|r| r.key).collect();
+    assert_eq!(keys, ["a", "b"]);
+    // Torn (half a record, line 3): cut off and its line number given.
+    let b = serde_json::to_string(&record("d", "c")).unwrap();
+    let mut raw = OpenOptions::new().append(true).open(&p).unwrap();
+    raw.write_all(&b.as_bytes()[..b.len() / 2]).unwrap();
+    drop(raw);
+    let Opened { done, torn, .. } = ResultsFile::open(&p, "d").unwrap();
+    assert_eq!((done.len(), torn), (2, Some(3)));
+}
+
+#[test]
 fn another_suites_file_is_refused_untouched() {
     let p = path("other.jsonl");
     let mut f = ResultsFile::open(&p, "d").unwrap().file;
