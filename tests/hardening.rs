@@ -383,6 +383,20 @@ fn an_axis_the_records_put_out_of_scale_is_bad_input_naming_the_figure() {
     );
 }
 
+#[test]
+fn a_run_report_given_to_plot_or_table_is_named_for_what_it_is() {
+    let dir = scratch("plot-report");
+    let r = braid(&dir, &["run", "max_iterations=5", "--json", "rep.json"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    for command in [
+        vec!["plot", "rep.json", "--out", "figs"],
+        vec!["table", "rep.json"],
+    ] {
+        let out = braid(&dir, &command);
+        refused(&out, &["rep.json", "braid run --json", "braid experiment"]);
+    }
+}
+
 // ----- 6. pitfalls ----------------------------------------------------------
 
 #[test]

@@ -292,10 +292,20 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
                 );
             }
             Err(e) => {
+                // A first line that is an object left open is JSON over
+                // several lines: a run's report (`braid run --json`), or
+                // another pretty-printed file, not a results file.
+                let message = if number == 1 && e.inner().is_eof() && line.trim() == "{" {
+                    "this is JSON over several lines (a run's report from `braid run --json`?); \
+                     braid reads the results files of `braid experiment`, one record per line"
+                        .to_string()
+                } else {
+                    format!("field `{}`: {}", e.path(), e.inner())
+                };
                 return Err(ExperimentError::BadRecord {
                     path: path.to_path_buf(),
                     line: number,
-                    message: format!("field `{}`: {}", e.path(), e.inner()),
+                    message,
                 });
             }
         }
