@@ -165,7 +165,7 @@ struct LearnArgs {
     #[arg(long, value_name = "MODEL.json", conflicts_with = "out")]
     evaluate: Option<PathBuf>,
     /// Neighbours that vote (1: each training instance's own best)
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=99))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=crate::policy::learned::MAX_K as i64))]
     k: u16,
 }
 

@@ -165,6 +165,10 @@ pub enum ModelError {
 
 const KIND: &str = "braid-knn";
 
+/// The most neighbours a model's vote may take (`braid learn --k` allows
+/// 1 to 99): a file asking for more was not written by braid.
+pub const MAX_K: usize = 99;
+
 impl Model {
     /// Trains on `instances` (features, best strategy), with `k`
     /// neighbours voting; `None` without instances.
@@ -270,6 +274,12 @@ impl Model {
         }
         if model.points.is_empty() || model.classes.is_empty() || model.k == 0 {
             return bad("no points, no classes, or k = 0".into());
+        }
+        if model.k > MAX_K {
+            return bad(format!(
+                "k = {} neighbours vote; braid learn writes 1 to {MAX_K}",
+                model.k
+            ));
         }
         if let Some(p) = model
             .points
@@ -496,6 +506,11 @@ mod tests {
                 .to_string()
                 .contains("point 0")
         );
+        let mut greedy_k = m.clone();
+        greedy_k.k = 1_000_000_000_000;
+        std::fs::write(&file, serde_json::to_string(&greedy_k).unwrap()).unwrap();
+        let e = Model::read(&file).unwrap_err().to_string();
+        assert!(e.contains("k = 1000000000000"), "{e}");
         std::fs::write(&file, "{}").unwrap();
         assert!(Model::read(&file).is_err());
         assert_eq!(named("joint").scope, Scope::Joint);
