@@ -191,8 +191,20 @@ fn a_real_run_replays_lb_data_and_bad_lb_data_is_refused_naming_file_phase_and_f
         ],
     );
     assert_eq!(r.status, Some(0), "{}", r.stderr);
-    // One field of one task made an integer where vt's schema wants a float.
+    // A count of updates below 0 (braid's key in vt's free-form
+    // user_defined): named, not read as "not recorded".
     let file = dir.join("lb").join("data.1.json");
+    let whole = std::fs::read(&file).unwrap();
+    let mut v = json(&file);
+    v["phases"][2]["tasks"][0]["user_defined"]["updates"] = serde_json::json!(-5);
+    std::fs::write(&file, v.to_string()).unwrap();
+    let r = braid(&dir, &["sim", "threads=2", "workload=lbdata:lb"]);
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    for part in ["data.1.json", "phase 2", "user_defined.updates is -5"] {
+        assert!(r.stderr.contains(part), "no {part}: {}", r.stderr);
+    }
+    std::fs::write(&file, whole).unwrap();
+    // One field of one task made an integer where vt's schema wants a float.
     let mut v = json(&file);
     v["phases"][2]["tasks"][0]["time"] = serde_json::json!(1);
     std::fs::write(&file, v.to_string()).unwrap();

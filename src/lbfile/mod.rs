@@ -272,6 +272,19 @@ pub fn read_dir(dir: &Path) -> Result<Recording, ReadError> {
                         problem: format!("a task's time is {time_s}, below 0"),
                     });
                 }
+                // `updates` is braid's own key in vt's free-form
+                // `user_defined`: absent is "not recorded", anything but a
+                // count is an error, never read as absent.
+                let updates = match task["user_defined"].get("updates") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(v.as_u64().ok_or_else(|| ReadError::Content {
+                        file: file.clone(),
+                        phase: id,
+                        problem: format!(
+                            "a task's user_defined.updates is {v}, not a whole number of updates"
+                        ),
+                    })?),
+                };
                 out.push(Task {
                     id: entity
                         .get("seq_id")
@@ -280,7 +293,7 @@ pub fn read_dir(dir: &Path) -> Result<Recording, ReadError> {
                         .unwrap_or(0),
                     pe,
                     time_s,
-                    updates: task["user_defined"]["updates"].as_u64(),
+                    updates,
                 });
             }
         }
