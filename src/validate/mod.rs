@@ -53,8 +53,8 @@ pub(crate) enum ValidateError {
     Plan(#[from] PlanError),
     #[error("{0}")]
     Topology(#[from] TopologyError),
-    #[error("--trace {}: no such file", .0.display())]
-    NoTrace(PathBuf),
+    #[error("--trace {}: {}", .0.display(), .1)]
+    NoTrace(PathBuf, &'static str),
     /// A run could not start its parasites.
     #[error("{0}")]
     Start(#[from] crate::parasites::StartError),
@@ -83,7 +83,7 @@ impl ValidateError {
             ValidateError::Config(_)
                 | ValidateError::Plan(_)
                 | ValidateError::Topology(_)
-                | ValidateError::NoTrace(_)
+                | ValidateError::NoTrace(..)
                 | ValidateError::Out { .. }
         )
     }
@@ -139,7 +139,12 @@ impl Matrix {
         };
         let mut conditions = vec![Condition::Quiet, Condition::Parasite(PARASITE_DUTY)];
         match &opts.trace {
-            Some(p) if !p.is_file() => return Err(ValidateError::NoTrace(p.clone())),
+            Some(p) if !p.exists() => {
+                return Err(ValidateError::NoTrace(p.clone(), "no such file"));
+            }
+            Some(p) if !p.is_file() => {
+                return Err(ValidateError::NoTrace(p.clone(), "not a regular file"));
+            }
             Some(p) => conditions.push(Condition::Trace(p.clone())),
             None if Path::new(SHIPPED_TRACE).is_file() => {
                 conditions.push(Condition::Trace(SHIPPED_TRACE.into()));
