@@ -128,7 +128,7 @@ fn a_missing_trace_or_a_bad_key_is_refused_before_anything_runs_or_is_written() 
             vec!["--trace", "nowhere.trace"],
             "nowhere.trace: no such file",
         ),
-        // A FIFO exists, but is no trace file.
+        // A device (as a FIFO) exists, but is no trace file.
         (
             vec!["--trace", "/dev/null"],
             "/dev/null: not a regular file",
