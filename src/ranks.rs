@@ -103,6 +103,42 @@ impl Session {
         hosts.iter().position(|h| *h == hosts[self.rank]) == Some(self.rank)
     }
 
+    /// This rank's share of its host's cores, when the launcher left it
+    /// the same cores as other ranks on its host (`--bind-to none`, or a
+    /// socket binding with several ranks a socket): those ranks split
+    /// `allowed` into contiguous shares, in rank order, as hybrid MPI +
+    /// threads codes do, so that they do not all pin to its first core.
+    /// `None` when no other rank on this host has the same cores (the
+    /// launcher's binding is respected as it is).
+    pub(crate) fn core_share(
+        &self,
+        allowed: &[usize],
+        threads: Option<usize>,
+    ) -> Option<Vec<usize>> {
+        let hosts = self.hosts();
+        // Each rank's mask, as a fixed-size bitmap of the CPU ids it holds.
+        let words = crate::topology::CPU_SET_SIZE.div_ceil(64);
+        let mut mask = vec![0u64; words];
+        for &c in allowed.iter().filter(|&&c| c < words * 64) {
+            mask[c / 64] |= 1 << (c % 64);
+        }
+        let all = self.gather_all(&mask);
+        let same: Vec<usize> = (0..self.size)
+            .filter(|&r| {
+                hosts[r] == hosts[self.rank] && all[r * words..(r + 1) * words] == mask[..]
+            })
+            .collect();
+        let n = same.len();
+        if n < 2 || allowed.is_empty() {
+            return None;
+        }
+        let i = same
+            .iter()
+            .position(|&r| r == self.rank)
+            .expect("this rank is in its set");
+        Some(share(allowed, i, n, threads))
+    }
+
     /// Whether every rank says `ok` (a rank that cannot start must not
     /// leave the others waiting for it).
     pub(crate) fn all_ok(&self, ok: bool) -> bool {
@@ -210,6 +246,31 @@ impl Session {
         let mut all = vec![0u64; mine.len() * self.size];
         self.universe.world().all_gather_into(mine, &mut all[..]);
         all
+    }
+}
+
+/// Share `i` of `n` of `cores` for a rank that runs `threads` threads
+/// (`None`: as many as its share holds). Without a count, or when every
+/// rank's threads fit on a core of their own: contiguous shares, in order
+/// (without a count the first `len % n` one core longer). A rank wanting
+/// more than its fair share gets `threads` cores from `i x threads`,
+/// wrapping around: ranks overlap as little as they can, and no rank puts
+/// two of its own threads on one core. With fewer cores than wanted, the
+/// rank's threads are all of them, core `i mod len` first.
+fn share(cores: &[usize], i: usize, n: usize, threads: Option<usize>) -> Vec<usize> {
+    let len = cores.len();
+    match threads {
+        None if len >= n => {
+            let (base, extra) = (len / n, len % n);
+            let start = i * base + i.min(extra);
+            let end = start + base + usize::from(i < extra);
+            cores[start..end].to_vec()
+        }
+        None => vec![cores[i % len]],
+        Some(t) => {
+            let t = t.clamp(1, len);
+            (0..t).map(|k| cores[(i * t + k) % len]).collect()
+        }
     }
 }
 
@@ -633,5 +694,34 @@ impl Peers for Ranks {
 
     fn abort(&self) -> ! {
         SimpleCommunicator::world().abort(ABORT_CODE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share;
+
+    #[test]
+    fn ranks_on_the_same_cores_take_contiguous_shares_covering_them_once() {
+        let cores: Vec<usize> = (0..10).collect();
+        let shares: Vec<Vec<usize>> = (0..4).map(|i| share(&cores, i, 4, None)).collect();
+        // 10 cores over 4 ranks: 3, 3, 2, 2, in order, each core once.
+        assert_eq!(
+            shares,
+            [vec![0, 1, 2], vec![3, 4, 5], vec![6, 7], vec![8, 9]]
+        );
+        // Fewer cores than ranks: core i mod len each (oversubscribed).
+        let two = [4, 6];
+        let few: Vec<Vec<usize>> = (0..4).map(|i| share(&two, i, 4, None)).collect();
+        assert_eq!(few, [vec![4], vec![6], vec![4], vec![6]]);
+        // With a thread count: blocks of it, disjoint while they fit.
+        let two_each: Vec<Vec<usize>> = (0..3).map(|i| share(&cores, i, 3, Some(2))).collect();
+        assert_eq!(two_each, [vec![0, 1], vec![2, 3], vec![4, 5]]);
+        // More than fit: each rank still has its threads on cores of their
+        // own, ranks overlapping, as evenly as the wrap-around makes them.
+        let over: Vec<Vec<usize>> = (0..2).map(|i| share(&two, i, 2, Some(2))).collect();
+        assert_eq!(over, [vec![4, 6], vec![4, 6]]);
+        let one_each: Vec<Vec<usize>> = (0..4).map(|i| share(&two, i, 4, Some(1))).collect();
+        assert_eq!(one_each, [vec![4], vec![6], vec![4], vec![6]]);
     }
 }

@@ -596,14 +596,33 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
     use crate::engine::Numbers;
     let session = crate::ranks::Session::start().map_err(bad_input)?;
     let leads = session.leads_node();
+    let loaded = load_config(req);
+    // Ranks the launcher left on the same cores share them out (unless
+    // `cores` names this rank's cores). A collective: every rank calls it,
+    // whether its configuration loaded or not (`all_ranks_agree` below
+    // stops them all then).
+    let threads = match loaded.as_ref().map(|c| &c.threads) {
+        Ok(crate::config::AutoOr::Value(t)) => Some(*t),
+        _ => None,
+    };
+    let share = session.core_share(&crate::topology::allowed_cores(), threads);
     // Noise is per node: planned below, by the rank that leads each node.
-    let planned = load_config(req).and_then(|cfg| {
+    let planned = loaded.and_then(|cfg| {
         let quiet = Config {
             noise: NoiseForm::None,
             noise_cores: Config::default().noise_cores,
             ..cfg.clone()
         };
-        let mut plan = plan_for(&quiet, EngineKind::Run)?;
+        // The share restricts the machine this rank plans on, not the
+        // configuration: the report keeps `cores` as the user set it.
+        let mut plan = match (share, &cfg.cores) {
+            (Some(share), crate::config::AutoOr::Auto) => {
+                let machine = crate::topology::Topology::detect().map_err(bad_input)?;
+                let mine = machine.clone().restricted_to(&share).unwrap_or(machine);
+                Plan::new(&quiet, &mine).map_err(bad_input)?
+            }
+            _ => plan_for(&quiet, EngineKind::Run)?,
+        };
         let node = match leads {
             true => Some(crate::topology::Topology::detect_node().map_err(bad_input)?),
             false => None,

@@ -155,6 +155,15 @@ fn ssync_and_async_converge_across_ranks_on_the_verified_residual() {
         let shown = r.stdout.lines().next().unwrap_or_default();
         assert!(shown.contains("[rank cores "), "{shown}");
         assert_eq!(shown.matches(" | ").count(), ranks - 1, "{shown}");
+        // Launched without binding, the ranks share out this host's cores
+        // instead of all pinning to its first one.
+        let listed = shown.split("[rank cores ").nth(1).unwrap_or_default();
+        let listed = listed.split(',').next().unwrap_or_default();
+        let mut distinct: Vec<&str> = listed.split(" | ").map(str::trim).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(distinct.len(), ranks.min(usable), "{shown}");
         let report = json(&dir.join("r.json"));
         assert_eq!(report["stop_reason"], "converged", "{variant}");
         let reported = report["residual"].as_f64().unwrap();

@@ -60,7 +60,7 @@ pub(crate) fn usable_cpus() -> usize {
 pub(crate) const CPU_SET_SIZE: usize = libc::CPU_SETSIZE as usize;
 
 /// Cores in this process's affinity mask.
-fn allowed_cores() -> Vec<usize> {
+pub(crate) fn allowed_cores() -> Vec<usize> {
     let mut ids: Vec<usize> = core_affinity::get_core_ids()
         .unwrap_or_default()
         .into_iter()

@@ -26,6 +26,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use detect::SYSFS_ROOT_VAR;
+#[cfg(feature = "mpi")]
+pub(crate) use detect::allowed_cores;
 pub(crate) use detect::{CPU_SET_SIZE, usable_cpus};
 pub use placement::Placement;
 pub use synthetic::{SimTopology, SyntheticTopology};
@@ -174,7 +176,7 @@ impl Topology {
 
     /// Keeps only `allowed` PUs, dropping empty cores and sockets; `None` if
     /// none is left.
-    fn restricted_to(self, allowed: &[usize]) -> Option<Topology> {
+    pub(crate) fn restricted_to(self, allowed: &[usize]) -> Option<Topology> {
         let sockets: Vec<Socket> = self
             .sockets
             .into_iter()
