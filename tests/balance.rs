@@ -42,8 +42,7 @@ fn joint_balancing_moves_work_off_a_slow_thread_and_narrows_the_spread() {
     // did, so the pair gets three attempts (CI once saw joint make no
     // move beside the other tests); a joint that never moves work off the
     // slow thread fails all three.
-    let mut seen = Vec::new();
-    for _ in 0..3 {
+    common::in_one_of_three(|| {
         let plain = run("async(6)");
         let joint = run("async(6)+joint(0.005)");
         assert_eq!(plain["lb"], Value::Null);
@@ -59,14 +58,14 @@ fn joint_balancing_moves_work_off_a_slow_thread_and_narrows_the_spread() {
         let owners = counts(&joint, "owners");
         let held = |t: u64| owners.iter().filter(|&&o| o == t).count();
         if sj < sp && moves > 0 && held(0) < held(1) {
-            return;
+            return Ok(());
         }
-        seen.push(format!(
-            "spread with joint {sj}, without {sp}; {moves} moves; the slow thread holds {} of 12",
+        Err(format!(
+            "joint did not narrow the spread by moving work off the slow thread: spread with \
+             joint {sj}, without {sp}; {moves} moves; the slow thread holds {} of 12",
             held(0)
-        ));
-    }
-    panic!("joint did not narrow the spread by moving work off the slow thread: {seen:#?}");
+        ))
+    });
 }
 
 #[test]

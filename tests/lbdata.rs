@@ -31,14 +31,8 @@ fn a_real_runs_task_times_add_up_to_each_threads_busy_time() {
     // its core's wait account for (0.259 s of 0.273 s); a run gets three
     // attempts. Accounting that loses time (a phase's updates, or the
     // core's wait under load) fails all three.
-    let mut seen = Vec::new();
-    for attempt in 0..3 {
-        match tasks_add_up(&scratch(&format!("lbdata_run{attempt}"))) {
-            Ok(()) => return,
-            Err(why) => seen.push(why),
-        }
-    }
-    panic!("no run of three added up: {seen:#?}");
+    // (`scratch` numbers each call's directory.)
+    common::in_one_of_three(|| tasks_add_up(&scratch("lbdata_run")));
 }
 
 fn tasks_add_up(dir: &Path) -> Result<(), String> {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{braid, scratch};
+use common::{braid, in_one_of_three, scratch};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -49,22 +49,6 @@ fn counts(r: &Value) -> Vec<f64> {
         .iter()
         .map(|c| c.as_f64().unwrap())
         .collect()
-}
-
-/// Up to three real runs for a check that one run's machine can spoil
-/// (beside other tests and CPU hogs, a sampler preempted at the end, or
-/// noise that swamps the imposed slowdown): passes at the first run that
-/// holds, fails with every run's reason. A behaviour that is broken fails
-/// all three.
-fn in_one_of_three(mut attempt: impl FnMut() -> Result<(), String>) {
-    let mut seen = Vec::new();
-    for _ in 0..3 {
-        match attempt() {
-            Ok(()) => return,
-            Err(why) => seen.push(why),
-        }
-    }
-    panic!("no run of three held: {seen:#?}");
 }
 
 #[test]
