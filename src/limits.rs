@@ -17,8 +17,12 @@ pub(crate) const MAX_SECONDS: f64 = 1e6;
 pub(crate) const MAX_DOMAIN_SIZE: usize = 1 << 24;
 pub(crate) const MAX_SUBDOMAINS: usize = 1 << 20;
 pub(crate) const MAX_THREADS: usize = 1 << 16;
-/// Logical CPU ids and counts (cores, sockets, synthetic machines).
+/// Logical CPU ids and counts (cores, sockets, a real machine's PUs).
 pub(crate) const MAX_CPUS: usize = 1 << 16;
+/// PUs of a simulated machine (`sim_topology`): 2^24, a million cores
+/// sixteen times over; what a simulation needs in memory is checked
+/// against the machine before it starts (`plan::memory`).
+pub(crate) const MAX_SIM_CPUS: usize = 1 << 24;
 /// Keeps `max_iterations * subdomains` below 2^60.
 pub(crate) const MAX_ITERATIONS: u64 = 1 << 40;
 pub(crate) const MAX_NOISE_SLEEP_US: u64 = 1_000_000_000_000;

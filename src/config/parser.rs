@@ -189,7 +189,7 @@ impl Parser<'_> {
                 xml: PathBuf::from(file.trim()),
             });
         }
-        SyntheticTopology::parse(self.value, MAX_CPUS)
+        SyntheticTopology::parse(self.value, MAX_SIM_CPUS)
             .map(SimTopology::Synthetic)
             .map_err(|why| {
                 self.bad(format!(

@@ -220,3 +220,21 @@ fn core_lists_accept_ranges() {
     let c = parse("cores = 0, 2-4,7").unwrap();
     assert_eq!(c.cores, AutoOr::Value(vec![0, 2, 3, 4, 7]));
 }
+
+#[test]
+fn a_simulated_machine_may_have_up_to_2_to_the_24_pus() {
+    // A million cores (issue 47's machine) and 2^24 in all are machines.
+    for (text, pus) in [
+        ("host:16384 pack:2 core:32", 1usize << 20),
+        ("host:262144 pack:2 core:32", 1 << 24),
+    ] {
+        let c = parse(&format!("sim_topology = {text}")).unwrap();
+        let SimTopology::Synthetic(t) = c.sim_topology else {
+            panic!("{:?}", c.sim_topology)
+        };
+        assert_eq!(t.sockets * t.cores_per_socket * t.pus_per_core, pus);
+    }
+    // One more node is not.
+    let e = parse("sim_topology = host:262145 pack:2 core:32").unwrap_err();
+    assert!(e.to_string().contains("more than 16777216 PUs"), "{e}");
+}

@@ -181,6 +181,16 @@ impl Plan {
                 threads,
             });
         }
+        // A simulated machine of millions of cores, all of them threads:
+        // refused before the machine is built (at 2^24 cores that alone
+        // takes gigabytes), as it would be after.
+        if let crate::topology::SimTopology::Synthetic(t) = &config.sim_topology
+            && config.threads == AutoOr::Auto
+            && config.cores.value().is_none()
+            && config.sockets.value().is_none()
+        {
+            checks::subdomain_count(t.sockets * t.cores_per_socket, config.subdomains)?;
+        }
         let machine = Topology::simulated(&config.sim_topology)?;
         let mut plan = Plan::placed(config, &machine, EngineKind::Sim)?;
         let sim = simulated::settings(&plan, speeds.map(Arc::new));

@@ -158,3 +158,20 @@ fn impossible_combinations_are_rejected() {
         assert!(e.contains(key), "{text:?} -> {e}");
     }
 }
+
+#[test]
+fn a_simulated_machine_with_more_threads_than_subdomains_allow_is_refused() {
+    // 2^24 cores of 4 subdomains: 2^26 subdomains, refused by the count
+    // (before the machine's 2^24 cores are listed, which takes gigabytes).
+    let t = crate::topology::SyntheticTopology::parse(
+        "host:262144 pack:2 core:32",
+        crate::limits::MAX_SIM_CPUS,
+    )
+    .unwrap();
+    let cfg = Config {
+        sim_topology: crate::topology::SimTopology::Synthetic(t),
+        ..Config::default()
+    };
+    let e = Plan::simulated(&cfg).unwrap_err();
+    assert!(matches!(e, PlanError::TooManySubdomains { .. }), "{e}");
+}
