@@ -33,6 +33,10 @@ pub(crate) enum Figure {
     /// of `anticipate` at its best `lb_alpha` over the standard strategies
     /// (needs `workloads` and a `[sweep]` of `lb_alpha`).
     Gains,
+    /// Balancing as the nodes grow: a call's cost and the moves per call
+    /// against the simulated nodes (needs the sim engine and a `[sweep]` of
+    /// `sim_topology`).
+    Scale,
 }
 
 /// A suite as written in its TOML file.
@@ -562,6 +566,13 @@ fn parse(text: &str) -> Result<Suite, String> {
     }
     if suite.figure == Figure::Gains && !suite.sweep.contains_key("lb_alpha") {
         return Err("figure = \"gains\" needs a [sweep] of lb_alpha".into());
+    }
+    if suite.figure == Figure::Scale
+        && (suite.engine != EngineKind::Sim || !suite.sweep.contains_key("sim_topology"))
+    {
+        return Err(
+            "figure = \"scale\" needs engine = \"sim\" and a [sweep] of sim_topology".into(),
+        );
     }
     for (k, v) in suite.set.iter().chain(&suite.noise_set) {
         if matches!(

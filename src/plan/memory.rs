@@ -2,7 +2,7 @@
 //! machine (or `memory_limit`) allows, made before anything is allocated.
 
 use super::{Plan, PlanError};
-use crate::config::AutoOr;
+use crate::config::{AutoOr, Config};
 use crate::engine::Numbers;
 
 /// A number of bytes, printed in MiB or GiB.
@@ -60,26 +60,40 @@ impl Plan {
     /// Refuses a run that would need more memory than `memory_limit` (or,
     /// for `auto`, than the machine has available now).
     pub fn check_memory(&self, numbers: Numbers) -> Result<(), PlanError> {
-        let needed = self.memory_needed(numbers);
-        let (limit, which) = match self.config.memory_limit {
-            AutoOr::Value(gib) => (
-                Bytes((gib * (1u64 << 30) as f64).min(u64::MAX as f64) as u64),
-                "set by memory_limit",
-            ),
-            AutoOr::Auto => match available_memory() {
-                Some(b) => (b, "this machine has available"),
-                None => return Ok(()), // cannot tell: do not guess
-            },
-        };
-        if needed > limit {
-            return Err(PlanError::Memory {
-                needed,
-                limit,
-                which,
-            });
-        }
-        Ok(())
+        within_limit(&self.config, self.memory_needed(numbers))
     }
+}
+
+/// What a run of `subs` subdomains needs before anything of it is built,
+/// at least: their geometry and the 1 KiB each [`Plan::memory_needed`]
+/// counts. Checked before the geometry is built, which for millions of
+/// subdomains is itself gigabytes.
+pub(super) fn check_subdomains(config: &Config, subs: u128) -> Result<(), PlanError> {
+    let each = 1024 + std::mem::size_of::<crate::problem::SubdomainGeom>() as u128;
+    within_limit(config, Bytes((subs * each).min(u64::MAX as u128) as u64))
+}
+
+/// `needed` against `memory_limit`, or what the machine has available now
+/// (`auto`; nothing is refused where that cannot be read).
+fn within_limit(config: &Config, needed: Bytes) -> Result<(), PlanError> {
+    let (limit, which) = match config.memory_limit {
+        AutoOr::Value(gib) => (
+            Bytes((gib * (1u64 << 30) as f64).min(u64::MAX as f64) as u64),
+            "set by memory_limit",
+        ),
+        AutoOr::Auto => match available_memory() {
+            Some(b) => (b, "this machine has available"),
+            None => return Ok(()), // cannot tell: do not guess
+        },
+    };
+    if needed > limit {
+        return Err(PlanError::Memory {
+            needed,
+            limit,
+            which,
+        });
+    }
+    Ok(())
 }
 
 /// `MemAvailable` from /proc/meminfo (Linux); `None` elsewhere.

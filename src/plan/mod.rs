@@ -189,7 +189,9 @@ impl Plan {
             && config.cores.value().is_none()
             && config.sockets.value().is_none()
         {
-            checks::subdomain_count(t.sockets * t.cores_per_socket, config.subdomains)?;
+            let threads = t.sockets * t.cores_per_socket;
+            checks::subdomain_count(threads, config.subdomains)?;
+            memory::check_subdomains(config, threads as u128 * config.subdomains as u128)?;
         }
         let machine = Topology::simulated(&config.sim_topology)?;
         let mut plan = Plan::placed(config, &machine, EngineKind::Sim)?;
@@ -220,6 +222,7 @@ impl Plan {
         config.threads = AutoOr::Value(threads);
         checks::cross_keys(&config)?;
         checks::subdomain_count(threads, config.subdomains)?;
+        memory::check_subdomains(&config, threads as u128 * config.subdomains as u128)?;
         let problem = Problem::new(config.domain_size, threads, config.subdomains)?;
         let workload = Workload::build(&config.workload, &problem, config.seed).map_err(|e| {
             PlanError::WorkloadMap {
@@ -293,9 +296,10 @@ impl Plan {
     }
 }
 
-/// Subdomains of a whole run: their geometry is built before the memory
-/// check, so this bounds it (about 100 bytes each).
-pub const MAX_TOTAL_SUBDOMAINS: usize = 1 << 22;
+/// Subdomains of a whole run: 2^24, a simulated machine of 2^22 cores at
+/// 4 each. What they need is checked against the machine before their
+/// geometry is built ([`memory`]).
+pub const MAX_TOTAL_SUBDOMAINS: usize = 1 << 24;
 
 /// What an engine needs, taken from the configuration.
 fn settings(cfg: &Config, problem: &Problem, workload: Workload) -> Result<Settings, PlanError> {

@@ -89,7 +89,7 @@ fn a_run_bigger_than_the_memory_limit_is_refused_before_it_allocates() {
 fn too_many_subdomains_are_refused_before_the_geometry_is_built() {
     let cfg = Config {
         threads: AutoOr::Value(64),
-        subdomains: 1 << 17,
+        subdomains: 1 << 19,
         domain_size: 1 << 10,
         oversubscribe: true,
         ..Config::default()
@@ -174,4 +174,27 @@ fn a_simulated_machine_with_more_threads_than_subdomains_allow_is_refused() {
     };
     let e = Plan::simulated(&cfg).unwrap_err();
     assert!(matches!(e, PlanError::TooManySubdomains { .. }), "{e}");
+}
+
+#[test]
+fn subdomains_that_would_not_fit_in_memory_are_refused_before_they_are_built() {
+    // 2^24 cores of one subdomain each: within the count, but 2^24
+    // subdomains need gigabytes; with 1 GiB allowed the plan is refused
+    // by its memory, naming the estimate.
+    let t = crate::topology::SyntheticTopology::parse(
+        "host:262144 pack:2 core:32",
+        crate::limits::MAX_SIM_CPUS,
+    )
+    .unwrap();
+    let cfg = Config {
+        sim_topology: crate::topology::SimTopology::Synthetic(t),
+        subdomains: 1,
+        memory_limit: AutoOr::Value(1.0),
+        ..Config::default()
+    };
+    let e = Plan::simulated(&cfg).unwrap_err();
+    assert!(matches!(e, PlanError::Memory { .. }), "{e}");
+    // The same count on a machine given the memory passes this check (a
+    // run of 2^24 threads is not built here: only the plan's first steps).
+    assert!(super::memory::check_subdomains(&Config::default(), 1 << 10).is_ok());
 }

@@ -57,6 +57,19 @@ fn needs(figure: Figure, engine: EngineKind, r: &Report) -> Vec<(&'static str, F
             ("spread", Field::Number(r.spread as f64)),
         ]),
         Figure::Braid => out.push(("trace", Field::Trace(r.trace.as_deref()))),
+        Figure::Scale => {
+            out.extend([
+                ("iteration_rate", Field::Number(r.iteration_rate)),
+                ("spread", Field::Number(r.spread as f64)),
+            ]);
+            if let Some(lb) = &r.lb {
+                out.extend([
+                    ("lb.calls", Field::Number(lb.calls as f64)),
+                    ("lb.moves", Field::Number(lb.moves as f64)),
+                    ("lb.time_s", Field::Number(lb.time_s)),
+                ]);
+            }
+        }
         Figure::Effort => {
             for e in r.lb.iter().flat_map(|lb| &lb.effort) {
                 out.extend([

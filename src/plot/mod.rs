@@ -13,6 +13,7 @@ mod glyphs;
 mod landscape;
 mod payoff;
 pub mod roofline;
+mod scale;
 mod stats;
 mod table;
 mod tts;
@@ -225,6 +226,11 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
     if !gains.is_empty() {
         written.extend(render(&gains, dir, "gains")?);
         written.extend(gains.write_csv(dir, "gains")?);
+    }
+    let scale = scale::Scale::new(&of(Figure::Scale));
+    if !scale.is_empty() {
+        written.extend(render(&scale, dir, "scale")?);
+        written.extend(scale.write_table(dir, "scale")?);
     }
     let efforts = effort::EffortOverTime::new(&of(Figure::Effort));
     if !efforts.is_empty() {

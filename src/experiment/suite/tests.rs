@@ -272,6 +272,20 @@ fn bad_suites_name_the_problem() {
                 ),
             "lb_alpha",
         ),
+        (
+            SUITE.replace("figure = \"landscape\"", "figure = \"scale\""),
+            "a [sweep] of sim_topology",
+        ),
+        (
+            SUITE
+                .replace("figure = \"landscape\"", "figure = \"scale\"")
+                .replace("engine = \"sim\"", "engine = \"run\"")
+                .replace(
+                    "repetitions = 2",
+                    "repetitions = 2\n[sweep]\nsim_topology = [\"pack:1 core:2\"]",
+                ),
+            "needs engine = \"sim\"",
+        ),
     ] {
         let e = parse(&text).unwrap_err();
         assert!(e.contains(needle), "{needle}: {e}");
