@@ -47,12 +47,15 @@ pub(super) struct Scale {
     points: Vec<Point>,
 }
 
-/// A sample's condition: its workload when not uniform, else noisy or quiet.
+/// A sample's condition: its workload when not uniform, and noisy or quiet.
 fn condition(r: &Record) -> String {
+    let noise = match r.sample.noise {
+        true => "noisy",
+        false => "quiet",
+    };
     match r.sample.workload.as_deref() {
-        Some(w) if w != "uniform" => w.to_string(),
-        _ if r.sample.noise => "noisy".to_string(),
-        _ => "quiet".to_string(),
+        Some(w) if w != "uniform" => format!("{w}, {noise}"),
+        _ => noise.to_string(),
     }
 }
 
