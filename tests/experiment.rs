@@ -513,3 +513,34 @@ fn a_suite_with_lb_data_writes_each_samples_files_into_a_folder_of_its_own() {
         }
     }
 }
+
+/// An effort suite of plain async only: its records are fine, but no
+/// figure has a series to draw; `braid plot` says so with exit 2 rather
+/// than writing nothing with exit 0.
+#[test]
+fn a_plot_with_nothing_to_draw_says_so_with_exit_2() {
+    let dir = scratch("exp_nothing_drawn");
+    let text = suite("effort", 1, "max_iterations = 200").replace(
+        "[\"async(4)\", \"async(4)+joint(0.001)\"]",
+        "[\"async(4)\"]",
+    );
+    let s = write_suite(&dir, &text);
+    let out = dir.join("r.jsonl");
+    let run = experiment(&dir, &[s.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(run.status, Some(0), "{}", run.stderr);
+    let plot = braid(
+        &dir,
+        &[
+            "plot",
+            out.to_str().unwrap(),
+            "--out",
+            dir.join("p").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(plot.status, Some(2), "{}", plot.stderr);
+    assert!(
+        plot.stderr.contains("nothing to draw") && plot.stderr.contains("\"effort\""),
+        "{}",
+        plot.stderr
+    );
+}

@@ -60,6 +60,14 @@ pub(crate) enum PlotError {
     /// hold values that pass their own checks but not a figure's scale).
     #[error("{figure}: {message}")]
     OutOfScale { figure: PathBuf, message: String },
+    /// Records that are fine but hold nothing their figures draw (an
+    /// effort suite without a balanced variant, a scale suite of one node).
+    #[error(
+        "nothing to draw: the records in {inputs} (figure {figures}) hold no series their \
+         figure draws (an effort or scale figure needs balanced variants; a scale figure \
+         two node counts or more)"
+    )]
+    NothingDrawn { inputs: String, figures: String },
 }
 
 /// What [`chart`] refuses: an axis whose range is not finite or out of
@@ -75,6 +83,7 @@ impl PlotError {
             PlotError::Empty(_)
             | PlotError::BadField { .. }
             | PlotError::NoTrace(_)
+            | PlotError::NothingDrawn { .. }
             | PlotError::OutputDir { .. }
             | PlotError::OutOfScale { .. } => true,
             PlotError::Write { .. } => false,
@@ -244,6 +253,26 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
             let stem = format!("braid-{}", engine.command());
             written.extend(render(&braid::Braid::new(r), dir, &stem)?);
         }
+    }
+    if written.is_empty() {
+        let mut figures: Vec<String> = ok
+            .iter()
+            .map(|r| {
+                format!(
+                    "\"{}\"",
+                    serde_json::to_value(r.figure).map_or(String::new(), |v| v
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string())
+                )
+            })
+            .collect();
+        figures.sort();
+        figures.dedup();
+        return Err(PlotError::NothingDrawn {
+            inputs: names(),
+            figures: figures.join(", "),
+        });
     }
     Ok(written)
 }
