@@ -159,19 +159,24 @@ fn impossible_combinations_are_rejected() {
     }
 }
 
-#[test]
-fn a_simulated_machine_with_more_threads_than_subdomains_allow_is_refused() {
-    // 2^24 cores of 4 subdomains: 2^26 subdomains, refused by the count
-    // (before the machine's 2^24 cores are listed, which takes gigabytes).
+/// `cfg` simulated on the largest machine braid takes: 2^24 cores.
+fn on_2_to_the_24_cores(cfg: Config) -> Config {
     let t = crate::topology::SyntheticTopology::parse(
         "host:262144 pack:2 core:32",
         crate::limits::MAX_SIM_CPUS,
     )
     .unwrap();
-    let cfg = Config {
+    Config {
         sim_topology: crate::topology::SimTopology::Synthetic(t),
-        ..Config::default()
-    };
+        ..cfg
+    }
+}
+
+#[test]
+fn a_simulated_machine_with_more_threads_than_subdomains_allow_is_refused() {
+    // 2^24 cores of 4 subdomains: 2^26 subdomains, refused by the count
+    // (before the machine's 2^24 cores are listed, which takes gigabytes).
+    let cfg = on_2_to_the_24_cores(Config::default());
     let e = Plan::simulated(&cfg).unwrap_err();
     assert!(matches!(e, PlanError::TooManySubdomains { .. }), "{e}");
 }
@@ -181,17 +186,11 @@ fn subdomains_that_would_not_fit_in_memory_are_refused_before_they_are_built() {
     // 2^24 cores of one subdomain each: within the count, but 2^24
     // subdomains need gigabytes; with 1 GiB allowed the plan is refused
     // by its memory, naming the estimate.
-    let t = crate::topology::SyntheticTopology::parse(
-        "host:262144 pack:2 core:32",
-        crate::limits::MAX_SIM_CPUS,
-    )
-    .unwrap();
-    let cfg = Config {
-        sim_topology: crate::topology::SimTopology::Synthetic(t),
+    let cfg = on_2_to_the_24_cores(Config {
         subdomains: 1,
         memory_limit: AutoOr::Value(1.0),
         ..Config::default()
-    };
+    });
     let e = Plan::simulated(&cfg).unwrap_err();
     assert!(matches!(e, PlanError::Memory { .. }), "{e}");
     // The same count on a machine given the memory passes this check (a

@@ -258,13 +258,8 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
         let mut figures: Vec<String> = ok
             .iter()
             .map(|r| {
-                format!(
-                    "\"{}\"",
-                    serde_json::to_value(r.figure).map_or(String::new(), |v| v
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string())
-                )
+                // The name a suite file gives it (serde's lowercase).
+                format!("\"{}\"", format!("{:?}", r.figure).to_lowercase())
             })
             .collect();
         figures.sort();
