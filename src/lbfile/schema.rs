@@ -1,10 +1,13 @@
-//! The rules of vt's `scripts/LBDatafile_schema.py`, checked on a parsed
-//! file: the keys each object may have (no others), which are required,
-//! and their types as Python's `json` reads them (`1` is an int, `1.0` a
-//! float, and a float field refuses an int). An entity needs `seq_id` or
-//! `id`, and a migratable one with a `seq_id` a `collection_id`; an entity
-//! of a communication needs `migratable` (the schema's check reads it).
-//! An error names the phase and the field.
+//! vt's `scripts/LBDatafile_schema.py` as data ([`FILE`]), and the check
+//! of a parsed file against it. The rules are kept in this one table; a
+//! test reads the verbatim copy of vt's file in `tests/vt/` and compares
+//! it with the table field by field, so a schema change upstream shows as
+//! that one failing test once the copy is refreshed.
+//!
+//! Types are as Python's `json` reads them (`1` is an int, `1.0` a float,
+//! and a float field refuses an int). An entity needs `seq_id` or `id`,
+//! and a migratable one with a `seq_id` a `collection_id` (vt's
+//! `validate_ids`). An error names the phase and the field.
 
 use serde_json::{Map, Value};
 
@@ -20,33 +23,161 @@ pub struct SchemaError {
     pub problem: String,
 }
 
-/// A field's type in the schema.
-#[derive(Debug, Clone, Copy)]
-enum Kind {
+/// What a value must be, as vt's schema says it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Spec {
+    /// Python's `int`.
     Int,
+    /// Python's `float`.
     Float,
+    /// Python's `str`.
     Str,
+    /// Python's `bool`.
     Bool,
+    /// Python's `dict`: any object.
     Dict,
-    IntList,
-    IntLists,
+    /// `And(float, lambda x: x >= 0.0)`.
+    NonNegativeFloat,
+    /// `And(str, "LBDatafile")`: that string.
+    Literal(&'static str),
+    /// `[spec]`: a list of them.
+    List(&'static Spec),
+    /// `{...}`: an object with these keys and no others.
+    Object(&'static [Field]),
+    /// `And({...}, validate_ids)`: an object, and an entity's ids.
+    Entity(&'static [Field]),
 }
 
-/// Where the checker is: the phase, and the path so far.
-struct At<'a> {
-    phase: Option<u64>,
-    path: &'a str,
+/// One key of an object: `'name'` (required) or `Optional('name')`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Field {
+    /// The key.
+    pub name: &'static str,
+    /// Whether it must be there.
+    pub required: bool,
+    /// What its value must be.
+    pub spec: Spec,
 }
 
-impl At<'_> {
-    fn fail(&self, field: &str, problem: impl Into<String>) -> SchemaError {
-        SchemaError {
-            phase: self.phase,
-            field: join(self.path, field),
-            problem: problem.into(),
-        }
+const fn req(name: &'static str, spec: Spec) -> Field {
+    Field {
+        name,
+        required: true,
+        spec,
     }
 }
+
+const fn opt(name: &'static str, spec: Spec) -> Field {
+    Field {
+        name,
+        required: false,
+        spec,
+    }
+}
+
+const INTS: Spec = Spec::List(&Spec::Int);
+const INT_LISTS: Spec = Spec::List(&INTS);
+
+/// vt's `task`.
+const TASK: Spec = Spec::Object(&[
+    req(
+        "entity",
+        Spec::Entity(&[
+            opt("collection_id", Spec::Int),
+            req("home", Spec::Int),
+            opt("id", Spec::Int),
+            opt("seq_id", Spec::Int),
+            opt("index", INTS),
+            req("type", Spec::Str),
+            req("migratable", Spec::Bool),
+            opt("objgroup_id", Spec::Int),
+        ]),
+    ),
+    req("node", Spec::Int),
+    req("resource", Spec::Str),
+    opt(
+        "subphases",
+        Spec::List(&Spec::Object(&[
+            req("id", Spec::Int),
+            req("time", Spec::Float),
+        ])),
+    ),
+    req("time", Spec::Float),
+    opt("user_defined", Spec::Dict),
+    opt("attributes", Spec::Dict),
+]);
+
+/// Either end of vt's `communication`.
+const END: Spec = Spec::Entity(&[
+    req("type", Spec::Str),
+    opt("id", Spec::Int),
+    opt("seq_id", Spec::Int),
+    opt("home", Spec::Int),
+    opt("collection_id", Spec::Int),
+    opt("migratable", Spec::Bool),
+    opt("index", INTS),
+    opt("objgroup_id", Spec::Int),
+]);
+
+/// vt's `communication`.
+const COMMUNICATION: Spec = Spec::Object(&[
+    req("type", Spec::Str),
+    req("to", END),
+    req("messages", Spec::Int),
+    req("from", END),
+    req("bytes", Spec::Float),
+]);
+
+const PHASE_SET: Spec = Spec::Object(&[req("list", INTS), req("range", INT_LISTS)]);
+
+/// vt's `LBDatafile_schema`: a whole file.
+pub const FILE: Spec = Spec::Object(&[
+    opt("type", Spec::Literal("LBDatafile")),
+    opt(
+        "metadata",
+        Spec::Object(&[
+            opt("type", Spec::Literal("LBDatafile")),
+            opt("rank", Spec::Int),
+            opt("rank_alpha", Spec::NonNegativeFloat),
+            opt(
+                "shared_node",
+                Spec::Object(&[
+                    req("id", Spec::Int),
+                    req("size", Spec::Int),
+                    req("rank", Spec::Int),
+                    req("num_nodes", Spec::Int),
+                ]),
+            ),
+            opt(
+                "phases",
+                Spec::Object(&[
+                    opt("count", Spec::Int),
+                    req("skipped", PHASE_SET),
+                    req("identical_to_previous", PHASE_SET),
+                ]),
+            ),
+            opt("attributes", Spec::Dict),
+        ]),
+    ),
+    req(
+        "phases",
+        Spec::List(&Spec::Object(&[
+            req("id", Spec::Int),
+            req("tasks", Spec::List(&TASK)),
+            opt("communications", Spec::List(&COMMUNICATION)),
+            opt("user_defined", Spec::Dict),
+            opt(
+                "lb_iterations",
+                Spec::List(&Spec::Object(&[
+                    req("id", Spec::Int),
+                    req("tasks", Spec::List(&TASK)),
+                    opt("communications", Spec::List(&COMMUNICATION)),
+                    opt("user_defined", Spec::Dict),
+                ])),
+            ),
+        ])),
+    ),
+]);
 
 fn join(path: &str, field: &str) -> String {
     match (path.is_empty(), field.starts_with('[')) {
@@ -60,243 +191,113 @@ fn is_int(v: &Value) -> bool {
     v.as_i64().is_some() || v.as_u64().is_some()
 }
 
-fn of_kind(v: &Value, kind: Kind) -> bool {
-    match kind {
-        Kind::Int => is_int(v),
-        Kind::Float => v.is_f64(),
-        Kind::Str => v.is_string(),
-        Kind::Bool => v.is_boolean(),
-        Kind::Dict => v.is_object(),
-        Kind::IntList => v.as_array().is_some_and(|a| a.iter().all(is_int)),
-        Kind::IntLists => v.as_array().is_some_and(|a| {
-            a.iter()
-                .all(|l| l.as_array().is_some_and(|l| l.iter().all(is_int)))
-        }),
+fn describe(spec: Spec) -> String {
+    match spec {
+        Spec::Int => "an integer".into(),
+        Spec::Float => "a number with a decimal point (a float)".into(),
+        Spec::Str => "a string".into(),
+        Spec::Bool => "true or false".into(),
+        Spec::Dict | Spec::Object(_) | Spec::Entity(_) => "an object".into(),
+        Spec::NonNegativeFloat => "a float of at least 0.0".into(),
+        Spec::Literal(s) => format!("{s:?}"),
+        Spec::List(&Spec::Int) => "a list of integers".into(),
+        Spec::List(&Spec::List(&Spec::Int)) => "a list of lists of integers".into(),
+        Spec::List(_) => "a list".into(),
     }
 }
 
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Int => "an integer",
-        Kind::Float => "a number with a decimal point (a float)",
-        Kind::Str => "a string",
-        Kind::Bool => "true or false",
-        Kind::Dict => "an object",
-        Kind::IntList => "a list of integers",
-        Kind::IntLists => "a list of lists of integers",
+/// Checks `v` (at `path`, in `phase`) against `spec`.
+fn walk(v: &Value, spec: Spec, phase: Option<u64>, path: &str) -> Result<(), SchemaError> {
+    let fail = |problem: String| SchemaError {
+        phase,
+        field: if path.is_empty() {
+            "(the file)".into()
+        } else {
+            path.to_string()
+        },
+        problem,
+    };
+    let wrong = || fail(format!("is not {}", describe(spec)));
+    match spec {
+        Spec::Int if is_int(v) => Ok(()),
+        Spec::Float if v.is_f64() => Ok(()),
+        Spec::NonNegativeFloat if v.as_f64().is_some_and(|x| v.is_f64() && x >= 0.0) => Ok(()),
+        Spec::Str if v.is_string() => Ok(()),
+        Spec::Bool if v.is_boolean() => Ok(()),
+        Spec::Dict if v.is_object() => Ok(()),
+        Spec::Literal(s) if v.as_str() == Some(s) => Ok(()),
+        Spec::Literal(s) => Err(fail(format!("must be {s:?}"))),
+        Spec::List(item) => {
+            let list = v.as_array().ok_or_else(wrong)?;
+            for (i, x) in list.iter().enumerate() {
+                // A phase's errors name the phase (its id, else its index).
+                let phase = match (path, item) {
+                    ("phases", _) => Some(x.get("id").and_then(Value::as_u64).unwrap_or(i as u64)),
+                    _ => phase,
+                };
+                walk(x, *item, phase, &join(path, &format!("[{i}]")))?;
+            }
+            Ok(())
+        }
+        Spec::Object(fields) => object(v, fields, phase, path).map(drop),
+        Spec::Entity(fields) => {
+            let map = object(v, fields, phase, path)?;
+            if !map.contains_key("seq_id") && !map.contains_key("id") {
+                return Err(fail("has neither `seq_id` nor `id`".into()));
+            }
+            if map.get("migratable") == Some(&Value::Bool(true))
+                && map.contains_key("seq_id")
+                && !map.contains_key("collection_id")
+            {
+                return Err(fail(
+                    "is migratable with a `seq_id` but has no `collection_id`".into(),
+                ));
+            }
+            Ok(())
+        }
+        _ => Err(wrong()),
     }
 }
 
-/// Checks that `v` is an object whose keys are among `fields` (name,
-/// required, kind; `None`: checked by the caller), required ones present,
-/// each of its kind.
+/// Checks that `v` is an object whose keys are among `fields`, the
+/// required ones present, each as its spec says.
 fn object<'v>(
     v: &'v Value,
-    at: &At<'_>,
-    here: &str,
-    fields: &[(&str, bool, Option<Kind>)],
+    fields: &[Field],
+    phase: Option<u64>,
+    path: &str,
 ) -> Result<&'v Map<String, Value>, SchemaError> {
-    let Some(map) = v.as_object() else {
-        return Err(at.fail(here, "is not an object"));
+    let fail = |field: &str, problem: &str| SchemaError {
+        phase,
+        field: if field.is_empty() {
+            "(the file)".into()
+        } else {
+            field.to_string()
+        },
+        problem: problem.into(),
     };
-    let path = join(at.path, here);
-    let inner = At {
-        phase: at.phase,
-        path: &path,
-    };
-    for key in map.keys() {
-        if !fields.iter().any(|(name, _, _)| name == key) {
-            return Err(inner.fail(key, "is not a field the schema allows here"));
-        }
+    let map = v
+        .as_object()
+        .ok_or_else(|| fail(path, "is not an object"))?;
+    if let Some(key) = map.keys().find(|k| !fields.iter().any(|f| f.name == *k)) {
+        return Err(fail(
+            &join(path, key),
+            "is not a field the schema allows here",
+        ));
     }
-    for &(name, required, kind) in fields {
-        match (map.get(name), kind) {
-            (None, _) if required => return Err(inner.fail(name, "is missing")),
-            (Some(v), Some(kind)) if !of_kind(v, kind) => {
-                return Err(inner.fail(name, format!("is not {}", kind_name(kind))));
-            }
-            _ => {}
+    for f in fields {
+        match map.get(f.name) {
+            None if f.required => return Err(fail(&join(path, f.name), "is missing")),
+            None => {}
+            Some(x) => walk(x, f.spec, phase, &join(path, f.name))?,
         }
     }
     Ok(map)
 }
 
-/// An entity: a task's, or either end of a communication's.
-fn entity(v: &Value, at: &At<'_>, here: &str, of_task: bool) -> Result<(), SchemaError> {
-    use Kind::*;
-    let fields: &[(&str, bool, Option<Kind>)] = &[
-        ("collection_id", false, Some(Int)),
-        ("home", of_task, Some(Int)),
-        ("id", false, Some(Int)),
-        ("seq_id", false, Some(Int)),
-        ("index", false, Some(IntList)),
-        ("type", true, Some(Str)),
-        ("migratable", of_task, Some(Bool)),
-        ("objgroup_id", false, Some(Int)),
-    ];
-    let map = object(v, at, here, fields)?;
-    if !map.contains_key("seq_id") && !map.contains_key("id") {
-        return Err(at.fail(here, "has neither `seq_id` nor `id`"));
-    }
-    let Some(migratable) = map.get("migratable") else {
-        return Err(at.fail(&join(here, "migratable"), "is missing"));
-    };
-    if migratable.as_bool() == Some(true)
-        && map.contains_key("seq_id")
-        && !map.contains_key("collection_id")
-    {
-        return Err(at.fail(
-            here,
-            "is migratable with a `seq_id` but has no `collection_id`",
-        ));
-    }
-    Ok(())
-}
-
 /// Checks a parsed LB data file against vt's schema.
 pub fn check(file: &Value) -> Result<(), SchemaError> {
-    use Kind::*;
-    let top = At {
-        phase: None,
-        path: "",
-    };
-    let root = object(
-        file,
-        &top,
-        "",
-        &[
-            ("type", false, Some(Str)),
-            ("metadata", false, None),
-            ("phases", true, None),
-        ],
-    )
-    .map_err(|e| SchemaError {
-        field: if e.field.is_empty() {
-            "(the file)".into()
-        } else {
-            e.field
-        },
-        ..e
-    })?;
-    if let Some(t) = root.get("type")
-        && t != "LBDatafile"
-    {
-        return Err(top.fail("type", "must be \"LBDatafile\""));
-    }
-    if let Some(m) = root.get("metadata") {
-        let meta = object(
-            m,
-            &top,
-            "metadata",
-            &[
-                ("type", false, Some(Str)),
-                ("rank", false, Some(Int)),
-                ("shared_node", false, None),
-                ("phases", false, None),
-                ("attributes", false, Some(Dict)),
-            ],
-        )?;
-        if let Some(t) = meta.get("type")
-            && t != "LBDatafile"
-        {
-            return Err(top.fail("metadata.type", "must be \"LBDatafile\""));
-        }
-        if let Some(n) = meta.get("shared_node") {
-            let fields = [
-                ("id", true, Some(Int)),
-                ("size", true, Some(Int)),
-                ("rank", true, Some(Int)),
-                ("num_nodes", true, Some(Int)),
-            ];
-            object(n, &top, "metadata.shared_node", &fields)?;
-        }
-        if let Some(p) = meta.get("phases") {
-            let map = object(
-                p,
-                &top,
-                "metadata.phases",
-                &[
-                    ("count", false, Some(Int)),
-                    ("skipped", true, None),
-                    ("identical_to_previous", true, None),
-                ],
-            )?;
-            for key in ["skipped", "identical_to_previous"] {
-                let fields = [
-                    ("list", true, Some(IntList)),
-                    ("range", true, Some(IntLists)),
-                ];
-                object(&map[key], &top, &format!("metadata.phases.{key}"), &fields)?;
-            }
-        }
-    }
-    let Some(phases) = root["phases"].as_array() else {
-        return Err(top.fail("phases", "is not a list"));
-    };
-    for (i, phase) in phases.iter().enumerate() {
-        let path = format!("phases[{i}]");
-        let id = phase.get("id").and_then(Value::as_u64).unwrap_or(i as u64);
-        let at = At {
-            phase: Some(id),
-            path: "",
-        };
-        let map = object(
-            phase,
-            &at,
-            &path,
-            &[
-                ("id", true, Some(Int)),
-                ("tasks", true, None),
-                ("communications", false, None),
-                ("user_defined", false, Some(Dict)),
-            ],
-        )?;
-        let Some(tasks) = map["tasks"].as_array() else {
-            return Err(at.fail(&join(&path, "tasks"), "is not a list"));
-        };
-        for (k, task) in tasks.iter().enumerate() {
-            let here = format!("{path}.tasks[{k}]");
-            let fields = [
-                ("entity", true, None),
-                ("node", true, Some(Int)),
-                ("resource", true, Some(Str)),
-                ("subphases", false, None),
-                ("time", true, Some(Float)),
-                ("user_defined", false, Some(Dict)),
-                ("attributes", false, Some(Dict)),
-            ];
-            let t = object(task, &at, &here, &fields)?;
-            entity(&t["entity"], &at, &join(&here, "entity"), true)?;
-            if let Some(subs) = t.get("subphases") {
-                let Some(subs) = subs.as_array() else {
-                    return Err(at.fail(&join(&here, "subphases"), "is not a list"));
-                };
-                for (j, sp) in subs.iter().enumerate() {
-                    let fields = [("id", true, Some(Int)), ("time", true, Some(Float))];
-                    object(sp, &at, &format!("{here}.subphases[{j}]"), &fields)?;
-                }
-            }
-        }
-        if let Some(comms) = map.get("communications") {
-            let Some(comms) = comms.as_array() else {
-                return Err(at.fail(&join(&path, "communications"), "is not a list"));
-            };
-            for (k, c) in comms.iter().enumerate() {
-                let here = format!("{path}.communications[{k}]");
-                let fields = [
-                    ("type", true, Some(Str)),
-                    ("to", true, None),
-                    ("messages", true, Some(Int)),
-                    ("from", true, None),
-                    ("bytes", true, Some(Float)),
-                ];
-                let m = object(c, &at, &here, &fields)?;
-                entity(&m["from"], &at, &join(&here, "from"), false)?;
-                entity(&m["to"], &at, &join(&here, "to"), false)?;
-            }
-        }
-    }
-    Ok(())
+    walk(file, FILE, None, "")
 }
 
 #[cfg(test)]
@@ -308,6 +309,7 @@ mod tests {
         json!({
             "type": "LBDatafile",
             "metadata": {"type": "LBDatafile", "rank": 0,
+                         "rank_alpha": 0.5,
                          "shared_node": {"id": 0, "size": 2, "rank": 0, "num_nodes": 1}},
             "phases": [{"id": 7, "tasks": [{
                 "entity": {"type": "object", "seq_id": 3, "home": 0, "migratable": true, "collection_id": 0},
@@ -316,8 +318,11 @@ mod tests {
             }], "communications": [{
                 "type": "SendRecv", "messages": 2, "bytes": 64.0,
                 "from": {"type": "object", "seq_id": 3, "migratable": true, "collection_id": 0},
-                "to": {"type": "object", "id": 9, "migratable": false}
-            }]}]
+                "to": {"type": "object", "id": 9}
+            }], "lb_iterations": [{"id": 0, "tasks": [{
+                "entity": {"type": "object", "seq_id": 3, "home": 0, "migratable": true, "collection_id": 0},
+                "node": 1, "resource": "cpu", "time": 0.5
+            }]}]}]
         })
     }
 
@@ -474,16 +479,26 @@ mod tests {
                 "phases[0].communications[0].messages".into(),
             ),
             (
+                Box::new(|v| v["metadata"]["rank_alpha"] = json!(-0.5)),
+                None,
+                "metadata.rank_alpha".into(),
+            ),
+            (
+                Box::new(|v| v["phases"][0]["lb_iterations"][0]["tasks"][0]["node"] = json!(0.5)),
+                Some(7),
+                "phases[0].lb_iterations[0].tasks[0].node".into(),
+            ),
+            (
                 Box::new(|v| {
                     drop(
                         v["phases"][0]["communications"][0]["to"]
                             .as_object_mut()
                             .unwrap()
-                            .remove("migratable"),
+                            .remove("id"),
                     )
                 }),
                 Some(7),
-                "phases[0].communications[0].to.migratable".into(),
+                "phases[0].communications[0].to".into(),
             ),
             (
                 Box::new(|v| {
@@ -501,5 +516,201 @@ mod tests {
         for (change, phase, field) in cases {
             assert_eq!(broken(change), (phase, field.clone()), "{field}");
         }
+    }
+
+    /// A spec as text: `{a: int, ?b: [float]}`, keys sorted, `?` for
+    /// optional ones, `ids{..}` for an entity.
+    fn render(spec: Spec) -> String {
+        let fields = |fields: &[Field]| {
+            let mut all: Vec<String> = fields
+                .iter()
+                .map(|f| {
+                    let mark = if f.required { "" } else { "?" };
+                    format!("{mark}{}: {}", f.name, render(f.spec))
+                })
+                .collect();
+            all.sort_by(|a, b| a.trim_start_matches('?').cmp(b.trim_start_matches('?')));
+            format!("{{{}}}", all.join(", "))
+        };
+        match spec {
+            Spec::Int => "int".into(),
+            Spec::Float => "float".into(),
+            Spec::Str => "str".into(),
+            Spec::Bool => "bool".into(),
+            Spec::Dict => "dict".into(),
+            Spec::NonNegativeFloat => "float>=0".into(),
+            Spec::Literal(s) => format!("str=={s:?}"),
+            Spec::List(item) => format!("[{}]", render(*item)),
+            Spec::Object(f) => fields(f),
+            Spec::Entity(f) => format!("ids{}", fields(f)),
+        }
+    }
+
+    /// Reads the subset of Python that vt's schema file is written in
+    /// (`schema`'s `Schema`, `And`, `Optional`, dicts, lists, types and the
+    /// names `task` and `communication`) and renders it as [`render`]
+    /// does. Anything else in it fails the test, naming what it met.
+    struct Python<'a> {
+        text: &'a [u8],
+        at: usize,
+        names: Vec<(String, String)>,
+    }
+
+    impl Python<'_> {
+        fn skip(&mut self) {
+            while self.at < self.text.len() && self.text[self.at].is_ascii_whitespace() {
+                self.at += 1;
+            }
+        }
+        fn eat(&mut self, s: &str) -> bool {
+            self.skip();
+            let hit = self.text[self.at..].starts_with(s.as_bytes());
+            if hit {
+                self.at += s.len();
+            }
+            hit
+        }
+        fn expect(&mut self, s: &str) {
+            assert!(self.eat(s), "expected `{s}` at: {}", self.rest());
+        }
+        fn rest(&self) -> String {
+            String::from_utf8_lossy(&self.text[self.at..(self.at + 60).min(self.text.len())]).into()
+        }
+        fn word(&mut self) -> String {
+            self.skip();
+            let start = self.at;
+            while self.at < self.text.len()
+                && (self.text[self.at].is_ascii_alphanumeric() || self.text[self.at] == b'_')
+            {
+                self.at += 1;
+            }
+            String::from_utf8_lossy(&self.text[start..self.at]).into()
+        }
+        fn string(&mut self) -> String {
+            self.skip();
+            let quote = self.text[self.at];
+            assert!(
+                quote == b'\'' || quote == b'"',
+                "a string at: {}",
+                self.rest()
+            );
+            let end = self.at
+                + 1
+                + self.text[self.at + 1..]
+                    .iter()
+                    .position(|&c| c == quote)
+                    .unwrap();
+            let s = String::from_utf8_lossy(&self.text[self.at + 1..end]).into();
+            self.at = end + 1;
+            s
+        }
+        /// The raw text of an argument, up to the next `,` or `)` at depth 0.
+        fn raw_arg(&mut self) -> String {
+            self.skip();
+            let (start, mut depth) = (self.at, 0i32);
+            while self.at < self.text.len() {
+                match self.text[self.at] {
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' if depth == 0 => break,
+                    b')' | b']' | b'}' => depth -= 1,
+                    b',' if depth == 0 => break,
+                    _ => {}
+                }
+                self.at += 1;
+            }
+            String::from_utf8_lossy(&self.text[start..self.at])
+                .trim()
+                .into()
+        }
+        fn value(&mut self) -> String {
+            if self.eat("{") {
+                let mut all = Vec::new();
+                while !self.eat("}") {
+                    let key = if self.eat("Optional(") {
+                        let k = format!("?{}", self.string());
+                        self.expect(")");
+                        k
+                    } else {
+                        self.string()
+                    };
+                    self.expect(":");
+                    all.push(format!("{key}: {}", self.value()));
+                    self.eat(",");
+                }
+                all.sort_by(|a, b| a.trim_start_matches('?').cmp(b.trim_start_matches('?')));
+                return format!("{{{}}}", all.join(", "));
+            }
+            if self.eat("[") {
+                let item = self.value();
+                self.eat(",");
+                self.expect("]");
+                return format!("[{item}]");
+            }
+            let word = self.word();
+            match word.as_str() {
+                "And" => {
+                    self.expect("(");
+                    let first = self.value();
+                    let mut out = first.clone();
+                    while self.eat(",") {
+                        let arg = self.raw_arg();
+                        out = match arg.as_str() {
+                            "validate_ids" => format!("ids{first}"),
+                            "\"LBDatafile\"" if first == "str" => "str==\"LBDatafile\"".into(),
+                            "lambda x: x >= 0.0" if first == "float" => "float>=0".into(),
+                            a if a.starts_with("error=") => out,
+                            a => panic!("an And(...) argument braid does not know: {a}"),
+                        };
+                    }
+                    self.expect(")");
+                    out
+                }
+                "int" | "float" | "str" | "bool" | "dict" => word,
+                name => match self.names.iter().find(|(n, _)| n == name) {
+                    Some((_, v)) => v.clone(),
+                    None => panic!("a name braid does not know: `{name}` at {}", self.rest()),
+                },
+            }
+        }
+        /// The value assigned by `name = ` at the start of a line.
+        fn define(&mut self, name: &str) {
+            let text = String::from_utf8_lossy(self.text).into_owned();
+            let head = format!("\n{name} = ");
+            self.at = text.find(&head).unwrap_or_else(|| panic!("no `{name} =`")) + head.len();
+            let schema = self.eat("Schema(");
+            let v = self.value();
+            if schema {
+                self.expect(")");
+            }
+            self.names.push((name.into(), v));
+        }
+    }
+
+    #[test]
+    fn the_schema_is_vts_own_as_its_copy_in_tests_vt_says() {
+        // tests/vt/LBDatafile_schema.py is vt's file verbatim: when vt
+        // changes its schema, refresh the copy, and this test says what
+        // differs from braid's table.
+        let text = include_str!("../../tests/vt/LBDatafile_schema.py");
+        let mut py = Python {
+            text: text.as_bytes(),
+            at: 0,
+            names: Vec::new(),
+        };
+        for name in ["task", "communication", "LBDatafile_schema"] {
+            py.define(name);
+        }
+        let vt = &py.names[2].1;
+        let braid = render(FILE);
+        assert_eq!(
+            braid,
+            *vt,
+            "braid's schema (left) against vt's (right): they differ from character {}",
+            braid
+                .bytes()
+                .zip(vt.bytes())
+                .take_while(|(a, b)| a == b)
+                .count()
+        );
     }
 }
