@@ -190,6 +190,10 @@ struct RunArgs {
     /// trace_interval's windows, else the balancer's interval, else 1 ms
     #[arg(long, value_name = "DIR")]
     lb_data: Option<PathBuf>,
+    /// Write the LB data brotli-compressed, as vt does by default (same
+    /// names; vt, LBAF and braid read both)
+    #[arg(long, requires = "lb_data")]
+    lb_data_compress: bool,
     /// Overrides of config keys, applied last
     #[arg(value_name = "KEY=VALUE")]
     overrides: Vec<String>,
@@ -218,6 +222,10 @@ impl RunArgs {
             json: self.json,
             grid: self.grid,
             lb_data: self.lb_data,
+            lb_data_encoding: match self.lb_data_compress {
+                true => crate::lbdata::Encoding::Brotli,
+                false => crate::lbdata::Encoding::Json,
+            },
             overrides: self.overrides,
             replay,
         }

@@ -110,6 +110,8 @@ pub(crate) struct Request {
     pub grid: Option<PathBuf>,
     /// The directory for the LB data files (`--lb-data`).
     pub lb_data: Option<PathBuf>,
+    /// How the LB data files are written (`--lb-data-compress`).
+    pub lb_data_encoding: crate::lbdata::Encoding,
     /// `KEY=VALUE` overrides, applied last.
     pub overrides: Vec<String>,
     /// For the simulator: a report whose measured speeds to replay.
@@ -165,7 +167,7 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
         return Err(bad_input(clock_range()));
     }
     publish(req, &report, &outcome, json, grid)?;
-    write_lb_data(lb_data, &plan, &report, &outcome)?;
+    write_lb_data(lb_data, req, &plan, &report, &outcome)?;
     ending(&plan, &outcome)
 }
 
@@ -191,6 +193,30 @@ fn lb_data_dir(req: &Request, plan: &mut Plan) -> Result<Option<PathBuf>, Failur
         })
         .map_err(bad_input)?;
     let _ = std::fs::remove_file(&probe);
+    // Files of a run with more processing elements would stay beside this
+    // run's, and a reader would take the mix for one recording.
+    let pes = plan.placement.threads();
+    let stale = crate::lbfile::Files {
+        dir: dir.clone(),
+        stem: "data".into(),
+    };
+    let stale: Vec<usize> = stale
+        .numbers()
+        .map_err(bad_input)?
+        .into_iter()
+        .filter(|&n| n >= pes)
+        .collect();
+    if let (Some(first), Some(last)) = (stale.first(), stale.last()) {
+        let names = match first == last {
+            true => format!("data.{first}.json"),
+            false => format!("data.{first}.json to data.{last}.json"),
+        };
+        return Err(bad_input(anyhow::anyhow!(
+            "--lb-data: {} holds {names}, which this run of {pes} thread(s) would not \
+             overwrite: the folder would mix two recordings. Remove them or choose another folder",
+            dir.display()
+        )));
+    }
     record_loads(plan);
     Ok(Some(dir.clone()))
 }
@@ -217,6 +243,7 @@ const LB_DATA_WINDOW: std::time::Duration = std::time::Duration::from_millis(1);
 /// Writes the LB data files of a run recorded for them.
 fn write_lb_data(
     dir: Option<PathBuf>,
+    req: &Request,
     plan: &Plan,
     report: &Report,
     outcome: &Outcome,
@@ -229,15 +256,19 @@ fn write_lb_data(
         sockets: &report.thread_sockets,
         nodes: &nodes,
     };
-    crate::lbdata::files(&plan.problem, &outcome.trace, &places)
-        .and_then(|files| crate::lbdata::write(&dir, &files))
+    let window_s = plan
+        .settings
+        .trace_interval
+        .unwrap_or(LB_DATA_WINDOW)
+        .as_secs_f64();
+    let phases = crate::lbdata::files(&plan.problem, &outcome.trace, &places, window_s)
+        .and_then(|files| {
+            crate::lbdata::write(&dir, &files, req.lb_data_encoding)?;
+            Ok(files.first().map_or(0, crate::lbdata::LbFile::phases))
+        })
         .with_context(|| format!("--lb-data {}", dir.display()))
         .map_err(Failure::Failed)?;
-    eprintln!(
-        "braid: LB data of {} phase(s) in {}",
-        outcome.trace.len(),
-        dir.display()
-    );
+    eprintln!("braid: LB data of {phases} phase(s) in {}", dir.display());
     Ok(())
 }
 
@@ -686,7 +717,7 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
     if session.rank == 0 {
         let report = Report::new(&plan, &outcome, noise);
         publish(req, &report, &outcome, json, grid)?;
-        write_lb_data(lb_data, &plan, &report, &outcome)?;
+        write_lb_data(lb_data, req, &plan, &report, &outcome)?;
     }
     ending(&plan, &outcome)
 }

@@ -29,7 +29,7 @@
 //! | `moving(f, x, y, r, vx, vy)` | `f` within `r` of `(x + vx p, y + vy p)`, wrapped around the grid, else 1 |
 //! | `growing(f, x, y, r0, dr)` | `f` within `r0 + dr p` of `(x, y)`, else 1 |
 //! | `map:FILE` | the file's value for that subdomain |
-//! | `lbdata:DIR` | the task times of a recorded run, phase by phase (rules in src/workload/recorded.rs) |
+//! | `lbdata:PATH`, `lbdata(S):PATH` | the task times of a recorded run (a directory of `data.<N>.json`, or `DIR/STEM`), phase by phase, in units of `S` seconds (rules in src/workload/recorded.rs) |
 //!
 //! A map is the grid of subdomains, north row first: as text, one row of
 //! numbers per line (separated by spaces or commas, `#` comments), or a
@@ -100,9 +100,15 @@ pub enum WorkloadSpec {
     },
     /// Factors from a file (relative to the working directory).
     Map(PathBuf),
-    /// Costs from a directory of LB data files (relative to the working
-    /// directory).
-    LbData(PathBuf),
+    /// Costs from a recording of LB data files (relative to the working
+    /// directory): a directory of `data.<N>.json`, or a stem `DIR/NAME`.
+    LbData {
+        /// The directory or stem.
+        path: PathBuf,
+        /// Seconds per unit of the files' `time` (1: they are in seconds,
+        /// as vt writes them).
+        seconds_per_unit: f64,
+    },
 }
 
 /// A `workload` value that does not parse.
@@ -123,13 +129,19 @@ fn show(v: f64) -> String {
 const MAX_RATE: f64 = 1.0;
 
 impl WorkloadSpec {
-    /// Reads `uniform`, `NAME(args)` or `map:FILE`.
+    /// Reads `uniform`, `NAME(args)`, `map:FILE`, `lbdata:PATH` or
+    /// `lbdata(SECONDS_PER_UNIT):PATH`.
     ///
     /// ```
     /// use braid::workload::WorkloadSpec;
     /// let w: WorkloadSpec = "hotspot(4, 0.5, 0.5, 0.1)".parse().unwrap();
     /// assert_eq!(w.to_string(), "hotspot(4,0.5,0.5,0.1)");
     /// assert!("hotspot(0, 0.5, 0.5, 0.1)".parse::<WorkloadSpec>().is_err());
+    /// let toy: WorkloadSpec = "lbdata(1e-3):sets/toy".parse().unwrap();
+    /// assert_eq!(toy.to_string(), "lbdata(0.001):sets/toy");
+    /// assert_eq!("lbdata:lb".parse::<WorkloadSpec>().unwrap().to_string(), "lbdata:lb");
+    /// assert!("lbdata(0):lb".parse::<WorkloadSpec>().is_err());
+    /// assert!("lbdata(1e-3)lb".parse::<WorkloadSpec>().is_err());
     /// ```
     pub fn parse(text: &str) -> Result<WorkloadSpec, WorkloadError> {
         let text = text.trim();
@@ -143,19 +155,45 @@ impl WorkloadSpec {
             }
             return Ok(WorkloadSpec::Map(PathBuf::from(file)));
         }
-        if let Some(dir) = text.strip_prefix("lbdata:") {
-            let dir = dir.trim();
-            if dir.is_empty() {
-                return Err(WorkloadError("lbdata:DIR names no directory".into()));
+        if let Some(rest) = text.strip_prefix("lbdata") {
+            // `lbdata:PATH`, or `lbdata(SCALE):PATH` for times in other units.
+            let (scale, path) = match rest.strip_prefix('(') {
+                Some(r) => {
+                    let (scale, path) = r.split_once("):").ok_or_else(|| {
+                        WorkloadError(format!("`{text}` is not lbdata(SECONDS_PER_UNIT):PATH"))
+                    })?;
+                    let scale = scale.trim();
+                    let v = scale
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite() && *v > 0.0);
+                    let v = v.ok_or_else(|| {
+                        WorkloadError(format!(
+                            "lbdata({scale}): the seconds per unit of the files' times must be a \
+                             number above 0"
+                        ))
+                    })?;
+                    (v, path)
+                }
+                None => (1.0, rest.strip_prefix(':').unwrap_or("")),
+            };
+            let path = path.trim();
+            if path.is_empty() {
+                return Err(WorkloadError(
+                    "lbdata:PATH names no directory (or DIR/STEM of STEM.<N>.json files)".into(),
+                ));
             }
-            return Ok(WorkloadSpec::LbData(PathBuf::from(dir)));
+            return Ok(WorkloadSpec::LbData {
+                path: PathBuf::from(path),
+                seconds_per_unit: scale,
+            });
         }
         let (name, args) = text
             .split_once('(')
             .and_then(|(n, a)| Some((n.trim(), a.trim().strip_suffix(')')?)))
             .ok_or_else(|| {
                 WorkloadError(format!(
-                    "`{text}` is not NAME(numbers), map:FILE or lbdata:DIR"
+                    "`{text}` is not NAME(numbers), map:FILE or lbdata:PATH"
                 ))
             })?;
         let args: Vec<f64> = args
@@ -253,7 +291,7 @@ impl WorkloadSpec {
             }
         };
         match *self {
-            WorkloadSpec::Uniform | WorkloadSpec::Map(_) | WorkloadSpec::LbData(_) => Ok(()),
+            WorkloadSpec::Uniform | WorkloadSpec::Map(_) | WorkloadSpec::LbData { .. } => Ok(()),
             WorkloadSpec::Random { lo, hi } => {
                 factor("lo", lo)?;
                 factor("hi", hi)?;
@@ -317,7 +355,7 @@ impl WorkloadSpec {
     /// The file (or directory) this workload reads, if any.
     pub fn file(&self) -> Option<&Path> {
         match self {
-            WorkloadSpec::Map(f) | WorkloadSpec::LbData(f) => Some(f),
+            WorkloadSpec::Map(f) | WorkloadSpec::LbData { path: f, .. } => Some(f),
             _ => None,
         }
     }
@@ -327,7 +365,13 @@ impl WorkloadSpec {
     pub fn with_file_from(&self, dir: &Path) -> WorkloadSpec {
         match self {
             WorkloadSpec::Map(f) => WorkloadSpec::Map(dir.join(f)),
-            WorkloadSpec::LbData(f) => WorkloadSpec::LbData(dir.join(f)),
+            WorkloadSpec::LbData {
+                path,
+                seconds_per_unit,
+            } => WorkloadSpec::LbData {
+                path: dir.join(path),
+                seconds_per_unit: *seconds_per_unit,
+            },
             other => other.clone(),
         }
     }
@@ -365,7 +409,14 @@ impl fmt::Display for WorkloadSpec {
                 dr,
             } => write!(f, "growing({factor},{x},{y},{r0},{dr})"),
             WorkloadSpec::Map(file) => write!(f, "map:{}", file.display()),
-            WorkloadSpec::LbData(dir) => write!(f, "lbdata:{}", dir.display()),
+            WorkloadSpec::LbData {
+                path,
+                seconds_per_unit,
+            } if *seconds_per_unit == 1.0 => write!(f, "lbdata:{}", path.display()),
+            WorkloadSpec::LbData {
+                path,
+                seconds_per_unit,
+            } => write!(f, "lbdata({}):{}", show(*seconds_per_unit), path.display()),
         }
     }
 }
@@ -488,11 +539,14 @@ impl Workload {
                 dr,
             } => region(factor, x, y, r0, (0.0, 0.0), dr),
             WorkloadSpec::Map(file) => Kind::Fixed(read_map(file, problem)?.into()),
-            WorkloadSpec::LbData(dir) => {
+            WorkloadSpec::LbData {
+                path,
+                seconds_per_unit,
+            } => {
                 let recording =
-                    lbfile::read_dir(dir).map_err(|e| MapError::Content(e.to_string()))?;
+                    lbfile::read_dir(path).map_err(|e| MapError::Content(e.to_string()))?;
                 Kind::Recorded(Arc::new(
-                    Recorded::build(&recording, n).map_err(MapError::Content)?,
+                    Recorded::build(&recording, n, *seconds_per_unit).map_err(MapError::Content)?,
                 ))
             }
         };

@@ -512,6 +512,21 @@ fn a_suite_with_lb_data_writes_each_samples_files_into_a_folder_of_its_own() {
             );
         }
     }
+    // Compressed, as vt writes them: read back whole.
+    let text = text.replacen(
+        "lb_data = \"lb\"",
+        "lb_data = \"lbz\"\nlb_data_compress = true",
+        1,
+    );
+    write_suite(&dir, &text);
+    let r = experiment(&dir, &["suite.toml", "--out", "z.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    for f in std::fs::read_dir(dir.join("lbz")).unwrap() {
+        let f = f.unwrap().path();
+        let first = std::fs::read(f.join("data.0.json")).unwrap()[0];
+        assert_ne!(first, b'{', "{} is not compressed", f.display());
+        assert_eq!(braid::lbfile::read_dir(&f).unwrap().pes, 2);
+    }
 }
 
 /// An effort suite of plain async only: its records are fine, but no

@@ -138,9 +138,10 @@ config_keys! {
     /// hotspot(f, x, y, r), f within r of (x, y); moving(f, x, y, r, vx, vy), whose
     /// centre moves by (vx, vy) per iteration of progress; growing(f, x, y, r0, dr),
     /// whose radius grows by dr per iteration of progress; map:FILE, a grid of
-    /// factors, one per subdomain (text rows, or .npy); or lbdata:DIR, the task
-    /// times of a recorded run (DARMA vt's LB data, or --lb-data's), phase by phase
-    /// (docs/lb-data.md). x, y: fractions of the grid
+    /// factors, one per subdomain (text rows, or .npy); or lbdata:PATH, the task
+    /// times of a recorded run (DARMA vt's LB data, or --lb-data's; a directory, or
+    /// DIR/STEM for STEM.N.json), phase by phase, lbdata(S):PATH if its times are
+    /// in units of S seconds (docs/lb-data.md). x, y: fractions of the grid
     /// from its west and north (source) sides; radii: fractions of its longer side;
     /// progress: the mean updates per subdomain so far. braid run sweeps a subdomain
     /// f times per update (so f >= 1 there); braid sim charges f times the cells'

@@ -326,6 +326,10 @@ fn run_sample(
                 folder.into_os_string(),
             ]
         }))
+        .args(
+            (suite.suite.lb_data.is_some() && suite.suite.lb_data_compress)
+                .then_some("--lb-data-compress"),
+        )
         .args(suite.overrides(sample))
         .current_dir(suite.dir())
         .stdin(Stdio::null())

@@ -77,6 +77,10 @@ pub(crate) struct Suite {
     /// ([`Sample::folder`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lb_data: Option<PathBuf>,
+    /// Whether that LB data is written brotli-compressed
+    /// (`--lb-data-compress`, as vt writes by default).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lb_data_compress: bool,
     /// `workload` values to run each variant under (an axis; absent = the
     /// configuration's, usually uniform).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

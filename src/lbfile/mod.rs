@@ -5,7 +5,10 @@
 //!
 //! A directory holds `data.<N>.json` for the processing elements `N = 0,
 //! 1, ...` (vt's ranks, braid's threads), every one of them, each valid
-//! against vt's schema. What is read of it: per phase, each migratable
+//! against vt's schema and holding the same phases; a path `DIR/NAME`
+//! that is not a directory names `DIR/NAME.<N>.json` instead (LBAF's
+//! `data_stem`). A file is JSON or brotli-compressed JSON (vt compresses
+//! by default; told apart by content, not name). What is read of it: per phase, each migratable
 //! task's id (`seq_id`, else `id`), the processing element whose file
 //! lists it, its `time`, and, if the file says, the updates it made in
 //! that phase (braid's `user_defined.updates`). Non-migratable tasks (in
@@ -14,6 +17,7 @@
 pub mod schema;
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -37,6 +41,23 @@ pub struct Task {
     pub time_s: f64,
     /// Its updates in the phase, if recorded (`user_defined.updates`).
     pub updates: Option<u64>,
+    /// The updates its `time` is the cost of, if not `updates`: its
+    /// `user_defined.pace` (braid's files since they pace tasks to the
+    /// slowest thread; `lbdata` says why).
+    pub pace: Option<f64>,
+}
+
+impl Task {
+    /// Its cost per update, seconds, if known: `time` over the pace, else
+    /// over its updates; `None` if it made no update (or its pace is 0).
+    pub fn per_update_s(&self) -> Option<f64> {
+        match (self.pace, self.updates) {
+            (_, Some(0)) | (None, None) => None,
+            (Some(p), _) if p > 0.0 => Some(self.time_s / p),
+            (Some(_), _) => None,
+            (None, Some(u)) => Some(self.time_s / u as f64),
+        }
+    }
 }
 
 /// One phase: its id and its migratable tasks, by id.
@@ -86,18 +107,26 @@ impl Recording {
     /// The progress (mean updates per task) at which each phase begins.
     /// Counted: a phase lasts the mean updates per task it holds (of all
     /// `tasks`). Otherwise phase `id` begins at `PHASE_PROGRESS * (id -
-    /// first id)`, so a phase vt left out (`identical_to_previous`,
-    /// `skipped`) keeps the one before it.
+    /// first id) / step`, `step` being the greatest common divisor of the
+    /// steps between ids (a recording of every 100th phase steps by 100),
+    /// so a phase vt left out (`identical_to_previous`, `skipped`) keeps
+    /// the one before it.
     pub fn starts(&self) -> Vec<f64> {
         let tasks = self.task_ids().len().max(1) as f64;
         let first = self.phases.first().map_or(0, |p| p.id);
+        let step = self
+            .phases
+            .windows(2)
+            .map(|w| w[1].id - w[0].id)
+            .fold(0, gcd)
+            .max(1);
         let counted = self.counted();
         let mut at = 0.0;
         self.phases
             .iter()
             .map(|phase| {
                 if !counted {
-                    return (phase.id - first) as f64 * PHASE_PROGRESS;
+                    return ((phase.id - first) / step) as f64 * PHASE_PROGRESS;
                 }
                 let start = at;
                 let updates: u64 = phase.tasks.iter().filter_map(|t| t.updates).sum();
@@ -106,6 +135,11 @@ impl Recording {
             })
             .collect()
     }
+}
+
+/// The greatest common divisor; `gcd(0, b) = b`.
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// The phase in force at progress `p`, given each phase's start
@@ -155,9 +189,14 @@ pub enum ReadError {
         /// Why.
         source: std::io::Error,
     },
-    /// The directory holds no `data.<N>.json`.
-    #[error("{0} holds no LB data files (data.0.json, data.1.json, ...)")]
-    Empty(PathBuf),
+    /// The directory holds no `<stem>.<N>.json`.
+    #[error("{dir} holds no LB data files ({stem}.0.json, {stem}.1.json, ...)")]
+    Empty {
+        /// The directory.
+        dir: PathBuf,
+        /// The files' stem (`data`).
+        stem: String,
+    },
     /// A file is missing from the numbering.
     #[error("{missing} is missing: the files are numbered 0 to {last}, each once")]
     Gap {
@@ -194,47 +233,130 @@ pub enum ReadError {
     },
 }
 
-/// The `data.<N>.json` files of `dir`, by `N`, each there once.
-fn files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ReadError::Dir {
-        dir: dir.to_path_buf(),
-        source,
-    })?;
-    let mut numbers = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let number = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("data.")?.strip_suffix(".json"))
-            .and_then(|n| n.parse::<usize>().ok());
-        if let Some(n) = number {
-            numbers.push(n);
+/// Where a recording's files are: a directory and the stem of their
+/// names, `<stem>.<N>.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Files {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The names' stem: `data` unless a path said otherwise.
+    pub stem: String,
+}
+
+impl Files {
+    /// `path` as a reader takes it: a directory holds `data.<N>.json`;
+    /// anything else is a stem, `DIR/NAME` naming `DIR/NAME.<N>.json`.
+    pub fn locate(path: &Path) -> Files {
+        match (path.is_dir(), path.file_name().and_then(|n| n.to_str())) {
+            (false, Some(stem)) => Files {
+                dir: match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                },
+                stem: stem.to_string(),
+            },
+            _ => Files {
+                dir: path.to_path_buf(),
+                stem: "data".into(),
+            },
         }
     }
-    numbers.sort_unstable();
+
+    /// Processing element `n`'s file.
+    pub fn path(&self, n: usize) -> PathBuf {
+        self.dir.join(format!("{}.{n}.json", self.stem))
+    }
+
+    /// The numbers `N` of the `<stem>.<N>.json` in the directory, sorted.
+    pub fn numbers(&self) -> Result<Vec<usize>, ReadError> {
+        let entries = std::fs::read_dir(&self.dir).map_err(|source| ReadError::Dir {
+            dir: self.dir.clone(),
+            source,
+        })?;
+        let mut numbers = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let number = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(self.stem.as_str())?.strip_prefix('.'))
+                .and_then(|n| n.strip_suffix(".json"))
+                .and_then(|n| n.parse::<usize>().ok());
+            numbers.extend(number);
+        }
+        numbers.sort_unstable();
+        Ok(numbers)
+    }
+}
+
+/// The files of a recording, by `N`, each there once.
+fn files(at: &Files) -> Result<Vec<PathBuf>, ReadError> {
+    let numbers = at.numbers()?;
     let Some(&last) = numbers.last() else {
-        return Err(ReadError::Empty(dir.to_path_buf()));
+        return Err(ReadError::Empty {
+            dir: at.dir.clone(),
+            stem: at.stem.clone(),
+        });
     };
     if last >= MAX_FILES {
         return Err(ReadError::File {
-            file: dir.join(format!("data.{last}.json")),
+            file: at.path(last),
             problem: format!("braid reads at most {MAX_FILES} processing elements"),
         });
     }
-    let path = |n: usize| dir.join(format!("data.{n}.json"));
     if let Some(missing) = (0..=last).find(|n| numbers.binary_search(n).is_err()) {
         return Err(ReadError::Gap {
-            missing: path(missing),
+            missing: at.path(missing),
             last,
         });
     }
-    Ok((0..=last).map(path).collect())
+    Ok((0..=last).map(|n| at.path(n)).collect())
 }
 
-/// Reads every `data.<N>.json` in `dir` and checks each against vt's
-/// schema; a task listed twice in one phase is refused.
-pub fn read_dir(dir: &Path) -> Result<Recording, ReadError> {
-    let paths = files(dir)?;
+/// A file's bytes as JSON: plain, or brotli-compressed as vt writes it by
+/// default. Told apart by content: JSON text begins with `{` (after
+/// blanks and a byte-order mark); brotli has no magic number, so anything
+/// else is decompressed, and a `{` file that is not JSON is tried too.
+fn parse(bytes: &[u8]) -> Result<Value, String> {
+    let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let looks_like_json = text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let plain = looks_like_json.then(|| serde_json::from_slice::<Value>(text));
+    if let Some(Ok(v)) = plain {
+        return Ok(v);
+    }
+    match unbrotli(bytes) {
+        Ok(raw) => serde_json::from_slice(&raw)
+            .map_err(|e| format!("brotli-compressed, but not JSON inside: {e}")),
+        Err(_) => Err(match plain {
+            Some(Err(e)) => format!("not JSON: {e}"),
+            _ => "neither JSON nor brotli-compressed JSON".into(),
+        }),
+    }
+}
+
+/// `bytes` decompressed, refused past [`MAX_FILE_BYTES`] (a small file
+/// may hold a large one).
+fn unbrotli(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    brotli::Decompressor::new(bytes, 1 << 16)
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| e.to_string())?;
+    if out.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "it decompresses to more than {} MiB",
+            MAX_FILE_BYTES >> 20
+        ));
+    }
+    Ok(out)
+}
+
+/// Reads every file of the recording at `path` (a directory of
+/// `data.<N>.json`, or a stem: see [`Files::locate`]) and checks each
+/// against vt's schema; files with different phases, and a task listed
+/// twice in one phase, are refused.
+pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
+    let paths = files(&Files::locate(path))?;
+    let mut first_ids: Option<Vec<u64>> = None;
     let mut phases: BTreeMap<u64, Vec<Task>> = BTreeMap::new();
     let mut total = 0usize;
     for (pe, file) in paths.iter().enumerate() {
@@ -242,14 +364,37 @@ pub fn read_dir(dir: &Path) -> Result<Recording, ReadError> {
             file: file.clone(),
             problem,
         };
-        let text = braid_noise::files::read_text(file, MAX_FILE_BYTES)
+        let bytes = braid_noise::files::read_bytes(file, MAX_FILE_BYTES)
             .map_err(|e| fail(format!("cannot read it: {e}")))?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| fail(format!("not JSON: {e}")))?;
-        drop(text);
+        let v = parse(&bytes).map_err(fail)?;
+        drop(bytes);
         schema::check(&v).map_err(|source| ReadError::Schema {
             file: file.clone(),
             source,
         })?;
+        let ids: Vec<u64> = v["phases"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, p)| p["id"].as_u64().unwrap_or(i as u64))
+            .collect();
+        // A processing element that recorded nothing (`"phases": []`, as
+        // in vt's and LBAF's sets) holds no tasks; the others hold the same
+        // phases.
+        match &first_ids {
+            _ if ids.is_empty() => {}
+            None => first_ids = Some(ids),
+            Some(first) if *first != ids => {
+                return Err(fail(format!(
+                    "its phases ({}) are not those of the files before it ({}): files of \
+                     different runs?",
+                    ids_text(&ids),
+                    ids_text(first)
+                )));
+            }
+            Some(_) => {}
+        }
         for (i, phase) in v["phases"].as_array().into_iter().flatten().enumerate() {
             let id = phase["id"].as_u64().unwrap_or(i as u64);
             let out = phases.entry(id).or_default();
@@ -285,6 +430,20 @@ pub fn read_dir(dir: &Path) -> Result<Recording, ReadError> {
                         ),
                     })?),
                 };
+                let pace = match task["user_defined"].get("pace") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(
+                        v.as_f64()
+                            .filter(|p| p.is_finite() && *p >= 0.0)
+                            .ok_or_else(|| ReadError::Content {
+                                file: file.clone(),
+                                phase: id,
+                                problem: format!(
+                                    "a task's user_defined.pace is {v}, not a count of updates"
+                                ),
+                            })?,
+                    ),
+                };
                 out.push(Task {
                     id: entity
                         .get("seq_id")
@@ -294,6 +453,7 @@ pub fn read_dir(dir: &Path) -> Result<Recording, ReadError> {
                     pe,
                     time_s,
                     updates,
+                    pace,
                 });
             }
         }
@@ -320,6 +480,25 @@ pub fn read_dir(dir: &Path) -> Result<Recording, ReadError> {
         pes: paths.len(),
         phases,
     })
+}
+
+/// Phase ids as a reader would write them: `0-9`, `0, 100, 200`.
+fn ids_text(ids: &[u64]) -> String {
+    match ids {
+        [] => "none".into(),
+        [a, .., b] if ids.windows(2).all(|w| w[1] == w[0] + 1) => format!("{a}-{b}"),
+        _ if ids.len() <= 6 => ids
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => format!(
+            "{} phases from {} to {}",
+            ids.len(),
+            ids[0],
+            ids[ids.len() - 1]
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -357,7 +536,7 @@ mod tests {
         write(
             &dir,
             1,
-            json!([{"id": 3, "tasks": [task(1, 1, 1.5, Some(30))]}]),
+            json!([{"id": 3, "tasks": [task(1, 1, 1.5, Some(30))]}, {"id": 4, "tasks": []}]),
         );
         let r = read_dir(&dir).unwrap();
         assert_eq!(r.pes, 2);
@@ -417,5 +596,103 @@ mod tests {
         assert!(err(&dir).contains("below 0"), "{}", err(&dir));
         std::fs::write(dir.join("data.1.json"), "{").unwrap();
         assert!(err(&dir).contains("data.1.json: not JSON"), "{}", err(&dir));
+    }
+
+    /// `bytes` brotli-compressed.
+    fn compressed(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let params = brotli::enc::BrotliEncoderParams::default();
+        brotli::BrotliCompress(&mut &bytes[..], &mut out, &params).unwrap();
+        out
+    }
+
+    #[test]
+    fn brotli_compressed_files_are_read_by_their_content_as_vt_writes_them() {
+        let dir = crate::scratch_dir("lbfile-brotli");
+        let phases = json!([{"id": 0, "tasks": [task(0, 0, 0.5, Some(4))]}]);
+        write(&dir, 0, phases);
+        let plain = read_dir(&dir).unwrap();
+        let file = dir.join("data.0.json");
+        let packed = compressed(&std::fs::read(&file).unwrap());
+        assert_ne!(packed.first(), Some(&b'{'));
+        std::fs::write(&file, &packed).unwrap();
+        assert_eq!(read_dir(&dir).unwrap(), plain);
+        // Neither JSON nor brotli: named as such.
+        std::fs::write(&file, b"\x00\x01garbage").unwrap();
+        let e = read_dir(&dir).unwrap_err().to_string();
+        assert!(e.contains("neither JSON nor brotli"), "{e}");
+        // LBAF's own compressed set (tests/vt/README.md): one of its files
+        // is a brotli stream whose first byte is not a compressed block.
+        let lbaf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vt/lbaf-compressed");
+        let r = read_dir(&lbaf).unwrap();
+        assert_eq!(r.pes, 4);
+        assert!(r.phases.iter().any(|p| !p.tasks.is_empty()), "{r:?}");
+    }
+
+    #[test]
+    fn a_path_that_is_no_directory_is_the_stem_of_its_files_names() {
+        let dir = crate::scratch_dir("lbfile-stem");
+        let toy = |pe: usize| {
+            let file =
+                json!({"phases": [{"id": 0, "tasks": [task(pe as u64, pe as u64, 1.0, None)]}]});
+            std::fs::write(dir.join(format!("toy.{pe}.json")), file.to_string()).unwrap();
+        };
+        toy(0);
+        toy(1);
+        let r = read_dir(&dir.join("toy")).unwrap();
+        assert_eq!((r.pes, r.phases[0].tasks.len()), (2, 2));
+        let e = read_dir(&dir).unwrap_err().to_string();
+        assert!(e.contains("(data.0.json, data.1.json, ...)"), "{e}");
+        let e = read_dir(&dir.join("other")).unwrap_err().to_string();
+        assert!(e.contains("(other.0.json, other.1.json, ...)"), "{e}");
+    }
+
+    #[test]
+    fn files_that_hold_different_phases_are_refused_as_two_recordings() {
+        let dir = crate::scratch_dir("lbfile-phases");
+        let phases = |ids: &[u64], pe: u64| {
+            Value::Array(
+                ids.iter()
+                    .map(|&id| json!({"id": id, "tasks": [task(pe, pe, 1.0, None)]}))
+                    .collect(),
+            )
+        };
+        write(&dir, 0, phases(&[0, 1, 2], 0));
+        write(&dir, 1, phases(&[0, 1, 2], 1));
+        assert_eq!(read_dir(&dir).unwrap().phases.len(), 3);
+        write(&dir, 1, phases(&[0, 1], 1));
+        let e = read_dir(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains("data.1.json") && e.contains("its phases (0-1)") && e.contains("(0-2)"),
+            "{e}"
+        );
+        // One that recorded nothing is a processing element without tasks.
+        write(&dir, 1, json!([]));
+        assert_eq!(read_dir(&dir).unwrap().phases[0].tasks.len(), 1);
+    }
+
+    #[test]
+    fn phases_recorded_every_100th_follow_one_another_and_a_gap_keeps_the_one_before() {
+        let recording = |ids: &[u64]| Recording {
+            pes: 1,
+            phases: ids
+                .iter()
+                .map(|&id| Phase {
+                    id,
+                    tasks: vec![Task {
+                        id: 0,
+                        pe: 0,
+                        time_s: 1.0,
+                        updates: None,
+                        pace: None,
+                    }],
+                })
+                .collect(),
+        };
+        let p = PHASE_PROGRESS;
+        assert_eq!(recording(&[0, 100, 200]).starts(), vec![0.0, p, 2.0 * p]);
+        assert_eq!(recording(&[5, 6, 8]).starts(), vec![0.0, p, 3.0 * p]);
+        assert_eq!(recording(&[0, 100, 300]).starts(), vec![0.0, p, 3.0 * p]);
+        assert_eq!(recording(&[7]).starts(), vec![0.0]);
     }
 }

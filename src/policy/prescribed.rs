@@ -116,6 +116,7 @@ mod tests {
             pe,
             time_s: 0.1,
             updates: Some(10),
+            pace: None,
         };
         Recording {
             pes: 2,

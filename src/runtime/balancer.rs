@@ -140,6 +140,7 @@ impl Assignment {
             &mut Handoff {
                 assignment: self,
                 subs,
+                moved: 0,
             },
         );
     }
@@ -215,11 +216,14 @@ impl schedule::View for RunView<'_> {
 struct Handoff<'a> {
     assignment: &'a Assignment,
     subs: &'a [Subdomain],
+    /// Owners changed so far.
+    moved: usize,
 }
 
 impl schedule::Sets for Handoff<'_> {
     fn set_owner(&mut self, sub: usize, to: usize) {
         self.subs[sub].set_owner(to);
+        self.moved += 1;
     }
     fn remove(&mut self, t: usize, sub: usize) {
         self.assignment.remove(t, sub);
@@ -274,7 +278,7 @@ impl SharedBalancer {
 
     /// Runs the balancer if it is thread `t`'s turn and a call is due at
     /// `now` (nanoseconds since the run's start; read only on the thread
-    /// whose turn it is). Returns whether it called.
+    /// whose turn it is). Returns the subdomains it moved, if it called.
     pub(super) fn maybe_call(
         &self,
         t: usize,
@@ -282,28 +286,30 @@ impl SharedBalancer {
         view: &RunView<'_>,
         assignment: &Assignment,
         thread_sockets: &[usize],
-    ) -> bool {
+    ) -> Option<usize> {
         let turn = self.turn.load(Ordering::Acquire);
         if turn != t {
-            return false;
+            return None;
         }
         let now = now();
         if !Rotation::is_due_at(turn, self.next_due_ns.load(Ordering::Relaxed), t, now) {
-            return false;
+            return None;
         }
         let began = Instant::now();
         let mut st = self.state.lock();
         // The published copies may be stale; the rotation itself is not.
         if !st.rotation.is_due(t, now) {
-            return false;
+            return None;
         }
         let groups = st.caller.groups(thread_sockets, &self.nodes);
         let moves = st.caller.decide(view, groups, now as f64 / 1e9);
         let mut handoff = Handoff {
             assignment,
             subs: view.subs,
+            moved: 0,
         };
         st.caller.apply(&moves, thread_sockets, &mut handoff);
+        let moved = handoff.moved;
         st.caller.spent(began.elapsed().as_secs_f64());
         if let Some(s) = st.caller.next_interval_s() {
             st.rotation.set_interval((s * 1e9) as u64);
@@ -313,7 +319,7 @@ impl SharedBalancer {
         drop(st);
         self.next_due_ns.store(due, Ordering::Relaxed);
         self.turn.store(turn, Ordering::Release);
-        true
+        Some(moved)
     }
 
     pub(super) fn stats(&self) -> LbStats {

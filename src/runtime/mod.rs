@@ -129,9 +129,24 @@ struct Shared<'a> {
     progress: AtomicU64,
     /// Across ranks: when the monitor last exchanged (ns since the start).
     exchanged_ns: AtomicU64,
+    /// Trace samples taken where a call moved subdomains ([`Shared::cut_trace`]),
+    /// merged into the monitor's at each epoch's end.
+    cuts: parking_lot::Mutex<Vec<TraceSample>>,
 }
 
 impl Shared<'_> {
+    /// A trace sample now, if loads are recorded in one process: the
+    /// caller's call just moved subdomains, and LB data's phases are cut
+    /// there so that no subdomain changes owner within one. Moves are
+    /// rare next to updates, and the lock is held for a push.
+    fn cut_trace(&self) {
+        let s = self.settings;
+        if s.trace_loads && s.trace_interval.is_some() && self.peers.is_none() {
+            let cut = sample(self, self.start.elapsed());
+            self.cuts.lock().push(cut);
+        }
+    }
+
     /// This process's subdomains' last squared local residuals, summed.
     fn residual_sq_estimate(&self) -> f64 {
         self.local_subs().map(Subdomain::residual_sq).sum()
@@ -632,6 +647,7 @@ impl<'a> Shared<'a> {
             clocks: loads.then(|| (0..threads).map(|_| Default::default()).collect()),
             progress: AtomicU64::new(0f64.to_bits()),
             exchanged_ns: AtomicU64::new(0),
+            cuts: parking_lot::Mutex::new(Vec::new()),
         }
     }
 }
@@ -694,6 +710,11 @@ fn run_epoch(shared: &Shared<'_>, trace: &mut Vec<TraceSample>, observer: Option
         let now = start.elapsed();
         if sampler.is_some() && trace.last().is_none_or(|l| now.as_secs_f64() > l.t_s) {
             trace.push(sample(shared, now));
+        }
+        let cuts = std::mem::take(&mut *shared.cuts.lock());
+        if !cuts.is_empty() {
+            trace.extend(cuts);
+            trace.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         }
     });
 }

@@ -95,7 +95,10 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
         w.sample_core_if_called();
         if let Some(b) = &sh.balancer {
             let now = || sh.start.elapsed().as_nanos() as u64;
-            b.maybe_call(t, now, &sh.view(), &sh.assignment, &sh.placement.sockets);
+            let moved = b.maybe_call(t, now, &sh.view(), &sh.assignment, &sh.placement.sockets);
+            if moved.is_some_and(|m| m > 0) {
+                sh.cut_trace();
+            }
         }
         let Some(progressed) = w.sweep(&set) else {
             break;

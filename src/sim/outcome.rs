@@ -15,6 +15,10 @@ impl Simulation<'_> {
     pub(super) fn finish(mut self) -> (Outcome, Option<NoiseReport>) {
         // Updates still in flight are not counted: the run ended first.
         let elapsed_s = seconds(self.now);
+        // The trace covers the whole run, its last partial window too.
+        if self.trace.last().is_some_and(|l| l.t_s < elapsed_s) {
+            self.push_sample();
+        }
         let (residual, grid) = match self.verified.take() {
             Some((r, g)) => (Some(r), Some(g)),
             None if self.numbers == Numbers::Held => {

@@ -651,9 +651,13 @@ impl<'a> Simulation<'a> {
         let cost =
             |learned: Option<_>, moves| after(cost, learned.map_or(0, |l| learning(l, moves)));
         let board = &mut self.board;
+        let moved = board.moves;
         let Some(cost) = balance.maybe_call(t, now, cost, board, sockets, subs) else {
             return now;
         };
+        if self.board.moves != moved && self.settings.trace_loads && self.sampler.is_some() {
+            self.push_sample();
+        }
         // The caller's own set may have changed: pick it up now.
         self.refresh(t);
         after(now, cost)
@@ -726,6 +730,15 @@ impl<'a> Simulation<'a> {
         if let Some(s) = &mut self.sampler
             && s.due(self.now)
         {
+            self.push_sample();
+        }
+    }
+
+    /// A trace sample now, due or not: at the end, and where a call moved
+    /// subdomains while loads are recorded (LB data's phases are cut
+    /// there, so that no subdomain changes owner within one).
+    pub(super) fn push_sample(&mut self) {
+        {
             let loads = self
                 .board
                 .loads
@@ -735,8 +748,17 @@ impl<'a> Simulation<'a> {
                 t_s: seconds(self.now),
                 counts: self.board.counts.clone(),
                 owners: self.board.owners.clone(),
+                // An update in flight has been busy since it began: so a
+                // window's busy time is what it held (an update's own
+                // work is counted when it ends).
                 busy_s: loads.map_or_else(Vec::new, |l| {
-                    l.busy_ps.iter().map(|&b| seconds(b)).collect()
+                    let mut busy = l.busy_ps.clone();
+                    for th in &self.threads {
+                        if let Some(s) = th.current {
+                            busy[s] += self.now.saturating_sub(th.began);
+                        }
+                    }
+                    busy.into_iter().map(seconds).collect()
                 }),
                 work_s: loads.map_or_else(Vec::new, |l| {
                     l.work_ps.iter().map(|&w| w / PS_PER_S).collect()

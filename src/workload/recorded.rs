@@ -1,4 +1,4 @@
-//! `workload = lbdata:DIR`: the task times of a recorded run (DARMA vt's
+//! `workload = lbdata:PATH`: the task times of a recorded run (DARMA vt's
 //! LB data, or braid's own `--lb-data`) replayed as per-subdomain costs,
 //! phase by phase.
 //!
@@ -9,12 +9,15 @@
 //!   task.
 //! * **Cost per update.** If every task of the recording says how many
 //!   updates it made in each phase (braid's `user_defined.updates`), a
-//!   task's cost in a phase is its time over its updates, and a phase
-//!   lasts the mean updates per task it holds. Otherwise (vt's files) a
-//!   phase is spread over [`PHASE_PROGRESS`] updates: a task's cost is its
-//!   time over that, and phase `id` begins at `PHASE_PROGRESS * (id -
-//!   first id)`, so a phase vt left out (`identical_to_previous`,
-//!   `skipped`) keeps the one before it.
+//!   task's cost in a phase is its time over its `pace` (the updates its
+//!   time is the cost of, in braid's files: see `lbdata`), else over its
+//!   updates, and a phase lasts the mean updates per task it holds.
+//!   Otherwise (vt's files) a phase is spread over [`PHASE_PROGRESS`]
+//!   updates: a task's cost is its time over that, and phase `id` begins
+//!   at `PHASE_PROGRESS * (id - first id) / step` (`step`: the ids'
+//!   common step), so a phase vt left out (`identical_to_previous`,
+//!   `skipped`) keeps the one before it. Times are in units of
+//!   `seconds_per_unit` seconds (`lbdata(S):PATH`; 1 by default).
 //! * **Gaps.** A task without a cost in a phase (absent, or no updates)
 //!   keeps its cost of the phase before, else takes that of the first
 //!   phase after; a task never costed takes the mean of the known costs.
@@ -56,8 +59,13 @@ pub(super) struct Recorded {
 }
 
 impl Recorded {
-    /// `recording` onto `n` subdomains.
-    pub(super) fn build(recording: &Recording, n: usize) -> Result<Recorded, String> {
+    /// `recording` onto `n` subdomains, its times in units of
+    /// `seconds_per_unit` seconds.
+    pub(super) fn build(
+        recording: &Recording,
+        n: usize,
+        seconds_per_unit: f64,
+    ) -> Result<Recorded, String> {
         let ids = recording.task_ids();
         let tasks = ids.len();
         if tasks == 0 {
@@ -77,10 +85,9 @@ impl Recorded {
         for (k, phase) in recording.phases.iter().enumerate() {
             for t in &phase.tasks {
                 let i = ids.binary_search(&t.id).expect("every id was collected");
-                known[i][k] = match (counted, t.updates) {
-                    (true, Some(0)) => None,
-                    (true, Some(u)) => Some(t.time_s / u as f64),
-                    _ => Some(t.time_s / PHASE_PROGRESS),
+                known[i][k] = match counted {
+                    true => t.per_update_s().map(|c| c * seconds_per_unit),
+                    false => Some(t.time_s * seconds_per_unit / PHASE_PROGRESS),
                 };
             }
         }
@@ -116,7 +123,8 @@ impl Recorded {
         let worst = costs.iter().copied().fold(0.0, f64::max);
         if worst > MAX_COST_NS * 1e-9 {
             return Err(format!(
-                "a subdomain would cost {worst} s per update; braid charges at most {} s",
+                "a subdomain would cost {worst} s per update; braid charges at most {} s (times \
+                 in other units than seconds: lbdata(SECONDS_PER_UNIT):PATH)",
                 MAX_COST_NS * 1e-9
             ));
         }
@@ -204,6 +212,7 @@ mod tests {
                             pe: 0,
                             time_s,
                             updates,
+                            pace: None,
                         })
                         .collect(),
                 })
@@ -217,7 +226,7 @@ mod tests {
             (0, &[(0, 1.0, Some(10)), (1, 3.0, Some(10))]),
             (1, &[(0, 2.0, Some(20)), (1, 0.0, Some(0))]),
         ]);
-        let w = Recorded::build(&r, 2).unwrap();
+        let w = Recorded::build(&r, 2, 1.0).unwrap();
         assert_eq!(w.starts, vec![0.0, 10.0]);
         assert_eq!(w.seconds(0, 0.0), 0.1);
         assert_eq!(w.seconds(1, 9.9), 0.3);
@@ -231,11 +240,23 @@ mod tests {
     #[test]
     fn phases_without_updates_are_spread_over_a_hundred_and_a_left_out_phase_keeps_the_one_before()
     {
+        // Phase 6 left out: phase 5's costs hold over it.
+        let r = recording(&[
+            (4, &[(7, 1.0, None)]),
+            (5, &[(7, 3.0, None)]),
+            (7, &[(7, 5.0, None)]),
+        ]);
+        let w = Recorded::build(&r, 1, 1.0).unwrap();
+        let p = PHASE_PROGRESS;
+        assert_eq!(w.starts, vec![0.0, p, 3.0 * p]);
+        assert_eq!(w.seconds(0, 2.5 * p), 0.03);
+        assert_eq!(w.seconds(0, 3.0 * p), 0.05);
+        // Recorded every other phase: they follow one another, and times
+        // in milliseconds are read as such.
         let r = recording(&[(4, &[(7, 1.0, None)]), (6, &[(7, 5.0, None)])]);
-        let w = Recorded::build(&r, 1).unwrap();
-        assert_eq!(w.starts, vec![0.0, 2.0 * PHASE_PROGRESS]);
-        assert_eq!(w.seconds(0, 150.0), 0.01);
-        assert_eq!(w.seconds(0, 200.0), 0.05);
+        let w = Recorded::build(&r, 1, 1e-3).unwrap();
+        assert_eq!(w.starts, vec![0.0, p]);
+        assert_eq!(w.seconds(0, 1.5 * p), 5e-5);
     }
 
     #[test]
@@ -256,16 +277,16 @@ mod tests {
             (1, &[(0, 0.2, Some(1)), (1, 0.4, Some(1))]),
             (2, &[(0, 0.0, Some(1)), (1, 0.05, Some(1))]),
         ]);
-        let w = Recorded::build(&r, 2).unwrap();
+        let w = Recorded::build(&r, 2, 1.0).unwrap();
         // Task 1 is absent from phase 0: it takes phase 1's cost there.
         assert_eq!(w.seconds(1, 0.0), 0.4);
         // Task 0's 0 in phase 2 is raised to the least positive cost.
         assert_eq!(w.seconds(0, 1e9), 0.05);
         let bad = recording(&[(0, &[(0, 0.0, None)])]);
-        assert!(Recorded::build(&bad, 1).unwrap_err().contains("is 0"));
+        assert!(Recorded::build(&bad, 1, 1.0).unwrap_err().contains("is 0"));
         let slow = recording(&[(0, &[(0, 5.0, Some(1))])]);
         assert!(
-            Recorded::build(&slow, 1)
+            Recorded::build(&slow, 1, 1.0)
                 .unwrap_err()
                 .contains("per update")
         );
