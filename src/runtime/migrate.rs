@@ -172,6 +172,13 @@ impl RankBalancer {
     /// After an exchange that agreed to go on, at the agreed `now_ns`,
     /// with `sums` the summed [`Self::view_words`]: a call if one was due
     /// (see the module's protocol). Returns whether it called.
+    /// Whether the coming exchange ends with a call (asked on the clock
+    /// agreed at the last one, as [`Self::after_exchange`] asks it), so
+    /// that a trace recording loads samples at it.
+    pub(super) fn calls_next(&self) -> bool {
+        self.rotation.is_due(0, self.agreed_ns)
+    }
+
     pub(super) fn after_exchange(
         &mut self,
         sh: &Shared<'_>,

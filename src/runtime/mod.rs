@@ -195,8 +195,17 @@ impl Shared<'_> {
         };
         let view_len = words.len();
         if let Some(t) = &self.rank_trace {
-            t.lock()
-                .words(self.subs, &self.local, |t| self.waited_s(t), &mut words);
+            let call = self
+                .rank_balancer
+                .as_ref()
+                .is_some_and(|b| b.lock().calls_next());
+            t.lock().words(
+                self.subs,
+                &self.local,
+                |t| self.waited_s(t),
+                call,
+                &mut words,
+            );
         }
         let all = peers.exchange(self.subs, self.wish(stop), &mut words);
         let (view, traced) = words.split_at(view_len);
@@ -222,6 +231,9 @@ impl Shared<'_> {
             let mut b = b.lock();
             if b.after_exchange(self, peers, all.now_ns, view) {
                 self.rank_due_ns.store(b.due_ns(), Ordering::Relaxed);
+                if let Some(t) = &self.rank_trace {
+                    t.lock().moved(all.now_ns, self.subs);
+                }
             }
         }
         agreed

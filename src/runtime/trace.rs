@@ -19,6 +19,10 @@
 //!   (`--lb-data`) each subdomain's busy time follows, as its owning rank
 //!   has it, then each thread's time off its core, as its rank has it.
 //! * **Time.** A sample's time is that exchange's agreed clock.
+//! * **Calls.** With loads, an exchange that ends with the balancer's call
+//!   samples too, and its sample takes the owners the call left: a move
+//!   between ranks happens only there, so no subdomain changes owner
+//!   between two samples that LB data's phases lie between.
 
 use std::ops::Range;
 use std::time::Duration;
@@ -56,17 +60,33 @@ impl RankTrace {
     }
 
     /// Appends this rank's words to the next exchange's sums if a sample
-    /// is due on the agreed clock; `waited_s(t)`: local thread `t`'s time
-    /// off its core.
+    /// is due on the agreed clock, or, when loads are recorded, if the
+    /// exchange ends with a balancer's call (`call`, the same on every
+    /// rank: [`RankBalancer::calls_next`](super::migrate::RankBalancer)):
+    /// LB data's phases are cut there. `waited_s(t)`: local thread `t`'s
+    /// time off its core.
     pub(super) fn words(
         &mut self,
         subs: &[Subdomain],
         local: &Range<usize>,
         waited_s: impl Fn(usize) -> f64,
+        call: bool,
         out: &mut Vec<f64>,
     ) {
-        if self.sampler.due(self.agreed_ns) {
+        if self.sampler.due(self.agreed_ns) || (call && self.loads) {
             self.last_words(subs, local, waited_s, out);
+        }
+    }
+
+    /// After a call at the exchange agreed at `now_ns` moved subdomains:
+    /// the sample taken at that exchange holds the owners from now on
+    /// (every rank knows every owner), so that the phase it begins has
+    /// them throughout.
+    pub(super) fn moved(&mut self, now_ns: u64, subs: &[Subdomain]) {
+        if let Some(last) = self.samples.last_mut()
+            && last.t_s == now_ns as f64 / 1e9
+        {
+            last.owners = subs.iter().map(Subdomain::owner).collect();
         }
     }
 
