@@ -14,14 +14,15 @@ use std::path::{Path, PathBuf};
 /// module of an earlier level, and none of its own level or a later one
 /// (so the two engines, `runtime` and `sim`, never import each other).
 const LEVELS: &[&[&str]] = &[
-    // Leaves: bounds, numbers, files, signals, processes, the problem (the
-    // stencil is the braid-kernel crate, which imports nothing of braid).
-    // "Did you mean" is a leaf too, and so is vt's LB data format.
+    // Leaves: bounds, numbers, signals, processes, the problem, and the
+    // stencil (`kernel`: the braid-kernel crate in kernel/, re-exported,
+    // which imports nothing of braid). "Did you mean" is a leaf too, and so
+    // is vt's LB data format.
     &[
+        "kernel",
         "limits",
         "rng",
         "interrupt",
-        "files",
         "child",
         "problem",
         "suggest",
@@ -370,6 +371,54 @@ fn every_top_level_module_is_on_a_level() {
                 f.display()
             );
         }
+    }
+}
+
+/// The crate's top-level modules as `src/lib.rs` declares them (`mod x;`)
+/// or re-exports a crate as one (`pub use braid_kernel as kernel;`).
+fn declared_modules() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    code(&lib)
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim().trim_end_matches(';');
+            let words: Vec<&str> = line.split_whitespace().collect();
+            match words.as_slice() {
+                [.., "mod", name] => Some(name.to_string()),
+                [.., "use", krate, "as", name] if krate.starts_with("braid_") => {
+                    Some(name.to_string())
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_levels_name_every_module_of_the_crate_once_and_nothing_else() {
+    // Drift the other way: a module deleted or renamed, still on a level.
+    let declared = declared_modules();
+    assert!(
+        declared.contains("kernel") && declared.contains("plan"),
+        "{declared:?}"
+    );
+    let listed: Vec<&str> = LEVELS.iter().flat_map(|l| l.iter().copied()).collect();
+    for name in &listed {
+        assert!(
+            declared.contains(*name),
+            "LEVELS names `{name}`, which src/lib.rs does not declare"
+        );
+        assert_eq!(
+            listed.iter().filter(|n| *n == name).count(),
+            1,
+            "`{name}` is on two levels"
+        );
+    }
+    for name in &declared {
+        assert!(
+            level_of(name).is_some(),
+            "src/lib.rs declares `{name}`: add it to LEVELS"
+        );
     }
 }
 
