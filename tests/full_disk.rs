@@ -1,6 +1,7 @@
 //! A full disk through the command line: on a small tmpfs (skipped where one
 //! cannot be mounted), `run` and `plot` fail with a sentence and exit 1, and
-//! leave no partial file: only what was whole before.
+//! leave no partial file: only what was whole before. A plot whose later
+//! output fails removes the ones it made before it.
 
 mod common;
 
@@ -129,4 +130,61 @@ fn a_full_disk_leaves_no_partial_plot() {
     );
     let left: Vec<_> = std::fs::read_dir(t.0.join("p")).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_figure_whose_table_cannot_be_written_is_not_left_without_it() {
+    // table2.md cannot be written (a directory holds its name), after
+    // time-to-solution.png and .svg were: the files this plot made are
+    // removed, and what was there before stays.
+    let dir = scratch("plot_set");
+    let out = dir.join("p");
+    std::fs::create_dir_all(out.join("table2.md")).unwrap();
+    std::fs::write(out.join("older.txt"), "kept").unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/tts-sim.jsonl");
+    let r = braid(
+        Path::new("."),
+        &[
+            "plot",
+            data.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.status, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("table2.md"), "{}", r.stderr);
+    let mut left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["older.txt", "table2.md"]);
+}
+
+#[test]
+fn a_suite_that_cannot_write_its_first_record_leaves_no_empty_results_file() {
+    let Some(t) = Tmpfs::mount("full_results", 512) else {
+        return;
+    };
+    let dir = scratch("full_results_suite");
+    let suite = dir.join("suite.toml");
+    std::fs::write(
+        &suite,
+        "name = \"full\"\nfigure = \"tts\"\nengine = \"sim\"\nvariants = [\"async(4)\"]\n\
+         repetitions = 1\n[set]\nmax_iterations = 20\nthreads = 2\n",
+    )
+    .unwrap();
+    t.fill_leaving(0);
+    let out = path(&t, "r.jsonl");
+    let r = braid(
+        &dir,
+        &["experiment", suite.to_str().unwrap(), "--out", &out],
+    );
+    assert_ne!(r.status, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("No space left"), "{}", r.stderr);
+    assert!(
+        !t.names().contains(&"r.jsonl".to_string()),
+        "{:?}",
+        t.names()
+    );
 }

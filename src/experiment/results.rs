@@ -59,6 +59,18 @@ pub(crate) struct Opened {
 pub(crate) struct ResultsFile {
     file: File,
     path: PathBuf,
+    /// Whether this process made the file: if it holds nothing when
+    /// closed (the suite failed before its first record), it is removed
+    /// rather than left empty.
+    created: bool,
+}
+
+impl Drop for ResultsFile {
+    fn drop(&mut self) {
+        if self.created && self.file.metadata().is_ok_and(|m| m.len() == 0) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 impl ResultsFile {
@@ -76,6 +88,7 @@ impl ResultsFile {
             path: path.to_path_buf(),
             source,
         };
+        let created = !path.exists();
         let mut file = open_locked(path)?;
         let Scan {
             done,
@@ -100,6 +113,7 @@ impl ResultsFile {
             file: ResultsFile {
                 file,
                 path: path.to_path_buf(),
+                created,
             },
             done,
             failed,

@@ -199,8 +199,45 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
     }
     braid_noise::files::AtomicFile::create(&dir.join(".braid-probe")).map_err(out_dir)?;
     register_font();
-    let of = |f: Figure| -> Vec<&Record> { ok.iter().filter(|r| r.figure == f).collect() };
+    // One set of outputs: should any fail (a full disk), the files this
+    // call made are removed, so that no figure stands without its table.
+    let before = entries(dir);
     let mut written = Vec::new();
+    if let Err(e) = draw_all(&ok, dir, &mut written) {
+        for name in entries(dir).difference(&before) {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+        return Err(e);
+    }
+    if written.is_empty() {
+        let mut figures: Vec<String> = ok
+            .iter()
+            .map(|r| {
+                // The name a suite file gives it (serde's lowercase).
+                format!("\"{}\"", format!("{:?}", r.figure).to_lowercase())
+            })
+            .collect();
+        figures.sort();
+        figures.dedup();
+        return Err(PlotError::NothingDrawn {
+            inputs: names(),
+            figures: figures.join(", "),
+        });
+    }
+    Ok(written)
+}
+
+/// The names in `dir` now.
+fn entries(dir: &Path) -> std::collections::BTreeSet<std::ffi::OsString> {
+    std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default()
+}
+
+/// Draws every figure `ok` allows into `dir`, adding each file to
+/// `written` as it is made.
+fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(), PlotError> {
+    let of = |f: Figure| -> Vec<&Record> { ok.iter().filter(|r| r.figure == f).collect() };
     let land = of(Figure::Landscape);
     if !land.is_empty() {
         written.extend(render(&landscape::Landscape::new(&land), dir, "landscape")?);
@@ -254,22 +291,7 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
             written.extend(render(&braid::Braid::new(r), dir, &stem)?);
         }
     }
-    if written.is_empty() {
-        let mut figures: Vec<String> = ok
-            .iter()
-            .map(|r| {
-                // The name a suite file gives it (serde's lowercase).
-                format!("\"{}\"", format!("{:?}", r.figure).to_lowercase())
-            })
-            .collect();
-        figures.sort();
-        figures.dedup();
-        return Err(PlotError::NothingDrawn {
-            inputs: names(),
-            figures: figures.join(", "),
-        });
-    }
-    Ok(written)
+    Ok(())
 }
 
 /// Records split by engine, run first; engines without records are left out.
