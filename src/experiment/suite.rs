@@ -486,6 +486,22 @@ fn parse(text: &str) -> Result<Suite, String> {
         if p.duties.is_empty() != p.placements.is_empty() {
             return Err("`payoff` needs both duties and placements, or neither".into());
         }
+        // A sample's key joins the names with ` | `, ` @ ` and ` x `: a
+        // name holding one would read as two parts of another sample's.
+        let names = p
+            .placements
+            .iter()
+            .map(|q| ("placement", &q.name))
+            .chain(p.workloads.iter().map(|w| ("workload", &w.name)));
+        for (what, name) in names {
+            let clash = ['|', '@'].iter().any(|c| name.contains(*c)) || name.contains(" x ");
+            if name.trim().is_empty() || clash {
+                return Err(format!(
+                    "`payoff` {what} name `{name}`: a name must not be empty or hold `|`, `@` \
+                     or ` x ` (they separate the parts of a sample's key)"
+                ));
+            }
+        }
         for w in &p.workloads {
             if w.factors.is_empty() || !w.shape.contains('F') {
                 return Err(format!(

@@ -290,6 +290,21 @@ fn bad_suites_name_the_problem() {
         let e = parse(&text).unwrap_err();
         assert!(e.contains(needle), "{needle}: {e}");
     }
+    // A placement name that would read as another part of a sample's key.
+    let payoff = |name: &str| {
+        SUITE.replace("figure = \"landscape\"", "figure = \"payoff\"")
+            + &format!(
+                "[payoff]\nduties = [0.1]\nplacements = [{{ name = \"{name}\", cores = \"auto\" }}]\n"
+            )
+    };
+    assert!(parse(&payoff("edge")).is_ok());
+    for name in ["a @ 0.1", "a | 2", "a x 3", " "] {
+        let e = parse(&payoff(name)).unwrap_err();
+        assert!(
+            e.contains("placement name") && e.contains("sample's key"),
+            "{name}: {e}"
+        );
+    }
 }
 
 #[test]
