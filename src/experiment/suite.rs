@@ -242,6 +242,9 @@ pub(crate) struct LoadedSuite {
     /// The `calibration` file's lines as `KEY=VALUE` overrides (empty
     /// without one).
     pub calibrated: Vec<String>,
+    /// Each payoff placement's index by name, made at the first look (a
+    /// suite of 10^5 placements looks each sample's up).
+    pub places: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
 }
 
 impl LoadedSuite {
@@ -313,6 +316,7 @@ impl LoadedSuite {
             suite,
             path: path.to_path_buf(),
             calibrated,
+            places: Default::default(),
         };
         // Each sample is known by its key (resume skips a key done, plot
         // groups by it): two samples with one key would lose one.
@@ -386,11 +390,18 @@ impl LoadedSuite {
     pub(crate) fn overrides(&self, sample: &Sample) -> Vec<String> {
         let s = &self.suite;
         let noisy = sample.noise.then_some(&s.noise_set);
+        // A payoff placement says which cores are noisy: it stands in for
+        // `[noise_set]`'s `noise_cores` (the default's `auto:0.19`, say).
+        let placed = sample.placement.is_some() && sample.duty.is_some();
+        let noisy = noisy
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| !(placed && k.as_str() == "noise_cores"));
         let mut out: Vec<String> = self.calibrated.clone();
         out.extend(
             s.set
                 .iter()
-                .chain(noisy.into_iter().flatten())
+                .chain(noisy)
                 .map(|(k, v)| format!("{k}={}", value_text(v))),
         );
         let level = s
@@ -398,9 +409,16 @@ impl LoadedSuite {
             .as_ref()
             .zip(sample.placement.as_ref())
             .zip(sample.duty);
+        let index = |p: &Payoff| {
+            self.places.get_or_init(|| {
+                let names = p.placements.iter().enumerate();
+                names.map(|(i, q)| (q.name.clone(), i)).collect()
+            })
+        };
         if let Some(((p, name), duty)) = level
-            && let Some(place) = p.placements.iter().find(|q| &q.name == name)
+            && let Some(&i) = index(p).get(name)
         {
+            let place = &p.placements[i];
             out.push(format!("noise_cores={}", place.noise_cores(duty)));
         }
         if let Some(w) = &sample.workload {

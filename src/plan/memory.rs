@@ -96,8 +96,26 @@ fn within_limit(config: &Config, needed: Bytes) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// `MemAvailable` from /proc/meminfo (Linux); `None` elsewhere.
+/// `MemAvailable` from /proc/meminfo (Linux); `None` elsewhere. Read at
+/// most once a second: a suite plans each of its samples before the first
+/// runs, and 10^5 reads of /proc/meminfo took seconds.
 pub(super) fn available_memory() -> Option<Bytes> {
+    static LAST: std::sync::Mutex<Option<(std::time::Instant, Option<Bytes>)>> =
+        std::sync::Mutex::new(None);
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match *last {
+        Some((at, b)) if at.elapsed() < std::time::Duration::from_secs(1) => b,
+        _ => {
+            let b = read_available();
+            *last = Some((std::time::Instant::now(), b));
+            b
+        }
+    }
+}
+
+fn read_available() -> Option<Bytes> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

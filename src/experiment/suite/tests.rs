@@ -19,6 +19,7 @@ fn loaded(text: &str) -> LoadedSuite {
         suite: parse(text).unwrap(),
         path: PathBuf::from("x/t.toml"),
         calibrated: Vec::new(),
+        places: Default::default(),
     }
 }
 
@@ -103,6 +104,13 @@ fn a_payoff_suite_runs_each_variant_quiet_and_at_every_placement_and_duty() {
         "{four:?}"
     );
     assert!(four.contains(&"noise=process".to_string()), "{four:?}");
+    // The placement stands in for the default `[noise_set]`'s cores: one
+    // `noise_cores`, not two that the run would refuse.
+    let cores = four
+        .iter()
+        .filter(|o| o.starts_with("noise_cores="))
+        .count();
+    assert_eq!(cores, 1, "{four:?}");
     // Old suites keep their digest: `payoff` is not serialised when absent.
     assert!(
         !serde_json::to_string(&loaded(SUITE).suite)
