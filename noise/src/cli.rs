@@ -162,7 +162,13 @@ fn record_to(
     // recording; the probe leaves nothing behind.
     drop(crate::files::AtomicFile::create_regular(file).map_err(cannot)?);
     let stop = AtomicBool::new(false);
-    let mut trace = crate::trace::record(duration, threshold_ns, &stop);
+    let limit = crate::trace::MAX_RECORDED_DETOURS;
+    let mut trace = crate::trace::record(duration, threshold_ns, &stop, limit).map_err(|e| {
+        NoiseError::File {
+            path: file.display().to_string(),
+            message: format!("--threshold-ns {threshold_ns}: {e}"),
+        }
+    })?;
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     trace.comments = vec![
         "braid-noise --record: selfish detours (start_ns<TAB>duration_ns)".into(),
@@ -173,7 +179,10 @@ fn record_to(
     // Written whole or not at all, and never over a device or a FIFO.
     crate::files::AtomicFile::create_regular(file)
         .and_then(|mut out| {
-            out.write_all(trace.to_text().as_bytes())?;
+            let mut lines = std::io::BufWriter::new(&mut out);
+            trace.write_text(&mut lines)?;
+            lines.flush()?;
+            drop(lines);
             out.commit()
         })
         .map_err(cannot)?;

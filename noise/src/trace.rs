@@ -8,7 +8,6 @@
 //! `<start ns><TAB><duration ns>`, starts ascending from the start of the
 //! recording. [`Trace::parse`] refuses anything else naming the line.
 
-use std::fmt::Write as _;
 use std::hint::black_box;
 use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -169,15 +168,22 @@ impl Trace {
 
     /// The file: the comments, `# duration_ns`, then the detours.
     pub fn to_text(&self) -> String {
-        let mut out = String::new();
+        let mut out = Vec::new();
+        self.write_text(&mut out).expect("a Vec takes every byte");
+        String::from_utf8(out).expect("the text is ASCII and the comments UTF-8")
+    }
+
+    /// Writes [`Self::to_text`]'s text to `out` a line at a time (a
+    /// recording of millions of detours is not held twice).
+    pub fn write_text(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         for c in &self.comments {
-            let _ = writeln!(out, "# {c}");
+            writeln!(out, "# {c}")?;
         }
-        let _ = writeln!(out, "# duration_ns {}", self.span_ns);
+        writeln!(out, "# duration_ns {}", self.span_ns)?;
         for d in &self.detours {
-            let _ = writeln!(out, "{}\t{}", d.start_ns, d.duration_ns);
+            writeln!(out, "{}\t{}", d.start_ns, d.duration_ns)?;
         }
-        out
+        Ok(())
     }
 
     /// The share of the recording the core was away: detours over span.
@@ -191,11 +197,35 @@ impl Trace {
     }
 }
 
+/// The most detours a recording keeps: as many as a trace file within
+/// [`MAX_TRACE_BYTES`] can hold at about 24 bytes a line (a replay refuses
+/// a larger file), so a threshold below the clock loop's own step (which
+/// makes every reading a detour) is refused within a bounded memory.
+pub const MAX_RECORDED_DETOURS: usize = (MAX_TRACE_BYTES / 24) as usize;
+
+/// A recording that found more than `limit` detours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "more than {limit} detours in {after_ns} ns: the trace would not fit in a file a replay \
+     reads; raise the threshold"
+)]
+pub struct TooManyDetours {
+    /// The bound.
+    pub limit: usize,
+    /// When it was passed, ns into the recording.
+    pub after_ns: u64,
+}
+
 /// Spins on the clock for `duration` on the calling thread (pin it first)
 /// and keeps every gap between two readings longer than `threshold_ns`:
-/// the time the core was taken away (the selfish detour benchmark).
-/// Returns early, with what it has, when `stop` is set.
-pub fn record(duration: Duration, threshold_ns: u64, stop: &AtomicBool) -> Trace {
+/// the time the core was taken away (the selfish detour benchmark). Stops
+/// with an error past `limit` detours.
+pub fn record(
+    duration: Duration,
+    threshold_ns: u64,
+    stop: &AtomicBool,
+    limit: usize,
+) -> Result<Trace, TooManyDetours> {
     let start = Instant::now();
     let end_ns = duration.as_nanos().min(u64::MAX as u128) as u64;
     let mut detours = Vec::new();
@@ -205,6 +235,12 @@ pub fn record(duration: Duration, threshold_ns: u64, stop: &AtomicBool) -> Trace
         let now = start.elapsed().as_nanos() as u64;
         let gap = now - last;
         if gap > threshold_ns {
+            if detours.len() == limit {
+                return Err(TooManyDetours {
+                    limit,
+                    after_ns: now,
+                });
+            }
             detours.push(Detour {
                 start_ns: last,
                 duration_ns: gap,
@@ -219,11 +255,11 @@ pub fn record(duration: Duration, threshold_ns: u64, stop: &AtomicBool) -> Trace
             break;
         }
     }
-    Trace {
+    Ok(Trace {
         detours,
         span_ns: last,
         comments: Vec::new(),
-    }
+    })
 }
 
 /// Replays `trace` on the calling thread (pin it first), starting

@@ -157,7 +157,13 @@ fn record_beside_a_parasite() -> Result<(), String> {
     pin(core).unwrap();
     let outside0 = taken_outside_tasks(core);
     let (parasite0, own0, wall0) = (thread_cpu(id), braid_noise::thread_cpu_ns(), Instant::now());
-    let trace = record(Duration::from_secs(1), 50_000, &AtomicBool::new(false));
+    let trace = record(
+        Duration::from_secs(1),
+        50_000,
+        &AtomicBool::new(false),
+        usize::MAX,
+    )
+    .unwrap();
     let wall = wall0.elapsed().as_nanos() as u64;
     let (parasite1, own1) = (thread_cpu(id), braid_noise::thread_cpu_ns());
     let outside = taken_outside_tasks(core) - outside0;
@@ -199,7 +205,13 @@ fn a_replayed_trace_recorded_again_loses_the_same_share() {
         braid_noise::thread_cpu_ns(),
         Instant::now(),
     );
-    let trace = record(Duration::from_secs(1), 50_000, &AtomicBool::new(false));
+    let trace = record(
+        Duration::from_secs(1),
+        50_000,
+        &AtomicBool::new(false),
+        usize::MAX,
+    )
+    .unwrap();
     let wall = wall0.elapsed().as_nanos() as u64;
     let (replay1, own1) = (process_cpu(pid), braid_noise::thread_cpu_ns());
     let outside = taken_outside_tasks(core) - outside0;

@@ -99,10 +99,10 @@ fn a_replay_starts_at_its_offset_and_plays_each_detour_once_a_lap() {
 #[test]
 fn recording_lasts_its_duration_and_stops_when_told() {
     let stop = AtomicBool::new(false);
-    let t = record(Duration::from_millis(20), 1_000_000, &stop);
+    let t = record(Duration::from_millis(20), 1_000_000, &stop, usize::MAX).unwrap();
     assert!(t.span_ns >= 20_000_000);
     stop.store(true, Ordering::Relaxed);
-    let t = record(Duration::from_secs(60), 1_000_000, &stop);
+    let t = record(Duration::from_secs(60), 1_000_000, &stop, usize::MAX).unwrap();
     assert!(
         t.span_ns < 1_000_000_000,
         "a set stop flag ends the recording"
@@ -125,4 +125,15 @@ fn a_replay_of_a_span_shorter_than_a_detour_takes_ends_with_its_duration() {
         .recv_timeout(Duration::from_secs(20))
         .expect("the replay ends with its duration");
     assert!(stats.bursts > 0);
+}
+
+#[test]
+fn a_threshold_that_makes_every_reading_a_detour_stops_at_the_bound() {
+    // At 0 ns every clock reading's gap counts: the recording stops at
+    // the bound, long before its minute, instead of growing without one.
+    let stop = AtomicBool::new(false);
+    let e = record(Duration::from_secs(60), 0, &stop, 1000).unwrap_err();
+    assert_eq!(e.limit, 1000);
+    assert!(e.after_ns < 1_000_000_000, "{e:?}");
+    assert!(e.to_string().contains("raise the threshold"), "{e}");
 }
