@@ -10,8 +10,8 @@ use plotters::prelude::*;
 
 use super::landscape::variant_order;
 use super::{
-    Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, colour, mesh, panel_title,
-    seconds, side_by_side,
+    Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, mesh, panel_title, seconds,
+    side_by_side, variant_colours,
 };
 use crate::engine::Effort;
 use crate::engine::EngineKind;
@@ -128,8 +128,9 @@ impl EffortOverTime {
             .y_desc("effort: % of time lost to the gap and calls")
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
+        let colours = variant_colours(&self.variants);
         for (k, line) in p.lines.iter().enumerate() {
-            let c = colour(line.variant);
+            let c = colours[line.variant];
             let pts = line.points.iter().copied();
             match self.under(p, k) {
                 None => chart.draw_series(LineSeries::new(pts, c.stroke_width(2)))?,
@@ -188,7 +189,12 @@ impl EffortOverTime {
                 .iter()
                 .any(|p| p.lines.iter().any(|l| l.variant == vi))
             {
-                keys.push(Key::new(label, colour(vi), stroke, Mark::None));
+                keys.push(Key::new(
+                    label,
+                    variant_colours(&self.variants)[vi],
+                    stroke,
+                    Mark::None,
+                ));
             }
         }
         keys

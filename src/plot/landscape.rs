@@ -7,8 +7,8 @@ use plotters::prelude::*;
 
 use super::stats::Five;
 use super::{
-    Chart, Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, colour, mesh, noise_label,
-    num, panel_title, seconds, side_by_side,
+    Chart, Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, mesh, noise_label, num,
+    panel_title, seconds, side_by_side, variant_colours,
 };
 use crate::engine::EngineKind;
 use crate::experiment::results::Record;
@@ -111,6 +111,7 @@ impl Landscape {
     /// One legend for the figure: each variant's marker, then what filled
     /// and open mean.
     fn keys(&self) -> Vec<Key> {
+        let colours = variant_colours(&self.variants);
         let mut keys: Vec<Key> = self
             .variants
             .iter()
@@ -121,7 +122,7 @@ impl Landscape {
                     1 => Mark::Circle,
                     _ => Mark::Triangle,
                 };
-                Key::new(v.clone(), colour(vi), Stroke::None, mark)
+                Key::new(v.clone(), colours[vi], Stroke::None, mark)
             })
             .collect();
         keys.push(Key::new("filled: quiet", BLACK, Stroke::None, Mark::Circle));
@@ -148,8 +149,9 @@ impl Landscape {
     {
         let scale = Scale::of(p);
         let mut chart = axes(p, area, scale)?;
+        let colours = variant_colours(&self.variants);
         for q in &p.points {
-            let c = colour(q.variant);
+            let c = colours[q.variant];
             let (x, y) = (q.rate.median, scale.y(q.spread.median));
             chart.draw_series([
                 PathElement::new(vec![(q.rate.q1, y), (q.rate.q3, y)], c.stroke_width(2)),
@@ -161,7 +163,7 @@ impl Landscape {
         }
         let dodge = dodges(p, scale);
         for (vi, v) in self.variants.iter().enumerate() {
-            markers(&mut chart, p, vi, v, scale, &dodge)?;
+            markers(&mut chart, p, (vi, colours[vi]), v, scale, &dodge)?;
         }
         Ok(())
     }
@@ -296,7 +298,7 @@ where
 fn markers<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &Panel,
-    vi: usize,
+    vi: (usize, RGBColor),
     v: &str,
     scale: Scale,
     dodge: &[i32],
@@ -304,6 +306,7 @@ fn markers<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
+    let (vi, c) = vi;
     let at = |noise: bool| -> Vec<((f64, f64), i32)> {
         p.points
             .iter()
@@ -313,7 +316,6 @@ where
             .collect()
     };
     let (quiet, noisy) = (at(false), at(true));
-    let c = colour(vi);
     let (filled, open) = (c.filled(), c.stroke_width(3));
     for (points, style) in [(quiet, filled), (noisy, open)] {
         for (pt, d) in points {

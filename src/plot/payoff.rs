@@ -11,7 +11,9 @@ use plotters::prelude::*;
 
 use super::landscape::{family, variant_order};
 use super::stats::quantile;
-use super::{Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, chart, colour, mesh};
+use super::{
+    Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, chart, mesh, variant_colours,
+};
 use crate::experiment::results::Record;
 use crate::model::{Forecast, WorkloadForecast};
 
@@ -271,7 +273,12 @@ impl PayoffMap {
                     1 => Mark::Circle,
                     _ => Mark::Triangle,
                 };
-                Key::new(self.variants[vi].clone(), colour(vi), Stroke::Solid, mark)
+                Key::new(
+                    self.variants[vi].clone(),
+                    variant_colours(&self.variants)[vi],
+                    Stroke::Solid,
+                    mark,
+                )
             })
             .collect();
         if self.panels.iter().any(|p| !p.model.is_empty()) {
@@ -403,7 +410,7 @@ impl PayoffMap {
     where
         DB::ErrorType: 'static,
     {
-        let c = colour(vi);
+        let c = variant_colours(&self.variants)[vi];
         let fam = family(&self.variants[vi]);
         let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x, y.min(y1))).collect();
         match j {

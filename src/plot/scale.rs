@@ -13,7 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::landscape::variant_order;
-use super::{Draw, DrawResult, Frame, Key, Mark, PlotError, Stroke, chart, colour, mesh};
+use super::{Draw, DrawResult, Frame, Key, Mark, PlotError, Stroke, chart, mesh, variant_colours};
 use crate::experiment::results::Record;
 use crate::topology::SimTopology;
 
@@ -226,7 +226,7 @@ impl Scale {
             points: pts,
         } in series
         {
-            let c = colour(v);
+            let c = variant_colours(&self.variants)[v];
             let style = c.stroke_width(2);
             match ci {
                 0 => chart.draw_series(LineSeries::new(pts.iter().copied(), style))?,
@@ -247,7 +247,14 @@ impl Scale {
             .variants
             .iter()
             .enumerate()
-            .map(|(i, v)| Key::new(v.clone(), colour(i), Stroke::Solid, Mark::Circle))
+            .map(|(i, v)| {
+                Key::new(
+                    v.clone(),
+                    variant_colours(&self.variants)[i],
+                    Stroke::Solid,
+                    Mark::Circle,
+                )
+            })
             .collect();
         for (ci, c) in self.conditions.iter().enumerate() {
             let stroke = match ci {

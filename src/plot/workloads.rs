@@ -13,7 +13,7 @@ use plotters::prelude::*;
 
 use super::landscape::{family, variant_order};
 use super::stats::quantile;
-use super::{Draw, DrawResult, Frame, PlotError, chart, colour, legend, mesh};
+use super::{Draw, DrawResult, Frame, PlotError, chart, legend, mesh, variant_colours};
 use crate::experiment::results::Record;
 use braid_noise::files::write_atomic;
 
@@ -305,7 +305,7 @@ impl Workloads {
             }
         }
         for (vi, v) in self.variants.iter().enumerate() {
-            let c = colour(vi);
+            let c = variant_colours(&self.variants)[vi];
             let pts: Vec<(f64, f64)> = self
                 .columns
                 .iter()
@@ -354,7 +354,7 @@ impl Workloads {
             .light_line_style(TRANSPARENT)
             .draw()?;
         for vi in 0..self.variants.len() {
-            let c = colour(vi);
+            let c = variant_colours(&self.variants)[vi];
             let bars = self.columns.iter().enumerate().filter_map(|(ci, col)| {
                 let x = self.x(ci, vi);
                 let w = 0.3 / self.variants.len().max(1) as f64;
