@@ -178,6 +178,22 @@ fn record_beside_a_parasite() -> Result<(), String> {
 #[test]
 fn a_replayed_trace_recorded_again_loses_the_same_share() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // One of three, as for the parasite above: the accounting counts on
+    // the kernel to report every stolen tick, which a hypervisor may not
+    // (once in `.ci/run` here, 2026-11-27: 264 ms recorded, 213 ms off the
+    // core). A replay or a recording that is wrong is wrong all three times.
+    let mut failed = Vec::new();
+    for _ in 0..3 {
+        match replay_and_record() {
+            Ok(()) => return,
+            Err(e) => failed.push(e),
+        }
+    }
+    panic!("three replays, none within the bounds: {failed:#?}");
+}
+
+/// A made-up trace replayed on a core while a recording runs beside it.
+fn replay_and_record() -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("braid-noise-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // A made-up trace: 1 ms away every 5 ms, 20% of the core.
@@ -222,16 +238,15 @@ fn a_replayed_trace_recorded_again_loses_the_same_share() {
     // fair share of a core that at most three busy threads share here.
     let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let share = stats["duty"].as_f64().unwrap();
-    assert!((share - want).abs() < 0.03, "replayed {share} of {want}");
+    if (share - want).abs() >= 0.03 {
+        return Err(format!("replayed {share} of {want}"));
+    }
     // And the recording on its core saw it take that.
     let took = replay1 - replay0;
-    assert!(
-        took as f64 > 0.8 * want * wall as f64,
-        "the replay ran {took} ns of {wall}"
-    );
-    if let Err(e) = recording_accounts(&trace, took, wall - (own1 - own0), outside, 2_000_000) {
-        panic!("{e}");
+    if took as f64 <= 0.8 * want * wall as f64 {
+        return Err(format!("the replay ran {took} ns of {wall}"));
     }
+    recording_accounts(&trace, took, wall - (own1 - own0), outside, 2_000_000)
 }
 
 #[test]
