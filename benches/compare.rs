@@ -674,9 +674,15 @@ fn simulate(label: &str, overrides: &[&str]) -> (f64, u64) {
         cfg.apply_override(o).unwrap();
     }
     let plan = Plan::simulated(&cfg).unwrap();
-    let sim = plan.sim.as_ref().unwrap();
+    let sim = plan.sim().unwrap();
     let t = Instant::now();
-    let (out, _) = braid::sim::run(&plan.problem, &plan.placement, &plan.settings, sim);
+    let (out, _) = braid::sim::run(
+        &plan.problem,
+        &plan.placement,
+        &plan.settings,
+        sim,
+        plan.noise.as_ref(),
+    );
     (
         t.elapsed().as_secs_f64(),
         out.subdomain_updates.iter().sum(),

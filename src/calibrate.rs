@@ -351,12 +351,7 @@ fn real_run(
     run.trace_interval = trace_s;
     let mut plan = Plan::new(&run, machine).ok()?;
     adjust(&mut plan);
-    let parasites = match &plan.noise {
-        Some(noise) => Some(crate::parasites::start(noise).ok()?),
-        None => None,
-    };
-    let outcome = crate::runtime::run(&plan.problem, &plan.placement, &plan.settings);
-    drop(parasites.and_then(crate::parasites::Running::stop));
+    let (_, outcome) = crate::drive::run(&plan).ok()?;
     Some((plan, outcome))
 }
 

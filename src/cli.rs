@@ -463,10 +463,8 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         instances.len()
     );
     let probed = |done: usize, of: usize| eprint!("\rbraid: probed {done}/{of} instance(s)");
-    let simulate =
-        |plan: &crate::plan::Plan| runner::run(plan).map(drop).map_err(|e| e.to_string());
     if let Some(model) = &model {
-        let e = learn::evaluate(model, &instances, &simulate, probed).map_err(bad)?;
+        let e = learn::evaluate(model, &instances, probed).map_err(bad)?;
         eprintln!();
         println!(
             "held-out accuracy: {:.1}% of {} instance(s) (the best fixed strategy named)",
@@ -484,7 +482,7 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         .out
         .as_ref()
         .expect("clap requires --out without --evaluate");
-    let t = learn::train(&instances, usize::from(args.k), &simulate, probed).map_err(bad)?;
+    let t = learn::train(&instances, usize::from(args.k), probed).map_err(bad)?;
     eprintln!();
     learn::write(&t.model, out).map_err(bad)?;
     let loo: Vec<String> = t

@@ -134,14 +134,8 @@ pub(crate) fn instances(files: &[PathBuf]) -> Result<Vec<Instance>, LearnError> 
 /// The features a balancer call sees on `cfg` run with the balancer
 /// `label` names, call after call (from the first that measured them): a
 /// simulation in which a probe measures them at every call and `label`'s
-/// strategy decides; `simulate` runs a plan (the command line's
-/// `runner::run`, handed down so that this module does not reach up to
-/// the engines' drivers).
-pub(crate) fn probe(
-    cfg: &Config,
-    label: &str,
-    simulate: Simulate<'_>,
-) -> Result<Vec<[f64; FEATURES]>, LearnError> {
+/// strategy decides.
+pub(crate) fn probe(cfg: &Config, label: &str) -> Result<Vec<[f64; FEATURES]>, LearnError> {
     let fail = |problem: String| LearnError::Probe {
         instance: cfg.workload.to_string(),
         problem,
@@ -160,16 +154,13 @@ pub(crate) fn probe(
         return Err(fail(format!("`{label}` is not one strategy")));
     };
     balancer.policies = Policies::Learned(vec![policy.clone()], learner.clone());
-    simulate(&plan).map_err(fail)?;
+    crate::drive::run(&plan).map_err(|e| fail(e.to_string()))?;
     let seen = learner.seen();
     if seen.is_empty() {
         return Err(fail("no balancer call measured its features".into()));
     }
     Ok(seen)
 }
-
-/// Runs a simulated plan to its end (`runner::run`, from the caller).
-pub(crate) type Simulate<'a> = &'a dyn Fn(&crate::plan::Plan) -> Result<(), String>;
 
 /// At most `n` of `calls`, evenly spaced, the first among them.
 fn spaced<T: Copy>(calls: &[T], n: usize) -> Vec<T> {
@@ -197,7 +188,6 @@ pub(crate) struct Trained {
 pub(crate) fn train(
     instances: &[Instance],
     k: usize,
-    simulate: Simulate<'_>,
     mut probed: impl FnMut(usize, usize),
 ) -> Result<Trained, LearnError> {
     let of = instances.iter().filter(|i| i.best.is_some()).count();
@@ -211,7 +201,7 @@ pub(crate) fn train(
         let Some((named, label)) = &i.best else {
             continue;
         };
-        let seen = probe(&i.config, label, simulate)?;
+        let seen = probe(&i.config, label)?;
         probed(labelled.len() + 1, of);
         for x in spaced(&seen, POINTS_PER_INSTANCE) {
             points.push((x, *named));
@@ -279,7 +269,6 @@ pub(crate) struct Evaluation {
 pub(crate) fn evaluate(
     model: &Model,
     instances: &[Instance],
-    simulate: Simulate<'_>,
     mut probed: impl FnMut(usize, usize),
 ) -> Result<Evaluation, LearnError> {
     let of = instances.iter().filter(|i| i.best.is_some()).count();
@@ -291,7 +280,7 @@ pub(crate) fn evaluate(
             continue;
         };
         labelled += 1;
-        let x = probe(&i.config, best_label, simulate)?[0];
+        let x = probe(&i.config, best_label)?[0];
         probed(labelled, of);
         right += usize::from(model.classes[model.predict(&tree, &x)] == *named);
         let best = i.tts[best_label].expect("the best converged");
@@ -345,11 +334,6 @@ mod tests {
 
     #[test]
     fn a_probe_measures_the_features_that_a_strategys_calls_see() {
-        let run = |plan: &crate::plan::Plan| {
-            crate::runner::run(plan)
-                .map(drop)
-                .map_err(|e| e.to_string())
-        };
         let mut cfg = Config::default();
         cfg.apply_overrides(&[
             "threads=4",
@@ -358,11 +342,11 @@ mod tests {
             "workload=hotspot(4,0.25,0.25,0.2)",
         ])
         .unwrap();
-        let hot = probe(&cfg, "async(4)+greedy(0.0001)", &run).unwrap();
+        let hot = probe(&cfg, "async(4)+greedy(0.0001)").unwrap();
         let mut flat = Config::default();
         flat.apply_overrides(&["threads=4", "domain_size=32", "max_iterations=3000"])
             .unwrap();
-        let even = probe(&flat, "async(4)+greedy(0.0001)", &run).unwrap();
+        let even = probe(&flat, "async(4)+greedy(0.0001)").unwrap();
         // A hotspot on one thread's domain: imbalance and overloaded
         // threads at first, which greedy then evens out.
         assert!(hot.len() > 10, "{} calls", hot.len());
@@ -370,9 +354,9 @@ mod tests {
         assert!(hot[hot.len() - 1][2] < hot[0][2], "{:?}", hot.last());
         assert!(even[0][2] < 1.01 && even[0][1] == 0.0, "{:?}", even[0]);
         // Deterministic: the same instance, the same features.
-        assert_eq!(probe(&cfg, "async(4)+greedy(0.0001)", &run).unwrap(), hot);
+        assert_eq!(probe(&cfg, "async(4)+greedy(0.0001)").unwrap(), hot);
         // A label without a balancer has nothing to probe.
-        assert!(probe(&cfg, "async(4)", &run).is_err());
+        assert!(probe(&cfg, "async(4)").is_err());
     }
 
     #[test]

@@ -26,7 +26,8 @@
 //!
 //! ```text
 //! config -> plan -> engine: runtime | sim -> report -> experiment -> plot
-//!             \-> noise plan -> parasites beside a real run       cli, runner drive it
+//!             \-> noise plan -> parasites beside a real run
+//! drive: plan -> engine -> report ([`run`]); runner, cli: the command line
 //! ```
 //!
 //! * [`config`]: `config.txt`, overrides and labels into a typed [`Config`].
@@ -40,7 +41,8 @@
 //!   subdomains with the [`kernel`], and return an [`engine::Outcome`];
 //!   neither imports the other.
 //! * [`report`]: an outcome with its plan, as one typed value ([`model`]
-//!   adds the slowest-mode forecast). [`run`] is plan -> engine -> report.
+//!   adds the slowest-mode forecast). [`drive`] holds [`run`], plan ->
+//!   engine -> report, with a real run's parasites beside it.
 //!   [`lbdata`] writes a traced outcome as DARMA vt's LB data files and
 //!   checks such files against vt's schema.
 //! * Shared vocabulary: [`variant`] (paper labels), [`engine`] (what
@@ -57,6 +59,7 @@ pub(crate) mod child;
 pub mod choice;
 pub(crate) mod cli;
 pub mod config;
+pub mod drive;
 pub mod engine;
 pub(crate) mod experiment;
 pub mod interrupt;
@@ -92,10 +95,10 @@ pub(crate) mod watch;
 pub mod workload;
 
 pub use config::Config;
+pub use drive::run;
 pub use parasites::StartError;
 pub use plan::Plan;
 pub use report::Report;
-pub use runner::run;
 
 /// The `braid` command line: parses the process's arguments, runs the
 /// command, and returns its exit status (what the `braid` binary runs).

@@ -254,8 +254,7 @@ impl Report {
             }),
             noise,
             speeds_from: plan
-                .sim
-                .as_ref()
+                .sim()
                 .and_then(|s| s.replayed.as_ref())
                 .map(|m| m.source.clone()),
             ranks: out.ranks.clone(),
@@ -582,8 +581,14 @@ mod tests {
             ])
             .unwrap();
             let plan = Plan::simulated(&cfg).unwrap();
-            let sim = plan.sim.as_ref().unwrap();
-            let (out, noise) = crate::sim::run(&plan.problem, &plan.placement, &plan.settings, sim);
+            let sim = plan.sim().unwrap();
+            let (out, noise) = crate::sim::run(
+                &plan.problem,
+                &plan.placement,
+                &plan.settings,
+                sim,
+                plan.noise.as_ref(),
+            );
             let report = Report::new(&plan, &out, noise);
             let text = serde_json::to_string(&report).unwrap();
             let back: Report = serde_json::from_str(&text).unwrap();

@@ -1,62 +1,22 @@
 //! One run from the command line to its outputs: the configuration (a
 //! file, a label and overrides; or a report whose measured speeds are
-//! replayed), the plan for its engine, the run itself (with its parasites
-//! beside a real one), the report, and the files it writes. Across MPI
+//! replayed), the plan for its engine, the run itself (`drive::run`, the
+//! library's path), the report, and the files it writes. Across MPI
 //! ranks, each rank's share of the same.
-//!
-//! [`run`] is the same path for a program that uses braid as a library:
-//! plan a run, run it on the plan's engine, read the report.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::busy::Before;
 use crate::config::Config;
+use crate::drive::run;
 use crate::engine::{EngineKind, MeasuredSpeeds, Outcome, StopReason};
 use crate::interrupt::Interrupt;
 use crate::noise::NoiseForm;
-use crate::parasites::{self, StartError};
 use crate::plan::Plan;
 use crate::report::Report;
-use crate::{runtime, sim};
 use braid_noise::files::AtomicFile;
-
-/// Runs `plan` on its engine: real threads (with the plan's parasites
-/// started beside them and stopped after), or the simulator. Returns the
-/// report and the outcome it was made from (which holds the final grid).
-///
-/// ```
-/// use braid::{Config, Plan};
-/// let mut config = Config::default();
-/// config.apply_overrides(&["domain_size=16", "max_iterations=20"]).unwrap();
-/// let plan = Plan::simulated(&config).unwrap();
-/// let (report, _) = braid::run(&plan).unwrap();
-/// assert_eq!(report.threads, 36); // the default sim_topology: 2 x 18 cores
-/// assert_eq!(report.subdomain_updates.iter().max(), Some(&20));
-/// ```
-pub fn run(plan: &Plan) -> Result<(Report, Outcome), StartError> {
-    let (outcome, noise) = match (plan.engine, &plan.sim) {
-        (EngineKind::Sim, Some(sim)) => {
-            sim::run(&plan.problem, &plan.placement, &plan.settings, sim)
-        }
-        _ => {
-            let parasites = match &plan.noise {
-                Some(noise) => Some(parasites::start(noise)?),
-                None => None,
-            };
-            let before = Before::now();
-            let outcome = runtime::run(&plan.problem, &plan.placement, &plan.settings);
-            let machine = before.until_now(&plan.placement.cores, &outcome.thread_core_time);
-            let noise = parasites.and_then(parasites::Running::stop);
-            let mut report = Report::new(plan, &outcome, noise);
-            report.machine = Some(machine);
-            return Ok((report, outcome));
-        }
-    };
-    Ok((Report::new(plan, &outcome, noise), outcome))
-}
 
 /// Why a command did not finish as asked; the command line maps each kind
 /// to its exit status.
@@ -275,7 +235,7 @@ fn write_lb_data(
 /// Each thread's node: the simulator's, or across ranks its rank's host
 /// (numbered in order of first appearance); else all 0.
 fn thread_nodes(plan: &Plan, report: &Report) -> Vec<usize> {
-    if let Some(sim) = &plan.sim {
+    if let Some(sim) = plan.sim() {
         return sim.nodes.clone();
     }
     match &report.ranks {
@@ -292,7 +252,7 @@ fn watch_limits(plan: &Plan) -> crate::watch::Limits {
         per_thread: (plan.problem.subs.len() / plan.problem.threads.max(1)) as u64,
         time_limit: s.time_limit.map(|d| d.as_secs_f64()),
         tolerance: s.tolerance,
-        engine: plan.engine,
+        engine: plan.engine(),
     }
 }
 
@@ -303,7 +263,7 @@ fn warn_ignored(plan: &Plan) {
     if keys.is_empty() {
         return;
     }
-    let (engine, other) = match plan.engine {
+    let (engine, other) = match plan.engine() {
         EngineKind::Run => ("braid run", "they are the simulator's (braid sim)"),
         EngineKind::Sim => ("braid sim", "the simulator does not model them"),
     };
@@ -624,6 +584,7 @@ fn across_ranks(_: &Request, ranks: usize) -> Result<(), Failure> {
 /// only rank 0 prints and writes the outputs.
 #[cfg(feature = "mpi")]
 fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
+    use crate::drive::Beside;
     use crate::engine::Numbers;
     let session = crate::ranks::Session::start().map_err(bad_input)?;
     let leads = session.leads_node();
@@ -703,17 +664,14 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
     }
     // Each node's parasites, started by its leader; every rank waits for
     // all of them (a parasite that cannot start stops the whole run).
-    let started = match &plan.noise {
-        Some(noise) => parasites::start(noise).map(Some).map_err(bad_input),
-        None => Ok(None),
-    };
+    let started = Beside::start(&plan).map_err(bad_input);
     let parasites = all_ranks_agree(&session, started)?;
     let watch = (session.rank == 0)
         .then(|| crate::watch::Watch::start(plan.settings.progress.clone(), watch_limits(&plan)));
-    let outcome = runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
+    let outcome = crate::runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
     drop(watch);
     // Rank 0 reports its own node's parasites.
-    let noise = parasites.and_then(parasites::Running::stop);
+    let noise = parasites.stop();
     if session.rank == 0 {
         let report = Report::new(&plan, &outcome, noise);
         publish(req, &report, &outcome, json, grid)?;

@@ -44,16 +44,22 @@ const LEVELS: &[&[&str]] = &[
     &["plan"],
     // The engines, and the parasites beside a real run.
     &["runtime", "sim", "parasites"],
-    // What drives or measures an engine (and the machine around a run, and
-    // a run's progress as it goes).
-    &["ranks", "calibrate", "busy", "watch"],
-    // -> report -> experiment -> plot
+    // What a run across ranks exchanges, the machine around a run, and a
+    // run's progress as it goes.
+    &["ranks", "busy", "watch"],
+    // -> report: an outcome as one typed value (and as vt's LB data).
     &["report", "lbdata"],
-    &["runner", "experiment"],
+    // A plan driven on its engine: the library's `run`, the one place
+    // where a real run's parasites start.
+    &["drive"],
+    // -> experiment; the simulator's costs measured by real runs.
+    &["experiment", "calibrate"],
     // Figures and tables from results, and a chooser learned from them.
     &["plot", "table", "learn"],
     // The simulator checked against the machine (both engines, a table).
     &["validate"],
+    // The command line: one run to its outputs, then the commands.
+    &["runner"],
     &["cli"],
 ];
 

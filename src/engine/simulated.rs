@@ -8,7 +8,6 @@
 use std::sync::Arc;
 
 use super::{MeasuredSpeeds, Numbers};
-use crate::noise::NoisePlan;
 
 /// The simulated machine of one plan: what each thread's virtual core is
 /// like, what an operation costs, and what the simulation holds.
@@ -22,8 +21,6 @@ pub struct SimSettings {
     pub speeds: Vec<f64>,
     /// The node of each thread's core (all 0 on one node).
     pub nodes: Vec<usize>,
-    /// The parasites on the simulated cores, if any.
-    pub noise: Option<NoisePlan>,
     /// How each core's speed wanders while nothing disturbs it
     /// (`sim_jitter`), and the seed of its draws.
     pub jitter: Option<(Jitter, u64)>,

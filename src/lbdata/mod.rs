@@ -509,8 +509,9 @@ mod tests {
         let mut plan = Plan::simulated(&cfg).unwrap();
         plan.settings.trace_loads = true;
         plan.settings.trace_interval = Some(std::time::Duration::from_micros(50));
-        let sim = plan.sim.as_ref().unwrap();
-        let (out, _) = crate::sim::run(&plan.problem, &plan.placement, &plan.settings, sim);
+        let sim = plan.sim().unwrap();
+        let noise = plan.noise.as_ref();
+        let (out, _) = crate::sim::run(&plan.problem, &plan.placement, &plan.settings, sim, noise);
         let places = Places {
             sockets: &plan.placement.sockets,
             nodes: &sim.nodes,

@@ -136,8 +136,8 @@ pub enum PlanError {
 pub struct Plan {
     /// The configuration with `threads` resolved.
     pub config: Config,
-    /// Which engine the plan is for.
-    pub engine: EngineKind,
+    /// Where it runs: real threads or the simulator's virtual machine.
+    pub target: Target,
     /// The grid, its decomposition and its subdomains.
     pub problem: Problem,
     /// The machine's selected sockets and cores.
@@ -146,10 +146,19 @@ pub struct Plan {
     pub placement: Placement,
     /// What the engine needs.
     pub settings: Settings,
-    /// Parasites to run next to the solve, if any.
+    /// The noise: parasites beside a real run, or their rhythms on the
+    /// simulator's virtual cores.
     pub noise: Option<NoisePlan>,
-    /// The simulated machine (a plan for the simulator only).
-    pub sim: Option<SimSettings>,
+}
+
+/// Where a plan runs. A simulated plan always carries its virtual machine,
+/// so no engine has to guess one.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Real threads, pinned on this machine's cores.
+    Threads,
+    /// The simulator, on this virtual machine.
+    Simulator(Box<SimSettings>),
 }
 
 impl Plan {
@@ -195,10 +204,11 @@ impl Plan {
         }
         let machine = Topology::simulated(&config.sim_topology)?;
         let mut plan = Plan::placed(config, &machine, EngineKind::Sim)?;
+        // Placed for the simulator; its machine is set just below.
         let sim = simulated::settings(&plan, speeds.map(Arc::new));
         plan.check_memory(sim.numbers)?;
         checks::simulated(&plan, &sim)?;
-        plan.sim = Some(sim);
+        plan.target = Target::Simulator(Box::new(sim));
         Ok(plan)
     }
 
@@ -238,13 +248,12 @@ impl Plan {
         let noise = noise::plan(&config, &problem, &placement, machine)?;
         Ok(Plan {
             config,
-            engine,
+            target: Target::Threads,
             problem,
             topology,
             placement,
             settings,
             noise,
-            sim: None,
         })
     }
 
@@ -252,7 +261,7 @@ impl Plan {
     /// not read: the simulator's under `braid run`, the runtime's test
     /// hook `stall` under `braid sim`. The command line warns about them.
     pub fn ignored_keys(&self) -> Vec<&'static str> {
-        let ignored = match self.engine {
+        let ignored = match self.engine() {
             EngineKind::Run => crate::config::sim_only,
             EngineKind::Sim => crate::config::run_only,
         };
@@ -266,7 +275,23 @@ impl Plan {
     /// Whether the engine holds the grid's numbers (a real run always; a
     /// simulation with `numerics = true`).
     pub fn numbers(&self) -> Numbers {
-        self.sim.as_ref().map_or(Numbers::Held, |s| s.numbers)
+        self.sim().map_or(Numbers::Held, |s| s.numbers)
+    }
+
+    /// The engine the plan is for.
+    pub fn engine(&self) -> EngineKind {
+        match self.target {
+            Target::Threads => EngineKind::Run,
+            Target::Simulator(_) => EngineKind::Sim,
+        }
+    }
+
+    /// The simulated machine, for a plan of the simulator.
+    pub fn sim(&self) -> Option<&SimSettings> {
+        match &self.target {
+            Target::Threads => None,
+            Target::Simulator(sim) => Some(sim),
+        }
     }
 
     /// Checks that the final grid can be written (`--grid`): a simulation

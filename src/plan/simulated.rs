@@ -58,7 +58,6 @@ pub(super) fn settings(plan: &Plan, replayed: Option<Arc<MeasuredSpeeds>>) -> Si
         },
         speeds,
         nodes,
-        noise: plan.noise.clone(),
         // A replay's measured speeds already hold their jitter.
         jitter: cfg
             .sim_jitter

@@ -9,7 +9,7 @@ use super::jitter::Wander;
 use super::steps::Steps;
 use super::timeline::{Detours, Interference, Timeline};
 use crate::engine::{MeasuredSpeeds, Settings, SimSettings};
-use crate::noise::Level;
+use crate::noise::{Level, NoisePlan};
 use crate::topology::Placement;
 
 /// Each thread's virtual core: its speed (`sim_speed`, the `slow` hook)
@@ -19,13 +19,10 @@ pub(super) fn timelines(
     placement: &Placement,
     settings: &Settings,
     sim: &SimSettings,
+    noise: Option<&NoisePlan>,
 ) -> Vec<Timeline> {
     let interference = |core: usize| -> Interference {
-        let Some(parasite) = sim
-            .noise
-            .as_ref()
-            .and_then(|n| n.parasites.iter().find(|q| q.core == core))
-        else {
+        let Some(parasite) = noise.and_then(|n| n.parasites.iter().find(|q| q.core == core)) else {
             return Interference::None;
         };
         let sleep = parasite.sleep_us as f64 * 1e6;

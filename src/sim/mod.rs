@@ -59,7 +59,7 @@ pub(crate) mod steps;
 pub(crate) mod timeline;
 
 use crate::engine::{Outcome, Settings, SimSettings};
-use crate::noise::NoiseReport;
+use crate::noise::{NoisePlan, NoiseReport};
 use crate::problem::Problem;
 use crate::topology::Placement;
 use crate::variant::Mode;
@@ -79,8 +79,9 @@ pub fn run(
     placement: &Placement,
     settings: &Settings,
     sim: &SimSettings,
+    noise: Option<&NoisePlan>,
 ) -> (Outcome, Option<NoiseReport>) {
-    let mut s = Simulation::new(problem, placement, settings, sim);
+    let mut s = Simulation::new(problem, placement, settings, sim, noise);
     s.replay_speeds();
     match settings.mode() {
         Mode::Sync => s.run_sync(),

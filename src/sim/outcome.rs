@@ -65,7 +65,7 @@ impl Simulation<'_> {
     /// Each parasite as its core's timeline saw it: a parasite on a core
     /// without a thread took nothing from a worker.
     fn noise_report(&self, elapsed_s: f64) -> Option<NoiseReport> {
-        let noise = self.sim.noise.as_ref()?;
+        let noise = self.noise?;
         let parasites = noise
             .parasites
             .iter()

@@ -11,6 +11,7 @@ use super::events::Events;
 use super::network::{self, Network};
 use super::timeline::Timeline;
 use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReason, TraceSample};
+use crate::noise::NoisePlan;
 use crate::problem::{Neighbour, Problem, Side, residual_norm};
 use crate::schedule::balancer::start_interval;
 use crate::schedule::{
@@ -29,6 +30,8 @@ pub(super) struct Simulation<'a> {
     pub(super) placement: &'a Placement,
     pub(super) settings: &'a Settings,
     pub(super) sim: &'a SimSettings,
+    /// The parasites on the virtual cores, if any.
+    pub(super) noise: Option<&'a NoisePlan>,
     pub(super) costs: SimCosts,
     pub(super) numbers: Numbers,
     pub(super) residual: Residual,
@@ -108,12 +111,13 @@ impl<'a> Simulation<'a> {
         placement: &'a Placement,
         settings: &'a Settings,
         sim: &'a SimSettings,
+        noise: Option<&'a NoisePlan>,
     ) -> Self {
         let p = problem;
         let mut board = Board::new(p);
         board.nodes.clone_from(&sim.nodes);
         board.marks_cold = sim.costs.cold_cell_ns > 0.0;
-        let threads = cores::timelines(placement, settings, sim)
+        let threads = cores::timelines(placement, settings, sim, noise)
             .into_iter()
             .zip(&board.sets)
             .map(|(timeline, set)| Thread {
@@ -144,6 +148,7 @@ impl<'a> Simulation<'a> {
             placement,
             settings,
             sim,
+            noise,
             costs: sim.costs,
             numbers,
             residual: if numbers == Numbers::Held {

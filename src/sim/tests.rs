@@ -9,15 +9,21 @@ use crate::schedule;
 use crate::subdomain::EdgeVersion;
 
 pub(super) fn run_plan(plan: &Plan) -> (Outcome, Option<NoiseReport>) {
-    let sim = plan.sim.as_ref().expect("a simulated plan");
-    run(&plan.problem, &plan.placement, &plan.settings, sim)
+    let sim = plan.sim().expect("a simulated plan");
+    run(
+        &plan.problem,
+        &plan.placement,
+        &plan.settings,
+        sim,
+        plan.noise.as_ref(),
+    )
 }
 
 /// What the cost model charges an update of `s` in its home slab at
 /// workload factor `f`, in seconds: its share of the slab pass's own cost,
 /// its rows' (each shared with the subdomains beside it) and its cells'.
 pub(crate) fn home_s(plan: &Plan, s: usize, f: f64) -> f64 {
-    let c = &plan.sim.as_ref().unwrap().costs;
+    let c = &plan.sim().unwrap().costs;
     let (p, g) = (&plan.problem, &plan.problem.subs[s]);
     let update = c.update_ns / p.subdomains_per_domain() as f64;
     let rows = g.height as f64 * c.row_ns / p.sub_cols as f64;
@@ -155,8 +161,14 @@ fn across_nodes_an_update_pays_its_remote_edges_and_a_move_its_cells() {
     ])
     .unwrap();
     let plan = Plan::simulated(&cfg).unwrap();
-    let sim = plan.sim.as_ref().unwrap();
-    let mut e = Simulation::new(&plan.problem, &plan.placement, &plan.settings, sim);
+    let sim = plan.sim().unwrap();
+    let mut e = Simulation::new(
+        &plan.problem,
+        &plan.placement,
+        &plan.settings,
+        sim,
+        plan.noise.as_ref(),
+    );
     assert_eq!(e.board.nodes, [0, 0, 1, 1]);
     // Domain 0 (top left) sends its south edge to domain 2 on node 1.
     assert_eq!(e.node_cost(0), 8.0 * 10.0 * 0.5);
@@ -243,8 +255,14 @@ fn an_edge_sent_to_another_node_arrives_after_loggp_time_and_is_read_only_then()
         "sim_node_overhead_ns=100",
         "sim_node_gap_ns=300",
     ]);
-    let sim = plan.sim.as_ref().unwrap();
-    let mut e = Simulation::new(&plan.problem, &plan.placement, &plan.settings, sim);
+    let sim = plan.sim().unwrap();
+    let mut e = Simulation::new(
+        &plan.problem,
+        &plan.placement,
+        &plan.settings,
+        sim,
+        plan.noise.as_ref(),
+    );
     let west_of_1 = |e: &mut Simulation<'_>, now: u64| {
         let net = e
             .network

@@ -65,8 +65,8 @@ use parking_lot::Mutex;
 pub(crate) use slab::{Job, Slab, SlabGuard, Todo};
 
 use crate::engine::Residual;
-use crate::kernel::{self, Block, Buffer};
 use crate::problem::{Neighbour, Problem, Side, SubdomainGeom};
+use braid_kernel::{self as kernel, Block, Buffer};
 
 /// Where a subdomain's current values are (see the top of this file).
 #[derive(Debug)]

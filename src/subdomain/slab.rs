@@ -81,8 +81,8 @@ use parking_lot::{Mutex, MutexGuard};
 
 use super::{EdgeVersion, Held, Place, Subdomain, extra_time, extra_work, initial_buffers};
 use crate::engine::Residual;
-use crate::kernel::{self, Block, Buffer};
 use crate::problem::{Neighbour, Problem, Side};
+use braid_kernel::{self as kernel, Block, Buffer};
 
 /// A rectangle of a slab: its first interior cell's coordinates in the
 /// slab's padded block, and its size.

@@ -317,7 +317,7 @@ pub(crate) fn validate(
 /// the validation stops.
 fn run(mut plan: Plan, interrupt: &Interrupt) -> Result<Report, ValidateError> {
     plan.settings.interrupt = interrupt.clone();
-    let (report, _) = crate::runner::run(&plan)?;
+    let (report, _) = crate::drive::run(&plan)?;
     match interrupt.signal() {
         Some(signal) => Err(ValidateError::Interrupted(signal)),
         None => Ok(report),

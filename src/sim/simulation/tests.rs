@@ -24,15 +24,21 @@ fn plan(overrides: &[&str]) -> Plan {
 }
 
 fn simulation(plan: &Plan) -> Simulation<'_> {
-    let sim = plan.sim.as_ref().expect("a simulated plan");
-    Simulation::new(&plan.problem, &plan.placement, &plan.settings, sim)
+    let sim = plan.sim().expect("a simulated plan");
+    Simulation::new(
+        &plan.problem,
+        &plan.placement,
+        &plan.settings,
+        sim,
+        plan.noise.as_ref(),
+    )
 }
 
 /// What the cost model says an update of `s` costs with `owners`, in ps:
 /// at home its share of its slab's pass, away the update's and its rows'
 /// costs whole.
 fn priced(p: &Plan, s: usize, owners: &[usize]) -> f64 {
-    let c = &p.sim.as_ref().unwrap().costs;
+    let c = &p.sim().unwrap().costs;
     let g = &p.problem.subs[s];
     let remote = g.edge_cells_from(|n| owners[n] != owners[s]) as f64;
     let away = match owners[s] == g.domain {
@@ -120,8 +126,9 @@ fn each_parasite_burst_takes_the_switch_on_top_of_its_work() {
             "noise_cores=0:0.2",
             &format!("sim_noise_switch_ns={switch}"),
         ]);
-        let sim = p.sim.as_ref().unwrap();
-        let timelines = super::super::cores::timelines(&p.placement, &p.settings, sim);
+        let sim = p.sim().unwrap();
+        let timelines =
+            super::super::cores::timelines(&p.placement, &p.settings, sim, p.noise.as_ref());
         let sleep = p.noise.as_ref().unwrap().parasites[0].sleep_us * 1_000_000;
         let work = step(0.2 / 0.8 * sleep as f64);
         assert_eq!(
