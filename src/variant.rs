@@ -231,14 +231,26 @@ impl Variant {
 #[error(
     "unknown variant `{label}`: {reason}; expected sync, ssync(n), async(n) or \
      async(n)+BALANCER(f) (f seconds between calls, or auto), where BALANCER is split, \
-     joint or hybrid (Algorithm 1; hybrid takes (f,k)), auto, or a strategy (steal, \
-     greedy, refine, anticipate, residual, gossip) alone or with -split or -hybrid"
+     joint or hybrid (Algorithm 1; hybrid takes (f,k)), auto, or a strategy ({}) alone \
+     or with -split or -hybrid",
+    label_strategies()
 )]
 pub struct VariantError {
     /// The label, as given.
     pub label: String,
     /// What is wrong with it.
     pub reason: String,
+}
+
+/// The strategies a label names by their own name, from the one list of
+/// them (Algorithm 1 is named by its scope instead).
+fn label_strategies() -> String {
+    Strategy::ALL
+        .iter()
+        .filter(|&&s| s != Strategy::Progressive)
+        .map(|s| s.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Variant {

@@ -111,6 +111,34 @@ pub enum WorkloadSpec {
     },
 }
 
+/// The workloads named with numbers, and what each number is: the one
+/// list that the parser and the hints of a bad value are built from.
+const NAMED: &[(&str, &[&str])] = &[
+    ("random", &["lo", "hi"]),
+    ("hotspot", &["f", "x", "y", "r"]),
+    ("moving", &["f", "x", "y", "r", "vx", "vy"]),
+    ("growing", &["f", "x", "y", "r0", "dr"]),
+];
+
+/// Every form a `workload` value takes, for a message that lists them:
+/// `uniform, random(lo,hi), ..., map:FILE or lbdata[(SECONDS_PER_UNIT)]:PATH`.
+///
+/// ```
+/// let forms = braid::workload::forms();
+/// assert!(forms.starts_with("uniform, random(lo,hi), hotspot(f,x,y,r)"));
+/// assert!(forms.ends_with("map:FILE or lbdata[(SECONDS_PER_UNIT)]:PATH"));
+/// ```
+pub fn forms() -> String {
+    let named: Vec<String> = NAMED
+        .iter()
+        .map(|(name, params)| format!("{name}({})", params.join(",")))
+        .collect();
+    format!(
+        "uniform, {}, map:FILE or lbdata[(SECONDS_PER_UNIT)]:PATH",
+        named.join(", ")
+    )
+}
+
 /// A `workload` value that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -204,55 +232,45 @@ impl WorkloadSpec {
                     .map_err(|_| WorkloadError(format!("`{}` is not a number", a.trim())))
             })
             .collect::<Result<_, _>>()?;
-        let want = |n: usize| {
-            if args.len() == n {
-                Ok(())
-            } else {
-                Err(WorkloadError(format!(
-                    "{name} takes {n} numbers, got {}",
-                    args.len()
-                )))
-            }
+        let Some(&(_, params)) = NAMED.iter().find(|(n, _)| *n == name) else {
+            let hint = crate::suggest::hint(name, NAMED.iter().map(|(n, _)| *n));
+            return Err(WorkloadError(format!("no workload named `{name}`{hint}")));
         };
+        if args.len() != params.len() {
+            return Err(WorkloadError(format!(
+                "{name} takes {} numbers ({}), got {}",
+                params.len(),
+                params.join(","),
+                args.len()
+            )));
+        }
         let spec = match name {
-            "random" => {
-                want(2)?;
-                WorkloadSpec::Random {
-                    lo: args[0],
-                    hi: args[1],
-                }
-            }
-            "hotspot" => {
-                want(4)?;
-                WorkloadSpec::Hotspot {
-                    factor: args[0],
-                    x: args[1],
-                    y: args[2],
-                    r: args[3],
-                }
-            }
-            "moving" => {
-                want(6)?;
-                WorkloadSpec::Moving {
-                    factor: args[0],
-                    x: args[1],
-                    y: args[2],
-                    r: args[3],
-                    vx: args[4],
-                    vy: args[5],
-                }
-            }
-            "growing" => {
-                want(5)?;
-                WorkloadSpec::Growing {
-                    factor: args[0],
-                    x: args[1],
-                    y: args[2],
-                    r0: args[3],
-                    dr: args[4],
-                }
-            }
-            _ => return Err(WorkloadError(format!("no workload named `{name}`"))),
+            "random" => WorkloadSpec::Random {
+                lo: args[0],
+                hi: args[1],
+            },
+            "hotspot" => WorkloadSpec::Hotspot {
+                factor: args[0],
+                x: args[1],
+                y: args[2],
+                r: args[3],
+            },
+            "moving" => WorkloadSpec::Moving {
+                factor: args[0],
+                x: args[1],
+                y: args[2],
+                r: args[3],
+                vx: args[4],
+                vy: args[5],
+            },
+            "growing" => WorkloadSpec::Growing {
+                factor: args[0],
+                x: args[1],
+                y: args[2],
+                r0: args[3],
+                dr: args[4],
+            },
+            _ => unreachable!("every name in NAMED is matched here"),
         };
         spec.check()?;
         Ok(spec)

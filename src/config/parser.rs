@@ -268,12 +268,8 @@ impl Parser<'_> {
 
     /// `uniform`, `NAME(numbers)` or `map:FILE` (see [`WorkloadSpec`]).
     pub(super) fn workload(&self) -> Result<WorkloadSpec, ConfigError> {
-        WorkloadSpec::parse(self.value).map_err(|e| {
-            self.bad(format!(
-                "uniform, random(lo,hi), hotspot(f,x,y,r), moving(f,x,y,r,vx,vy), \
-                 growing(f,x,y,r0,dr) or map:FILE ({e})"
-            ))
-        })
+        WorkloadSpec::parse(self.value)
+            .map_err(|e| self.bad(format!("{} ({e})", crate::workload::forms())))
     }
 
     /// `none` or `THREAD:FACTOR`

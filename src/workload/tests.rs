@@ -39,6 +39,11 @@ fn bad_workloads_are_refused_naming_the_problem() {
         ("growing(4, 0.5, 0.5, 0.1, -0.1)", "dr"),
         ("hotspot(4, x, 0.5, 0.1)", "`x` is not a number"),
         ("hotspot", "NAME(numbers)"),
+        ("hotspt(4, 0.5, 0.5, 0.1)", "did you mean `hotspot`?"),
+        (
+            "hotspot(4, 0.5, 0.5)",
+            "hotspot takes 4 numbers (f,x,y,r), got 3",
+        ),
         ("map:", "names no file"),
     ] {
         let e = WorkloadSpec::parse(text).unwrap_err().to_string();
@@ -172,4 +177,32 @@ fn a_map_of_the_wrong_shape_or_values_is_refused() {
     let e = Workload::build(&WorkloadSpec::Map(not_npy), &p, 0).unwrap_err();
     assert!(e.to_string().contains(".npy"), "{e}");
     std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn every_named_workload_in_the_one_list_parses_and_is_hinted() {
+    let forms = super::forms();
+    for (name, params) in super::NAMED {
+        // Numbers that every bound accepts (a factor of 2, a centre of
+        // 0.5, a radius or rate of 0.1, or lo = 1 < hi = 2).
+        let args = vec!["1"; params.len()].join(",");
+        let args = if *name == "random" {
+            "1,2".into()
+        } else {
+            args
+        };
+        let text = format!("{name}({args})");
+        let spec = WorkloadSpec::parse(&text).or_else(|_| {
+            let ok = vec!["0.1"; params.len() - 1].join(",");
+            WorkloadSpec::parse(&format!("{name}(2,{ok})"))
+        });
+        assert!(spec.is_ok(), "{text}: {spec:?}");
+        assert!(
+            forms.contains(&format!("{name}({})", params.join(","))),
+            "{forms}"
+        );
+    }
+    for form in ["uniform", "map:FILE", "lbdata"] {
+        assert!(forms.contains(form), "{form} missing: {forms}");
+    }
 }
