@@ -95,7 +95,15 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
             let (cfg, speeds) = replayed(file, req)?;
             Plan::replaying(&cfg, Some(speeds)).map_err(bad_input)?
         }
-        None => plan_for(&load_config(req)?, engine)?,
+        None => {
+            let cfg = load_config(req)?;
+            // Recorded loads of millions of tasks take seconds to read
+            // and check: say so before the plan does it.
+            if cfg.workload.file().is_some() {
+                eprintln!("braid: reading the workload {}...", cfg.workload);
+            }
+            plan_for(&cfg, engine)?
+        }
     };
     if req.grid.is_some() {
         plan.check_grid().map_err(bad_input)?;

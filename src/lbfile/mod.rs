@@ -21,6 +21,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The largest file read, in bytes.
 const MAX_FILE_BYTES: u64 = 256 << 20;
@@ -312,25 +313,62 @@ fn files(at: &Files) -> Result<Vec<PathBuf>, ReadError> {
     Ok((0..=last).map(|n| at.path(n)).collect())
 }
 
-/// A file's bytes as JSON: plain, or brotli-compressed as vt writes it by
-/// default. Told apart by content: JSON text begins with `{` (after
-/// blanks and a byte-order mark); brotli has no magic number, so anything
-/// else is decompressed, and a `{` file that is not JSON is tried too.
-fn parse(bytes: &[u8]) -> Result<Value, String> {
+/// `then` of a file's JSON, unparsed: its text as read, or decompressed
+/// when vt wrote it brotli-compressed (its default). Told apart by
+/// content: JSON text begins with `{` (after blanks and a byte-order
+/// mark); brotli has no magic number, so anything else is decompressed,
+/// and a `{` file that is not JSON is tried too.
+fn with_json<T>(bytes: &[u8], then: impl FnOnce(&RawValue) -> T) -> Result<T, String> {
     let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let looks_like_json = text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-    let plain = looks_like_json.then(|| serde_json::from_slice::<Value>(text));
-    if let Some(Ok(v)) = plain {
-        return Ok(v);
+    let plain = looks_like_json.then(|| serde_json::from_slice::<&RawValue>(text));
+    if let Some(Ok(raw)) = plain {
+        return Ok(then(raw));
     }
     match unbrotli(bytes) {
-        Ok(raw) => serde_json::from_slice(&raw)
-            .map_err(|e| format!("brotli-compressed, but not JSON inside: {e}")),
+        Ok(raw) => match serde_json::from_slice::<&RawValue>(&raw) {
+            Ok(json) => Ok(then(json)),
+            Err(e) => Err(format!("brotli-compressed, but not JSON inside: {e}")),
+        },
         Err(_) => Err(match plain {
             Some(Err(e)) => format!("not JSON: {e}"),
             _ => "neither JSON nor brotli-compressed JSON".into(),
         }),
     }
+}
+
+/// What the reader takes of a file that passed the schema, and no more:
+/// a task's other fields and the communications are skipped unbuilt.
+#[derive(serde::Deserialize)]
+struct FileView {
+    phases: Vec<PhaseView>,
+}
+
+#[derive(serde::Deserialize)]
+struct PhaseView {
+    id: serde_json::Number,
+    tasks: Vec<TaskView>,
+}
+
+#[derive(serde::Deserialize)]
+struct TaskView {
+    entity: EntityView,
+    time: f64,
+    user_defined: Option<Box<UserView>>,
+}
+
+#[derive(serde::Deserialize)]
+struct EntityView {
+    migratable: bool,
+    seq_id: Option<serde_json::Number>,
+    id: Option<serde_json::Number>,
+}
+
+/// braid's own keys in vt's free-form `user_defined`, as they come.
+#[derive(serde::Deserialize)]
+struct UserView {
+    updates: Option<Value>,
+    pace: Option<Value>,
 }
 
 /// `bytes` decompressed, refused past [`MAX_FILE_BYTES`] (a small file
@@ -366,25 +404,27 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
         };
         let bytes = braid_noise::files::read_bytes(file, MAX_FILE_BYTES)
             .map_err(|e| fail(format!("cannot read it: {e}")))?;
-        let v = parse(&bytes).map_err(fail)?;
+        let view = with_json(&bytes, |raw| {
+            schema::check_raw(raw).map_err(|source| ReadError::Schema {
+                file: file.clone(),
+                source,
+            })?;
+            serde_json::from_str::<FileView>(raw.get()).map_err(|e| fail(format!("not JSON: {e}")))
+        })
+        .map_err(fail)??;
         drop(bytes);
-        schema::check(&v).map_err(|source| ReadError::Schema {
-            file: file.clone(),
-            source,
-        })?;
-        let ids: Vec<u64> = v["phases"]
-            .as_array()
-            .into_iter()
-            .flatten()
+        let ids: Vec<u64> = view
+            .phases
+            .iter()
             .enumerate()
-            .map(|(i, p)| p["id"].as_u64().unwrap_or(i as u64))
+            .map(|(i, p)| p.id.as_u64().unwrap_or(i as u64))
             .collect();
         // A processing element that recorded nothing (`"phases": []`, as
         // in vt's and LBAF's sets) holds no tasks; the others hold the same
         // phases.
         match &first_ids {
             _ if ids.is_empty() => {}
-            None => first_ids = Some(ids),
+            None => first_ids = Some(ids.clone()),
             Some(first) if *first != ids => {
                 return Err(fail(format!(
                     "its phases ({}) are not those of the files before it ({}): files of \
@@ -395,12 +435,10 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
             }
             Some(_) => {}
         }
-        for (i, phase) in v["phases"].as_array().into_iter().flatten().enumerate() {
-            let id = phase["id"].as_u64().unwrap_or(i as u64);
+        for (phase, id) in view.phases.into_iter().zip(ids) {
             let out = phases.entry(id).or_default();
-            for task in phase["tasks"].as_array().into_iter().flatten() {
-                let entity = &task["entity"];
-                if entity["migratable"] != Value::Bool(true) {
+            for task in phase.tasks {
+                if !task.entity.migratable {
                     continue;
                 }
                 total += 1;
@@ -409,46 +447,47 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
                         "more than {MAX_TASKS} tasks over all phases and files"
                     )));
                 }
-                let time_s = task["time"].as_f64().unwrap_or(0.0);
+                let content = |problem: String| ReadError::Content {
+                    file: file.clone(),
+                    phase: id,
+                    problem,
+                };
+                let time_s = task.time;
                 if time_s < 0.0 {
-                    return Err(ReadError::Content {
-                        file: file.clone(),
-                        phase: id,
-                        problem: format!("a task's time is {time_s}, below 0"),
-                    });
+                    return Err(content(format!("a task's time is {time_s}, below 0")));
                 }
                 // `updates` is braid's own key in vt's free-form
                 // `user_defined`: absent is "not recorded", anything but a
                 // count is an error, never read as absent.
-                let updates = match task["user_defined"].get("updates") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => Some(v.as_u64().ok_or_else(|| ReadError::Content {
-                        file: file.clone(),
-                        phase: id,
-                        problem: format!(
+                let user = task
+                    .user_defined
+                    .map_or((None, None), |u| (u.updates, u.pace));
+                let updates = match user.0 {
+                    None => None,
+                    Some(v) => Some(v.as_u64().ok_or_else(|| {
+                        content(format!(
                             "a task's user_defined.updates is {v}, not a whole number of updates"
-                        ),
+                        ))
                     })?),
                 };
-                let pace = match task["user_defined"].get("pace") {
-                    None | Some(Value::Null) => None,
+                let pace = match user.1 {
+                    None => None,
                     Some(v) => Some(
                         v.as_f64()
                             .filter(|p| p.is_finite() && *p >= 0.0)
-                            .ok_or_else(|| ReadError::Content {
-                                file: file.clone(),
-                                phase: id,
-                                problem: format!(
+                            .ok_or_else(|| {
+                                content(format!(
                                     "a task's user_defined.pace is {v}, not a count of updates"
-                                ),
+                                ))
                             })?,
                     ),
                 };
                 out.push(Task {
-                    id: entity
-                        .get("seq_id")
-                        .or_else(|| entity.get("id"))
-                        .and_then(Value::as_u64)
+                    id: task
+                        .entity
+                        .seq_id
+                        .or(task.entity.id)
+                        .and_then(|n| n.as_u64())
                         .unwrap_or(0),
                     pe,
                     time_s,

@@ -9,7 +9,10 @@
 //! and a migratable one with a `seq_id` a `collection_id` (vt's
 //! `validate_ids`). An error names the phase and the field.
 
-use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// A file that does not follow the schema: where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -179,11 +182,28 @@ pub const FILE: Spec = Spec::Object(&[
     ),
 ]);
 
-fn join(path: &str, field: &str) -> String {
-    match (path.is_empty(), field.starts_with('[')) {
-        (true, _) => field.to_string(),
-        (false, true) => format!("{path}{field}"),
-        (false, false) => format!("{path}.{field}"),
+/// Where the walk is: a field or a list's item below where it was, made
+/// into text (`phases[2].tasks[0].entity.home`) only for an error.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    File,
+    Field(&'a At<'a>, &'a str),
+    Item(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn text(&self) -> String {
+        match self {
+            At::File => "(the file)".into(),
+            At::Field(At::File, name) => name.to_string(),
+            At::Field(up, name) => format!("{}.{name}", up.text()),
+            At::Item(up, i) => format!("{}[{i}]", up.text()),
+        }
+    }
+
+    /// Whether this is the file's list of phases.
+    fn is_phases(&self) -> bool {
+        matches!(self, At::Field(At::File, "phases"))
     }
 }
 
@@ -206,46 +226,55 @@ fn describe(spec: Spec) -> String {
     }
 }
 
-/// Checks `v` (at `path`, in `phase`) against `spec`.
-fn walk(v: &Value, spec: Spec, phase: Option<u64>, path: &str) -> Result<(), SchemaError> {
+/// An object's fields as raw JSON, one level parsed (the last of a key
+/// given twice, as Python's `json` keeps it).
+type Fields<'t> = BTreeMap<String, &'t RawValue>;
+
+/// What a raw JSON value opens with: `{`, `[`, or anything else.
+fn opens(v: &RawValue) -> u8 {
+    v.get()
+        .bytes()
+        .find(|b| !b.is_ascii_whitespace())
+        .unwrap_or(b' ')
+}
+
+/// Checks `v` (at `at`, in `phase`) against `spec`. The walk parses one
+/// level at a time and keeps no more than the list or object it is in, so
+/// a file of millions of tasks is checked in little more memory than its
+/// text.
+fn walk(v: &RawValue, spec: Spec, phase: Option<u64>, at: At<'_>) -> Result<(), SchemaError> {
     let fail = |problem: String| SchemaError {
         phase,
-        field: if path.is_empty() {
-            "(the file)".into()
-        } else {
-            path.to_string()
-        },
+        field: at.text(),
         problem,
     };
     let wrong = || fail(format!("is not {}", describe(spec)));
     match spec {
-        Spec::Int if is_int(v) => Ok(()),
-        Spec::Float if v.is_f64() => Ok(()),
-        Spec::NonNegativeFloat if v.as_f64().is_some_and(|x| v.is_f64() && x >= 0.0) => Ok(()),
-        Spec::Str if v.is_string() => Ok(()),
-        Spec::Bool if v.is_boolean() => Ok(()),
-        Spec::Dict if v.is_object() => Ok(()),
-        Spec::Literal(s) if v.as_str() == Some(s) => Ok(()),
-        Spec::Literal(s) => Err(fail(format!("must be {s:?}"))),
         Spec::List(item) => {
-            let list = v.as_array().ok_or_else(wrong)?;
+            let list: Vec<&RawValue> = match opens(v) {
+                b'[' => serde_json::from_str(v.get()).map_err(|_| wrong())?,
+                _ => return Err(wrong()),
+            };
             for (i, x) in list.iter().enumerate() {
                 // A phase's errors name the phase (its id, else its index).
-                let phase = match (path, item) {
-                    ("phases", _) => Some(x.get("id").and_then(Value::as_u64).unwrap_or(i as u64)),
-                    _ => phase,
+                let phase = match at.is_phases() {
+                    true => Some(phase_id(x).unwrap_or(i as u64)),
+                    false => phase,
                 };
-                walk(x, *item, phase, &join(path, &format!("[{i}]")))?;
+                walk(x, *item, phase, At::Item(&at, i))?;
             }
             Ok(())
         }
-        Spec::Object(fields) => object(v, fields, phase, path).map(drop),
+        Spec::Dict if opens(v) == b'{' => Ok(()),
+        Spec::Object(fields) => object(v, fields, phase, at).map(drop),
         Spec::Entity(fields) => {
-            let map = object(v, fields, phase, path)?;
+            let map = object(v, fields, phase, at)?;
             if !map.contains_key("seq_id") && !map.contains_key("id") {
                 return Err(fail("has neither `seq_id` nor `id`".into()));
             }
-            if map.get("migratable") == Some(&Value::Bool(true))
+            if map
+                .get("migratable")
+                .is_some_and(|m| m.get().trim() == "true")
                 && map.contains_key("seq_id")
                 && !map.contains_key("collection_id")
             {
@@ -255,41 +284,67 @@ fn walk(v: &Value, spec: Spec, phase: Option<u64>, path: &str) -> Result<(), Sch
             }
             Ok(())
         }
-        _ => Err(wrong()),
+        // A scalar: parsed whole (a list or object here is wrong unparsed).
+        _ if matches!(opens(v), b'{' | b'[') => Err(wrong()),
+        _ => {
+            let x: Value = serde_json::from_str(v.get()).map_err(|_| wrong())?;
+            match spec {
+                Spec::Int if is_int(&x) => Ok(()),
+                Spec::Float if x.is_f64() => Ok(()),
+                Spec::NonNegativeFloat if x.as_f64().is_some_and(|f| x.is_f64() && f >= 0.0) => {
+                    Ok(())
+                }
+                Spec::Str if x.is_string() => Ok(()),
+                Spec::Bool if x.is_boolean() => Ok(()),
+                Spec::Literal(s) if x.as_str() == Some(s) => Ok(()),
+                Spec::Literal(s) => Err(fail(format!("must be {s:?}"))),
+                _ => Err(wrong()),
+            }
+        }
     }
+}
+
+/// A phase's `id`, if it is an object with a whole-number one.
+fn phase_id(v: &RawValue) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: Option<Value>,
+    }
+    if opens(v) != b'{' {
+        return None;
+    }
+    let id: Id = serde_json::from_str(v.get()).ok()?;
+    id.id?.as_u64()
 }
 
 /// Checks that `v` is an object whose keys are among `fields`, the
 /// required ones present, each as its spec says.
-fn object<'v>(
-    v: &'v Value,
+fn object<'t>(
+    v: &'t RawValue,
     fields: &[Field],
     phase: Option<u64>,
-    path: &str,
-) -> Result<&'v Map<String, Value>, SchemaError> {
-    let fail = |field: &str, problem: &str| SchemaError {
+    at: At<'_>,
+) -> Result<Fields<'t>, SchemaError> {
+    let fail = |field: At<'_>, problem: &str| SchemaError {
         phase,
-        field: if field.is_empty() {
-            "(the file)".into()
-        } else {
-            field.to_string()
-        },
+        field: field.text(),
         problem: problem.into(),
     };
-    let map = v
-        .as_object()
-        .ok_or_else(|| fail(path, "is not an object"))?;
+    let map: Fields<'t> = match opens(v) {
+        b'{' => serde_json::from_str(v.get()).map_err(|_| fail(at, "is not an object"))?,
+        _ => return Err(fail(at, "is not an object")),
+    };
     if let Some(key) = map.keys().find(|k| !fields.iter().any(|f| f.name == *k)) {
         return Err(fail(
-            &join(path, key),
+            At::Field(&at, key),
             "is not a field the schema allows here",
         ));
     }
     for f in fields {
         match map.get(f.name) {
-            None if f.required => return Err(fail(&join(path, f.name), "is missing")),
+            None if f.required => return Err(fail(At::Field(&at, f.name), "is missing")),
             None => {}
-            Some(x) => walk(x, f.spec, phase, &join(path, f.name))?,
+            Some(x) => walk(x, f.spec, phase, At::Field(&at, f.name))?,
         }
     }
     Ok(map)
@@ -297,7 +352,14 @@ fn object<'v>(
 
 /// Checks a parsed LB data file against vt's schema.
 pub fn check(file: &Value) -> Result<(), SchemaError> {
-    walk(file, FILE, None, "")
+    let text = file.to_string();
+    let raw: &RawValue = serde_json::from_str(&text).expect("a value's own text is JSON");
+    check_raw(raw)
+}
+
+/// Checks an LB data file's JSON text, unparsed, against vt's schema.
+pub fn check_raw(file: &RawValue) -> Result<(), SchemaError> {
+    walk(file, FILE, None, At::File)
 }
 
 #[cfg(test)]
