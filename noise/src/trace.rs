@@ -147,6 +147,8 @@ impl Trace {
             }
             detours.push(d);
         }
+        // Held for the whole run: no doubling's slack (up to half again).
+        detours.shrink_to_fit();
         // Bounded and not overlapping: every sum below is at most the span.
         let end = detours
             .last()

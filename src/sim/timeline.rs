@@ -34,18 +34,38 @@ pub(crate) enum Interference {
 }
 
 /// A trace's detours in picoseconds, ready to answer "when is the core
-/// free": starts and ends ascending (detours do not overlap), the lost time
-/// before each detour, the span it loops over and where it starts.
+/// free": the trace itself (starts ascending, detours do not overlap), the
+/// lost time before each detour, the span it loops over and where it
+/// starts. Each detour's start, end and the free time before it are worked
+/// out from those two, so a trace of millions of detours costs the
+/// simulator 8 bytes a detour beside the trace the plan holds.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Detours {
-    starts: Vec<u64>,
-    ends: Vec<u64>,
-    /// `lost_before[i]`: the lost time of detours `0..i`.
+    trace: Arc<Trace>,
+    /// `lost_before[i]`: the lost time of detours `0..i` (ps), `n + 1` of
+    /// them.
     lost_before: Vec<u64>,
-    /// `free_at_start[i]`: the free time before detour `i` starts.
-    free_at_start: Vec<u64>,
     span: u64,
     offset: u64,
+}
+
+fn ps(ns: u64) -> u64 {
+    ns.saturating_mul(1000)
+}
+
+/// The first of `0..n` for which `below` is false, `below` being true up to
+/// some point and false after it (a binary search over worked-out values).
+fn first_not(n: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 impl Detours {
@@ -56,47 +76,51 @@ impl Detours {
     /// Each detour takes `switch_ns` more (`sim_noise_switch_ns`: what a
     /// worker loses to the switches and its cold cache around a detour), up
     /// to the next detour's start, unless that left none of the span free.
-    pub(crate) fn new(trace: &Trace, offset_ns: u64, switch_ns: u64) -> Detours {
-        let ps = |ns: u64| ns.saturating_mul(1000);
+    pub(crate) fn new(trace: &Arc<Trace>, offset_ns: u64, switch_ns: u64) -> Detours {
         let span = ps(trace.span_ns).max(1);
-        let starts: Vec<u64> = trace.detours.iter().map(|d| ps(d.start_ns)).collect();
-        let ends_with = |switch: u64| -> Vec<u64> {
-            trace
-                .detours
-                .iter()
-                .enumerate()
-                .map(|(i, d)| {
-                    let next = starts.get(i + 1).copied().unwrap_or(span);
-                    let end = ps(d.start_ns.saturating_add(d.duration_ns)).min(span);
-                    end.max(end.saturating_add(ps(switch)).min(next))
-                })
-                .collect()
-        };
-        let mut ends = ends_with(switch_ns);
-        let lost: u64 = starts.iter().zip(&ends).map(|(s, e)| e - s).sum();
-        if switch_ns > 0 && lost >= span {
-            ends = ends_with(0);
-        }
-        let mut lost_before = Vec::with_capacity(starts.len() + 1);
-        let mut lost = 0u64;
-        for (s, e) in starts.iter().zip(&ends) {
+        let d = &trace.detours;
+        let lost_with = |switch: u64| -> Vec<u64> {
+            let mut lost_before = Vec::with_capacity(d.len() + 1);
+            let mut lost = 0u64;
+            for (i, x) in d.iter().enumerate() {
+                lost_before.push(lost);
+                let next = d.get(i + 1).map_or(span, |n| ps(n.start_ns));
+                let end = ps(x.start_ns.saturating_add(x.duration_ns)).min(span);
+                let end = end.max(end.saturating_add(ps(switch)).min(next));
+                lost += end - ps(x.start_ns);
+            }
             lost_before.push(lost);
-            lost += e - s;
+            lost_before
+        };
+        let mut lost_before = lost_with(switch_ns);
+        if switch_ns > 0 && lost_before[d.len()] >= span {
+            lost_before = lost_with(0);
         }
-        lost_before.push(lost);
-        let free_at_start = starts
-            .iter()
-            .zip(&lost_before)
-            .map(|(s, l)| s - l)
-            .collect();
         Detours {
-            free_at_start,
-            starts,
-            ends,
+            trace: trace.clone(),
             lost_before,
             span,
             offset: ps(offset_ns) % span,
         }
+    }
+
+    fn len(&self) -> usize {
+        self.trace.detours.len()
+    }
+
+    /// Detour `i`'s start (ps, trace time).
+    fn start(&self, i: usize) -> u64 {
+        ps(self.trace.detours[i].start_ns)
+    }
+
+    /// Detour `i`'s end, its switch included.
+    fn end(&self, i: usize) -> u64 {
+        self.start(i) + (self.lost_before[i + 1] - self.lost_before[i])
+    }
+
+    /// The first detour that ends after `pos` (or `len()`).
+    fn ending_after(&self, pos: u64) -> usize {
+        first_not(self.len(), |i| self.end(i) <= pos)
     }
 
     fn lost_per_lap(&self) -> u64 {
@@ -105,17 +129,17 @@ impl Detours {
 
     /// Detours begun before trace time `x` (laps included).
     fn begun_before(&self, x: u64) -> u64 {
-        let n = self.starts.len() as u64;
-        (x / self.span).saturating_mul(n)
-            + self.starts.partition_point(|&s| s < x % self.span) as u64
+        let n = self.len() as u64;
+        let pos = x % self.span;
+        (x / self.span).saturating_mul(n) + first_not(self.len(), |i| self.start(i) < pos) as u64
     }
 
     /// Time lost to detours in trace time `[0, x)`.
     fn lost_before(&self, x: u64) -> u64 {
         let pos = x % self.span;
-        let i = self.ends.partition_point(|&e| e <= pos);
-        let partial = match self.starts.get(i) {
-            Some(&s) if s < pos => pos - s,
+        let i = self.ending_after(pos);
+        let partial = match (i < self.len()).then(|| self.start(i)) {
+            Some(s) if s < pos => pos - s,
             _ => 0,
         };
         (x / self.span) * self.lost_per_lap() + self.lost_before[i] + partial
@@ -129,9 +153,9 @@ impl Detours {
         // The common case first: the work fits in the free stretch it
         // starts in (start < 2^62 and offset < span <= 1e18: no overflow).
         let pos = (start + self.offset) % self.span;
-        let i = self.ends.partition_point(|&e| e <= pos);
-        let free = match self.starts.get(i) {
-            Some(&s) if s > pos => s - pos,
+        let i = self.ending_after(pos);
+        let free = match (i < self.len()).then(|| self.start(i)) {
+            Some(s) if s > pos => s - pos,
             Some(_) => 0,
             None => self.span - pos,
         };
@@ -148,9 +172,9 @@ impl Detours {
     fn free_before(&self, x: u128) -> u128 {
         let span = u128::from(self.span);
         let pos = (x % span) as u64;
-        let i = self.ends.partition_point(|&e| e <= pos);
-        let inside = match self.starts.get(i) {
-            Some(&s) if s < pos => pos - s,
+        let i = self.ending_after(pos);
+        let inside = match (i < self.len()).then(|| self.start(i)) {
+            Some(s) if s < pos => pos - s,
             _ => 0,
         };
         (x / span) * u128::from(self.span - self.lost_per_lap())
@@ -168,9 +192,9 @@ impl Detours {
         }
         // The free time before detour i starts is starts[i] - lost_before[i];
         // the first detour that starts after `left` of it closes the stretch.
-        let i = self
-            .free_at_start
-            .partition_point(|&f| u128::from(f) < left);
+        let i = first_not(self.len(), |i| {
+            u128::from(self.start(i) - self.lost_before[i]) < left
+        });
         lap * u128::from(self.span) + left + u128::from(self.lost_before[i])
     }
 }

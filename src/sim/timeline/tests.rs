@@ -61,7 +61,7 @@ fn over_a_long_stretch_a_noisy_core_loses_its_share() {
 fn detours(text: &str, offset_ns: u64) -> Timeline {
     Timeline {
         interference: Interference::Trace(Arc::new(Detours::new(
-            &Trace::parse(text).unwrap(),
+            &Arc::new(Trace::parse(text).unwrap()),
             offset_ns,
             0,
         ))),
@@ -122,10 +122,10 @@ fn walk_detours(d: &Detours, start: u64, work_ps: u64) -> u64 {
     let (mut t, mut left) = (start, work_ps);
     loop {
         let pos = (t + d.offset) % d.span;
-        let i = d.ends.partition_point(|&e| e <= pos);
-        let free = match d.starts.get(i) {
+        let i = (0..d.len()).find(|&i| d.end(i) > pos).unwrap_or(d.len());
+        let free = match (i < d.len()).then(|| d.start(i)).as_ref() {
             Some(&s) if s <= pos => {
-                t += d.ends[i] - pos;
+                t += d.end(i) - pos;
                 continue;
             }
             Some(&s) => s - pos,
@@ -166,7 +166,7 @@ fn the_closed_forms_end_where_a_step_by_step_walk_ends() {
         let Ok(trace) = Trace::parse(&text) else {
             continue; // all detour: refused
         };
-        let d = Detours::new(&trace, below(30), 0);
+        let d = Detours::new(&Arc::new(trace), below(30), 0);
         for _ in 0..20 {
             let (start, work) = (below(50_000), 1 + below(40_000));
             assert_eq!(
