@@ -122,11 +122,22 @@ pub(crate) fn run(
     let samples = suite.samples();
     let machine = Topology::detect()?;
     // Every sample's configuration is checked before anything runs, so a
-    // typo fails in a second instead of as a results file of failures.
-    let configs = samples
-        .iter()
-        .map(|s| effective_config(suite, s, &machine))
-        .collect::<Result<Vec<_>, _>>()?;
+    // typo fails in a second instead of as a results file of failures. The
+    // checked plans' noise is held until all are checked, so that a trace
+    // the samples share is read once; a long check says how far it is.
+    let mut held = Vec::new();
+    let mut shown = std::time::Instant::now();
+    let mut configs = Vec::with_capacity(samples.len());
+    for (i, s) in samples.iter().enumerate() {
+        let (cfg, topology, noise) = effective_config(suite, s, &machine)?;
+        configs.push((cfg, topology));
+        held.push(noise);
+        if shown.elapsed().as_secs_f64() >= 2.0 {
+            eprintln!("braid: checked {}/{} samples...", i + 1, samples.len());
+            shown = std::time::Instant::now();
+        }
+    }
+    drop(held);
     let results::Opened {
         mut file,
         done,
@@ -248,7 +259,7 @@ fn effective_config(
     suite: &LoadedSuite,
     sample: &Sample,
     machine: &Topology,
-) -> Result<(Config, Topology), ExperimentError> {
+) -> Result<(Config, Topology, Option<crate::noise::NoisePlan>), ExperimentError> {
     let bad = |message: String| ExperimentError::BadSample {
         path: suite.path.clone(),
         sample: sample.key(),
@@ -275,12 +286,12 @@ fn effective_config(
         }
     };
     // Planned (and so checked) as the sample's own process will plan it.
-    match suite.suite.engine {
+    let plan = match suite.suite.engine {
         EngineKind::Run => Plan::new(&cfg, &topology),
         EngineKind::Sim => Plan::simulated(&cfg),
     }
     .map_err(|e| bad(e.to_string()))?;
-    Ok((cfg, topology))
+    Ok((cfg, topology, plan.noise))
 }
 
 /// How one sample's process ended.

@@ -2,7 +2,7 @@
 //! with every trace it replays read and checked before the run.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use braid_noise::trace::Trace;
 
@@ -41,7 +41,7 @@ pub(super) fn plan(
                     file: file.clone(),
                     offset_ns: draw % trace.span_ns.max(1),
                     lost_share: trace.lost_share(),
-                    trace: Arc::new(trace),
+                    trace,
                 })
             }
             (None, Some(d)) => Level::Duty(d),
@@ -76,12 +76,39 @@ pub(super) fn plan(
 /// Reads and checks a trace to replay: the selfish format, with times
 /// bounded so that both engines can count in them (picoseconds in the
 /// simulator), read a line at a time.
-fn load_trace(file: &Path) -> Result<Trace, PlanError> {
+///
+/// A trace already held (by this plan, on another core, or by a plan still
+/// alive: a suite's check of its samples holds them all) is shared, not
+/// read again, while its file is unchanged (same length and modification
+/// time): one copy in memory, and a suite of 300 samples replaying one
+/// trace reads it once.
+fn load_trace(file: &Path) -> Result<Arc<Trace>, PlanError> {
     let bad = |message: String| PlanError::NoiseTrace {
         file: file.to_path_buf(),
         message,
     };
+    let meta = std::fs::metadata(file).map_err(|e| bad(e.to_string()))?;
+    let stamp = (file.to_path_buf(), meta.len(), meta.modified().ok());
+    let mut held = HELD
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    held.retain(|(_, t)| t.strong_count() > 0);
+    if let Some(trace) = held
+        .iter()
+        .find(|(s, _)| *s == stamp)
+        .and_then(|(_, t)| t.upgrade())
+    {
+        return Ok(trace);
+    }
     let lines =
         braid_noise::files::open_buffered(file, MAX_TRACE_BYTES).map_err(|e| bad(e.to_string()))?;
-    Trace::read(lines).map_err(|e| bad(e.to_string()))
+    let trace = Arc::new(Trace::read(lines).map_err(|e| bad(e.to_string()))?);
+    held.push((stamp, Arc::downgrade(&trace)));
+    Ok(trace)
 }
+
+/// A file's identity as [`load_trace`] knows it: path, length, modified.
+type Stamp = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+
+/// The traces read and still held somewhere, by their file's stamp.
+static HELD: Mutex<Vec<(Stamp, Weak<Trace>)>> = Mutex::new(Vec::new());

@@ -197,3 +197,40 @@ fn subdomains_that_would_not_fit_in_memory_are_refused_before_they_are_built() {
     // run of 2^24 threads is not built here: only the plan's first steps).
     assert!(super::memory::check_subdomains(&Config::default(), 1 << 10).is_ok());
 }
+
+/// The replayed traces of a plan's parasites.
+fn traces(plan: &Plan) -> Vec<Arc<braid_noise::trace::Trace>> {
+    let noise = plan.noise.as_ref().expect("a noisy plan");
+    noise
+        .parasites
+        .iter()
+        .map(|p| match &p.level {
+            Level::Trace(r) => r.trace.clone(),
+            other => panic!("not a trace: {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_trace_is_read_once_while_held_and_again_once_its_file_changes() {
+    let dir = crate::scratch_dir("plan-trace-held");
+    let file = dir.join("t.trace");
+    std::fs::write(&file, "100\t10\n500\t20\n# duration_ns 1000\n").unwrap();
+    let mut cfg = Config::default();
+    let t = file.display();
+    cfg.apply_overrides(&["noise=thread", &format!("noise_cores=0:{t},1:{t}")])
+        .unwrap();
+    let first = Plan::simulated(&cfg).unwrap();
+    let held = traces(&first);
+    // Two cores of one plan, and a second plan while the first lives: one
+    // copy.
+    assert!(Arc::ptr_eq(&held[0], &held[1]));
+    let second = Plan::simulated(&cfg).unwrap();
+    assert!(Arc::ptr_eq(&held[0], &traces(&second)[0]));
+    // A changed file (another length) is read again, not taken from memory.
+    std::fs::write(&file, "100\t10\n500\t30\n# duration_ns 1000\n").unwrap();
+    let changed = traces(&Plan::simulated(&cfg).unwrap());
+    assert!(!Arc::ptr_eq(&held[0], &changed[0]));
+    assert_eq!(changed[0].detours[1].duration_ns, 30);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
