@@ -27,7 +27,7 @@
 //! ```text
 //! config -> plan -> engine: runtime | sim -> report -> experiment -> plot
 //!             \-> noise plan -> parasites beside a real run
-//! drive: plan -> engine -> report ([`run`]); runner, cli: the command line
+//! drive: plan -> engine -> report ([`run`]); the lab above it; cli on top
 //! ```
 //!
 //! * [`config`]: `config.txt`, overrides and labels into a typed [`Config`].
@@ -48,48 +48,44 @@
 //! * Shared vocabulary: [`variant`] (paper labels), [`engine`] (what
 //!   engines take and give), [`noise`] (how noise is described).
 //!
-//! Everything else (the scheduling core, subdomains, MPI ranks, suites,
-//! figures, the command line) is the `braid` program's own.
+//! The lab (`src/lab/`: suites, figures, tables, the learned chooser,
+//! calibration, validation) and the command line (`src/cli/`) are the
+//! `braid` program's own, as are the scheduling core, subdomains and MPI
+//! ranks.
 
 #![warn(missing_docs)]
 
 pub mod busy;
-pub(crate) mod calibrate;
 pub(crate) mod child;
 pub mod choice;
 pub(crate) mod cli;
 pub mod config;
 pub mod drive;
 pub mod engine;
-pub(crate) mod experiment;
 pub mod interrupt;
 pub use braid_kernel as kernel;
+pub(crate) mod lab;
 pub mod lbdata;
 pub mod lbfile;
-pub(crate) mod learn;
 pub(crate) mod limits;
 pub mod model;
 pub mod noise;
 pub(crate) mod parasites;
 pub mod plan;
-pub(crate) mod plot;
 /// The roofline figure the speed benchmark draws.
-pub use plot::roofline;
+pub use lab::plot::roofline;
 pub mod policy;
 pub mod problem;
 #[cfg(feature = "mpi")]
 pub(crate) mod ranks;
 pub mod report;
 pub(crate) mod rng;
-pub(crate) mod runner;
 pub mod runtime;
 pub(crate) mod schedule;
 pub mod sim;
 pub(crate) mod subdomain;
 pub mod suggest;
-pub(crate) mod table;
 pub mod topology;
-pub(crate) mod validate;
 pub mod variant;
 pub(crate) mod watch;
 pub mod workload;

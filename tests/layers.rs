@@ -50,18 +50,33 @@ const LEVELS: &[&[&str]] = &[
     // -> report: an outcome as one typed value (and as vt's LB data).
     &["report", "lbdata"],
     // A plan driven on its engine: the library's `run`, the one place
-    // where a real run's parasites start.
+    // where a real run's parasites start. The library ends here.
     &["drive"],
-    // -> experiment; the simulator's costs measured by real runs.
-    &["experiment", "calibrate"],
+    // The lab (src/lab/): -> experiment; the simulator's costs measured by
+    // real runs.
+    &["lab::experiment", "lab::calibrate"],
     // Figures and tables from results, and a chooser learned from them.
-    &["plot", "table", "learn"],
+    &["lab::plot", "lab::table", "lab::learn"],
     // The simulator checked against the machine (both engines, a table).
-    &["validate"],
-    // The command line: one run to its outputs, then the commands.
-    &["runner"],
+    &["lab::validate"],
+    // The command line: its commands, and one run to its outputs.
     &["cli"],
 ];
+
+/// Folders that group modules of different levels: each module in one
+/// sits on its own level, named with the folder (`lab::plot`).
+const GROUPS: &[&str] = &["lab"];
+
+/// The module of a path that sits on a level: its first name, or in a
+/// group its first two (`["lab", "plot", "mod"]` -> `lab::plot`); `None`
+/// for a group's own face (`src/lab/mod.rs`).
+fn unit(path: &[String]) -> Option<String> {
+    let first = path.first()?;
+    if GROUPS.contains(&first.as_str()) {
+        return path.get(1).map(|m| format!("{first}::{m}"));
+    }
+    Some(first.clone())
+}
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -264,10 +279,10 @@ fn level_of(module: &str) -> Option<usize> {
 fn upward_imports(sources: &[Source]) -> Vec<String> {
     let mut bad = BTreeSet::new();
     for s in sources {
-        let Some(top) = s.module.first() else {
-            continue; // lib.rs, main.rs: the crate's face
+        let Some(top) = unit(&s.module) else {
+            continue; // lib.rs, main.rs, a group's mod.rs: faces
         };
-        let Some(mine) = level_of(top) else {
+        let Some(mine) = level_of(&top) else {
             bad.insert(format!(
                 "{}: module `{top}` is on no level",
                 s.file.display()
@@ -275,11 +290,11 @@ fn upward_imports(sources: &[Source]) -> Vec<String> {
             continue;
         };
         for r in &s.refs {
-            let Some(other) = r.first() else { continue };
+            let Some(other) = unit(r) else { continue };
             if other == top {
                 continue;
             }
-            match level_of(other) {
+            match level_of(&other) {
                 Some(theirs) if theirs < mine => {}
                 Some(_) => {
                     bad.insert(format!("{}: {top} -> {other}", s.file.display()));
@@ -370,9 +385,9 @@ fn every_top_level_module_is_on_a_level() {
     rust_files(&src(), &mut files);
     for f in files {
         let (module, _) = module_of(&f);
-        if let Some(top) = module.first() {
+        if let Some(top) = unit(&module) {
             assert!(
-                level_of(top).is_some(),
+                level_of(&top).is_some(),
                 "{}: add `{top}` to LEVELS",
                 f.display()
             );
@@ -380,11 +395,11 @@ fn every_top_level_module_is_on_a_level() {
     }
 }
 
-/// The crate's top-level modules as `src/lib.rs` declares them (`mod x;`)
-/// or re-exports a crate as one (`pub use braid_kernel as kernel;`).
-fn declared_modules() -> BTreeSet<String> {
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    code(&lib)
+/// The modules a file declares (`mod x;`) or re-exports a crate as
+/// (`pub use braid_kernel as kernel;`).
+fn declared_in(file: &Path) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    code(&text)
         .lines()
         .filter_map(|line| {
             let line = line.trim().trim_end_matches(';');
@@ -400,12 +415,27 @@ fn declared_modules() -> BTreeSet<String> {
         .collect()
 }
 
+/// The modules that sit on levels, as `src/lib.rs` declares them, a
+/// group's as its `mod.rs` declares them (`lab::plot`).
+fn declared_modules() -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for name in declared_in(&src().join("lib.rs")) {
+        if GROUPS.contains(&name.as_str()) {
+            let inner = declared_in(&src().join(&name).join("mod.rs"));
+            out.extend(inner.into_iter().map(|m| format!("{name}::{m}")));
+        } else {
+            out.insert(name);
+        }
+    }
+    out
+}
+
 #[test]
 fn the_levels_name_every_module_of_the_crate_once_and_nothing_else() {
     // Drift the other way: a module deleted or renamed, still on a level.
     let declared = declared_modules();
     assert!(
-        declared.contains("kernel") && declared.contains("plan"),
+        declared.contains("kernel") && declared.contains("plan") && declared.contains("lab::plot"),
         "{declared:?}"
     );
     let listed: Vec<&str> = LEVELS.iter().flat_map(|l| l.iter().copied()).collect();
@@ -452,6 +482,20 @@ fn the_checker_sees_what_it_should_and_only_that() {
         "fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::sim::run;\n}\n",
     );
     assert!(upward_imports(&[in_test]).is_empty());
+    // Within a group, each module has its own level.
+    let lab_up = at(&["lab", "experiment"], "use crate::lab::plot::Figure;\n");
+    assert_eq!(
+        upward_imports(&[lab_up]),
+        ["lab/experiment: lab::experiment -> lab::plot"]
+    );
+    let lab_down = at(
+        &["lab", "plot", "tts"],
+        "use crate::lab::{experiment::R, table};\n",
+    );
+    assert_eq!(
+        upward_imports(&[lab_down]),
+        ["lab/plot/tts: lab::plot -> lab::table"]
+    );
     let a = at(&["sim", "a"], "use super::b::X;\n");
     let b = at(&["sim", "b"], "use super::{a::Y, clock};\n");
     assert_eq!(sibling_loops(&[a, b]), ["sim/a <-> sim/b"]);

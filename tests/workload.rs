@@ -309,7 +309,10 @@ fn bad_workload_values_exit_2_and_name_the_problem() {
             "growing(2, 0.5, 0.5, -0.1, 0)",
             "the radius -0.1 is outside [0, 1]",
         ),
-        ("hotspot(2, 0.5, 0.5)", "hotspot takes 4 numbers (f,x,y,r), got 3"),
+        (
+            "hotspot(2, 0.5, 0.5)",
+            "hotspot takes 4 numbers (f,x,y,r), got 3",
+        ),
         ("random(2, 1)", "lo 2 is above hi 1"),
         ("map:wide.txt", "a map of 2 x 3 values"),
         ("map:zero.txt", "row 1, column 2: 0 is not a cost factor"),

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::calibrate;
 use crate::config::{Config, ConfigError};
-use crate::experiment::provenance::Provenance;
 use crate::interrupt::Interrupt;
+use crate::lab::calibrate;
+use crate::lab::experiment::provenance::Provenance;
 use crate::plan::{Plan, PlanError};
 use crate::report::Report;
 use crate::topology::{Topology, TopologyError};
@@ -296,7 +296,7 @@ pub(crate) fn validate(
         }
     }
     let validation = Validation {
-        date: crate::table::iso8601(
+        date: crate::lab::table::iso8601(
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),

@@ -28,9 +28,9 @@ use plotters::prelude::*;
 use thiserror::Error;
 
 use crate::engine::EngineKind;
-use crate::experiment::ExperimentError;
-use crate::experiment::results::{self, Record, Status};
-use crate::experiment::suite::Figure;
+use crate::lab::experiment::ExperimentError;
+use crate::lab::experiment::results::{self, Record, Status};
+use crate::lab::experiment::suite::Figure;
 use crate::report::Report;
 use braid_noise::files::write_atomic;
 
@@ -102,7 +102,7 @@ trait Draw {
 }
 
 const FONT: &str = "sans-serif";
-static DEJAVU: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+static DEJAVU: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 
 fn register_font() {
     static ONCE: std::sync::Once = std::sync::Once::new();

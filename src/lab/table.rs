@@ -10,8 +10,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::experiment::ExperimentError;
-use crate::experiment::results::{self, Record};
+use crate::lab::experiment::ExperimentError;
+use crate::lab::experiment::results::{self, Record};
 use crate::noise::NoiseForm;
 use crate::policy::Scope;
 use crate::variant::{Pick, Variant};
@@ -314,14 +314,14 @@ mod tests {
         let r = Record {
             suite: "t".into(),
             suite_digest: "d".into(),
-            figure: crate::experiment::suite::Figure::Tts,
+            figure: crate::lab::experiment::suite::Figure::Tts,
             engine: crate::engine::EngineKind::Sim,
             sample: Default::default(),
             key: "k".into(),
             status: results::Status::Failed,
             error: Some("timed out".into()),
             wall_s: 1.0,
-            provenance: crate::experiment::provenance::Provenance::for_tests(),
+            provenance: crate::lab::experiment::provenance::Provenance::for_tests(),
             report: None,
         };
         let row = row(&r);

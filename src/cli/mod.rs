@@ -3,6 +3,8 @@
 //! `plot`), and maps failures to exit statuses (2 for bad input, 128 + N
 //! for signal N, 1 for anything else).
 
+pub(crate) mod runner;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -11,8 +13,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::engine::EngineKind;
 use crate::interrupt::Interrupt;
-use crate::runner::{self, Failure, Request};
 use crate::topology::Topology;
+use runner::{Failure, Request};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -289,14 +291,14 @@ fn validate(args: ValidateArgs) -> Result<(), Failure> {
         ..runner::Request::default()
     };
     let cfg = runner::load_config(&req)?;
-    let opts = crate::validate::Options {
+    let opts = crate::lab::validate::Options {
         quick: args.quick,
         out: args.out,
         trace: args.trace,
     };
     let interrupt = Interrupt::install()
         .map_err(|e| Failure::Failed(anyhow::anyhow!("cannot install the signal handlers: {e}")))?;
-    match crate::validate::validate(&cfg, &opts, &interrupt) {
+    match crate::lab::validate::validate(&cfg, &opts, &interrupt) {
         Ok(v) => {
             runner::show(&v.summary());
             eprintln!(
@@ -305,10 +307,14 @@ fn validate(args: ValidateArgs) -> Result<(), Failure> {
             );
             Ok(())
         }
-        Err(crate::validate::ValidateError::Interrupted(signal)) => Err(Failure::Interrupted {
-            signal,
-            error: anyhow::anyhow!("braid validate stopped by signal {signal}: nothing written"),
-        }),
+        Err(crate::lab::validate::ValidateError::Interrupted(signal)) => {
+            Err(Failure::Interrupted {
+                signal,
+                error: anyhow::anyhow!(
+                    "braid validate stopped by signal {signal}: nothing written"
+                ),
+            })
+        }
         Err(e) if e.is_bad_input() => Err(bad_input(anyhow::Error::new(e))),
         Err(e) => Err(Failure::Failed(anyhow::Error::new(e))),
     }
@@ -363,7 +369,7 @@ fn pinned_list(p: &crate::topology::Placement) -> String {
 }
 
 fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
-    use crate::experiment::{self, ExperimentError, suite::LoadedSuite};
+    use crate::lab::experiment::{self, ExperimentError, suite::LoadedSuite};
     let classify = |e: ExperimentError| match e.is_bad_input() {
         true => Failure::BadInput(e.into()),
         false => Failure::Failed(e.into()),
@@ -425,7 +431,7 @@ const DEFAULT_PLOTS: &str = "results/plots";
 /// `braid table`: the results as one CSV.
 fn table(args: &TableArgs) -> Result<(), Failure> {
     let rows =
-        crate::table::write(&args.results, &args.csv).map_err(|e| match e.is_bad_input() {
+        crate::lab::table::write(&args.results, &args.csv).map_err(|e| match e.is_bad_input() {
             true => Failure::BadInput(e.into()),
             false => Failure::Failed(e.into()),
         })?;
@@ -437,7 +443,7 @@ fn table(args: &TableArgs) -> Result<(), Failure> {
 
 /// `braid learn`: train a chooser, or evaluate one.
 fn learn(args: &LearnArgs) -> Result<(), Failure> {
-    use crate::learn;
+    use crate::lab::learn;
     let bad = |e: learn::LearnError| Failure::BadInput(e.into());
     // What can be refused is refused before the probes run.
     let model = match &args.evaluate {
@@ -517,11 +523,12 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
             .with_context(|| format!("cannot create {DEFAULT_PLOTS}"))
             .map_err(bad_input)?;
     }
-    let written =
-        crate::plot::plot_all(&args.results, &args.out).map_err(|e| match e.is_bad_input() {
+    let written = crate::lab::plot::plot_all(&args.results, &args.out).map_err(|e| {
+        match e.is_bad_input() {
             true => Failure::BadInput(e.into()),
             false => Failure::Failed(e.into()),
-        })?;
+        }
+    })?;
     for path in written {
         runner::show(&format!("{}\n", path.display()));
     }

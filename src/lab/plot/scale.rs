@@ -4,7 +4,7 @@
 //! simulated nodes, both axes logarithmic; and a table of those with the
 //! iteration rate, spread and time per iteration. The nodes are read from
 //! each record's `sim_topology` (its `host:N` level), so a suite sweeps
-//! it ([`crate::experiment`]'s `[sweep]`).
+//! it ([`crate::lab::experiment`]'s `[sweep]`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use plotters::prelude::*;
 
 use super::landscape::variant_order;
 use super::{Draw, DrawResult, Frame, Key, Mark, PlotError, Stroke, chart, mesh, variant_colours};
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 use crate::topology::SimTopology;
 
 /// One record's point: where it ran and what its balancer did.

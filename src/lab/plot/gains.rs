@@ -14,7 +14,7 @@ use plotters::prelude::*;
 
 use super::stats::quantile;
 use super::{Draw, DrawResult, Frame, PlotError, chart, colour, legend, mesh};
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 use braid_noise::files::write_atomic;
 
 /// One instance against one standard strategy.

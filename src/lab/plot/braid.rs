@@ -11,7 +11,7 @@ use super::{
 };
 use crate::engine::EngineKind;
 use crate::engine::TraceSample;
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 
 const STRANDS: usize = 4;
 

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::engine::{EngineKind, Policies, Scheme};
-use crate::experiment::results::{self, Record};
+use crate::lab::experiment::results::{self, Record};
 use crate::policy::Named;
 use crate::policy::learned::{FEATURES, Learner, Model};
 use crate::variant::{BalancerKey, BalancerKind, Pick, Strategy, Variant};

@@ -14,7 +14,7 @@ use plotters::prelude::*;
 use super::landscape::{family, variant_order};
 use super::stats::quantile;
 use super::{Draw, DrawResult, Frame, PlotError, chart, legend, mesh, variant_colours};
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 use braid_noise::files::write_atomic;
 
 /// One workload's column: per variant, the median ratio and spread.

@@ -9,7 +9,7 @@ use super::stats::quantile;
 use super::tts::{timed, times};
 use super::{PlotError, by_engine};
 use crate::engine::EngineKind;
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 
 /// The paper's Table 2 (Cirrus, ARCHER), by label.
 fn paper(variant: &str) -> (&'static str, &'static str) {

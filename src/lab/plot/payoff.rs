@@ -14,7 +14,7 @@ use super::stats::quantile;
 use super::{
     Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, chart, mesh, variant_colours,
 };
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 use crate::model::{Forecast, WorkloadForecast};
 
 struct Panel {

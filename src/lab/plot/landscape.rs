@@ -11,7 +11,7 @@ use super::{
     panel_title, seconds, side_by_side, variant_colours,
 };
 use crate::engine::EngineKind;
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 
 struct Point {
     variant: usize,

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::engine::Effort;
 use crate::engine::EngineKind;
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 
 /// Points per line.
 const BINS: usize = 60;

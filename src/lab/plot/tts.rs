@@ -14,7 +14,7 @@ use super::{
     panel_title, seconds, side_by_side,
 };
 use crate::engine::EngineKind;
-use crate::experiment::results::Record;
+use crate::lab::experiment::results::Record;
 
 /// The legend's strip above the panels, pixels: two rows of entries.
 const LEGEND_PX: u32 = 70;

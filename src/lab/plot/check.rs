@@ -8,8 +8,8 @@ use std::path::Path;
 use super::PlotError;
 use crate::engine::EngineKind;
 use crate::engine::TraceSample;
-use crate::experiment::results::Record;
-use crate::experiment::suite::Figure;
+use crate::lab::experiment::results::Record;
+use crate::lab::experiment::suite::Figure;
 use crate::report::Report;
 
 /// A value a figure reads, as the check sees it.
@@ -30,7 +30,7 @@ enum Field<'a> {
 
 /// The fields `figure` reads from a report of `engine`. (Types were checked
 /// when the record was read: a missing field or a string where a number
-/// belongs is a [`crate::experiment::ExperimentError::BadRecord`] naming
+/// belongs is a [`crate::lab::experiment::ExperimentError::BadRecord`] naming
 /// the field.)
 fn needs(figure: Figure, engine: EngineKind, r: &Report) -> Vec<(&'static str, Field<'_>)> {
     let mut out = vec![("threads", Field::Count(r.threads))];
