@@ -40,7 +40,7 @@
 //!   core, call the pure balancing decisions of [`policy`], update
 //!   subdomains with the [`kernel`], and return an [`engine::Outcome`];
 //!   neither imports the other.
-//! * [`report`]: an outcome with its plan, as one typed value ([`model`]
+//! * [`report`]: an outcome with its plan, as one typed value ([`forecast`]
 //!   adds the slowest-mode forecast). [`drive`] holds [`run`], plan ->
 //!   engine -> report, with a real run's parasites beside it.
 //!   [`lbdata`] writes a traced outcome as DARMA vt's LB data files and
@@ -64,11 +64,10 @@ pub mod drive;
 pub mod engine;
 pub mod interrupt;
 pub use braid_kernel as kernel;
+pub mod forecast;
 pub(crate) mod lab;
 pub mod lbdata;
-pub mod lbfile;
 pub(crate) mod limits;
-pub mod model;
 pub mod noise;
 pub(crate) mod parasites;
 pub mod plan;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::busy::MachineLoad;
 use crate::config::Config;
 use crate::engine::{Clock, LbStats, Outcome, RanksInfo, StopReason, TraceSample};
-use crate::model::{Forecast, WorkloadForecast};
+use crate::forecast::{Forecast, WorkloadForecast};
 use crate::noise::NoiseReport;
 use crate::plan::Plan;
 use crate::topology::Topology;
@@ -118,11 +118,11 @@ pub struct Report {
     /// without noise.
     pub noise: Option<NoiseReport>,
     /// What the slowest-mode model predicts each noisy worker core costs
-    /// ([`crate::model`]); empty without noise on a worker's core.
+    /// ([`crate::forecast`]); empty without noise on a worker's core.
     #[serde(default)]
     pub model: Vec<Forecast>,
     /// What the model predicts the workload costs, over the run's progress
-    /// ([`crate::model::workload_forecast`]); null for a uniform workload.
+    /// ([`crate::forecast::workload`]); null for a uniform workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload_model: Option<WorkloadForecast>,
     /// The report whose measured speeds a simulation replayed
@@ -161,7 +161,8 @@ fn forecasts(plan: &Plan, noise: Option<&NoiseReport>) -> Vec<Forecast> {
         .filter_map(|a| {
             let thread = plan.placement.cores.iter().position(|&c| c == a.core)?;
             let duty = a.requested_duty.unwrap_or(a.measured_duty);
-            (duty > 0.0 && duty < 1.0).then(|| crate::model::forecast(&plan.problem, thread, duty))
+            (duty > 0.0 && duty < 1.0)
+                .then(|| crate::forecast::noisy_core(&plan.problem, thread, duty))
         })
         .collect()
 }
@@ -250,7 +251,7 @@ impl Report {
             model,
             workload_model: (!plan.settings.workload.is_uniform()).then(|| {
                 let progress = total as f64 / out.subdomain_updates.len().max(1) as f64;
-                crate::model::workload_forecast(p, &plan.settings.workload, progress)
+                crate::forecast::workload(p, &plan.settings.workload, progress)
             }),
             noise,
             speeds_from: plan

@@ -41,7 +41,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::lbfile;
+use crate::lbdata::read;
 use crate::limits::{MAX_TEXT_BYTES, MAX_WORK_FACTOR};
 use crate::problem::Problem;
 use crate::rng::SplitMix64;
@@ -562,7 +562,7 @@ impl Workload {
                 seconds_per_unit,
             } => {
                 let recording =
-                    lbfile::read_dir(path).map_err(|e| MapError::Content(e.to_string()))?;
+                    read::read_dir(path).map_err(|e| MapError::Content(e.to_string()))?;
                 Kind::Recorded(Arc::new(
                     Recorded::build(&recording, n, *seconds_per_unit).map_err(MapError::Content)?,
                 ))

@@ -505,7 +505,7 @@ fn a_suite_with_lb_data_writes_each_samples_files_into_a_folder_of_its_own() {
             let file = f.join(format!("data.{t}.json"));
             let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
             assert_eq!(
-                braid::lbfile::schema::check(&v),
+                braid::lbdata::read::schema::check(&v),
                 Ok(()),
                 "{}",
                 file.display()
@@ -525,7 +525,7 @@ fn a_suite_with_lb_data_writes_each_samples_files_into_a_folder_of_its_own() {
         let f = f.unwrap().path();
         let first = std::fs::read(f.join("data.0.json")).unwrap()[0];
         assert_ne!(first, b'{', "{} is not compressed", f.display());
-        assert_eq!(braid::lbfile::read_dir(&f).unwrap().pes, 2);
+        assert_eq!(braid::lbdata::read::read_dir(&f).unwrap().pes, 2);
     }
 }
 

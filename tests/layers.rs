@@ -17,7 +17,7 @@ const LEVELS: &[&[&str]] = &[
     // Leaves: bounds, numbers, signals, processes, the problem, and the
     // stencil (`kernel`: the braid-kernel crate in kernel/, re-exported,
     // which imports nothing of braid). "Did you mean" is a leaf too, and so
-    // is vt's LB data format.
+    // is reading vt's LB data format.
     &[
         "kernel",
         "limits",
@@ -26,13 +26,13 @@ const LEVELS: &[&[&str]] = &[
         "child",
         "problem",
         "suggest",
-        "lbfile",
+        "lbdata::read",
         "choice",
     ],
     // What each subdomain costs (the application's own imbalance).
     &["workload"],
-    // The machine, the noise, the model, and the pure balancing decisions.
-    &["topology", "noise", "model", "policy"],
+    // The machine, the noise, the forecast, and the pure balancing decisions.
+    &["topology", "noise", "forecast", "policy"],
     // Paper labels, then what every engine takes and gives.
     &["variant"],
     &["engine"],
@@ -48,7 +48,7 @@ const LEVELS: &[&[&str]] = &[
     // run's progress as it goes.
     &["ranks", "busy", "watch"],
     // -> report: an outcome as one typed value (and as vt's LB data).
-    &["report", "lbdata"],
+    &["report", "lbdata::write"],
     // A plan driven on its engine: the library's `run`, the one place
     // where a real run's parasites start. The library ends here.
     &["drive"],
@@ -65,7 +65,7 @@ const LEVELS: &[&[&str]] = &[
 
 /// Folders that group modules of different levels: each module in one
 /// sits on its own level, named with the folder (`lab::plot`).
-const GROUPS: &[&str] = &["lab"];
+const GROUPS: &[&str] = &["lab", "lbdata"];
 
 /// The module of a path that sits on a level: its first name, or in a
 /// group its first two (`["lab", "plot", "mod"]` -> `lab::plot`); `None`

@@ -17,7 +17,11 @@ fn lb_files(dir: &Path, threads: usize) -> Vec<Value> {
     (0..threads)
         .map(|t| {
             let file = json(&dir.join(format!("data.{t}.json")));
-            assert_eq!(braid::lbfile::schema::check(&file), Ok(()), "data.{t}.json");
+            assert_eq!(
+                braid::lbdata::read::schema::check(&file),
+                Ok(()),
+                "data.{t}.json"
+            );
             assert_eq!(file["metadata"]["rank"], t);
             file
         })

@@ -562,7 +562,11 @@ fn lb_data_across_ranks_is_one_schema_valid_file_per_thread_of_every_rank() {
     let mut busy = [0.0; 4];
     for (t, busy) in busy.iter_mut().enumerate() {
         let file = json(&dir.join("lb").join(format!("data.{t}.json")));
-        assert_eq!(braid::lbfile::schema::check(&file), Ok(()), "data.{t}.json");
+        assert_eq!(
+            braid::lbdata::read::schema::check(&file),
+            Ok(()),
+            "data.{t}.json"
+        );
         assert_eq!(file["metadata"]["shared_node"]["num_nodes"], 1);
         *busy = common::task_seconds(file["phases"].as_array().unwrap(), true);
     }

@@ -225,8 +225,8 @@ impl RunArgs {
             grid: self.grid,
             lb_data: self.lb_data,
             lb_data_encoding: match self.lb_data_compress {
-                true => crate::lbdata::Encoding::Brotli,
-                false => crate::lbdata::Encoding::Json,
+                true => crate::lbdata::write::Encoding::Brotli,
+                false => crate::lbdata::write::Encoding::Json,
             },
             overrides: self.overrides,
             replay,

@@ -71,7 +71,7 @@ pub(crate) struct Request {
     /// The directory for the LB data files (`--lb-data`).
     pub lb_data: Option<PathBuf>,
     /// How the LB data files are written (`--lb-data-compress`).
-    pub lb_data_encoding: crate::lbdata::Encoding,
+    pub lb_data_encoding: crate::lbdata::write::Encoding,
     /// `KEY=VALUE` overrides, applied last.
     pub overrides: Vec<String>,
     /// For the simulator: a report whose measured speeds to replay.
@@ -164,7 +164,7 @@ fn lb_data_dir(req: &Request, plan: &mut Plan) -> Result<Option<PathBuf>, Failur
     // Files of a run with more processing elements would stay beside this
     // run's, and a reader would take the mix for one recording.
     let pes = plan.placement.threads();
-    let stale = crate::lbfile::Files {
+    let stale = crate::lbdata::read::Files {
         dir: dir.clone(),
         stem: "data".into(),
     };
@@ -220,7 +220,7 @@ fn write_lb_data(
         return Ok(());
     };
     let nodes = thread_nodes(plan, report);
-    let places = crate::lbdata::Places {
+    let places = crate::lbdata::write::Places {
         sockets: &report.thread_sockets,
         nodes: &nodes,
     };
@@ -229,10 +229,12 @@ fn write_lb_data(
         .trace_interval
         .unwrap_or(LB_DATA_WINDOW)
         .as_secs_f64();
-    let phases = crate::lbdata::files(&plan.problem, &outcome.trace, &places, window_s)
+    let phases = crate::lbdata::write::files(&plan.problem, &outcome.trace, &places, window_s)
         .and_then(|files| {
-            crate::lbdata::write(&dir, &files, req.lb_data_encoding)?;
-            Ok(files.first().map_or(0, crate::lbdata::LbFile::phases))
+            crate::lbdata::write::write(&dir, &files, req.lb_data_encoding)?;
+            Ok(files
+                .first()
+                .map_or(0, crate::lbdata::write::LbFile::phases))
         })
         .with_context(|| format!("--lb-data {}", dir.display()))
         .map_err(Failure::Failed)?;

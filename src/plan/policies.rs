@@ -84,7 +84,7 @@ fn prescribed(cfg: &Config, bounds: Bounds, problem: &Problem) -> Result<Prescri
                 .into(),
         ));
     };
-    let recording = crate::lbfile::read_dir(dir).map_err(|e| fail(e.to_string()))?;
+    let recording = crate::lbdata::read::read_dir(dir).map_err(|e| fail(e.to_string()))?;
     Prescribed::new(bounds, &recording, problem.subs.len(), problem.threads)
         .map_err(|e| fail(format!("{}: {e}", dir.display())))
 }

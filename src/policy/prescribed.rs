@@ -5,12 +5,12 @@
 //!
 //! A call moves every subdomain whose owner differs from the one the phase
 //! in force gives it (the phase in force at the run's progress, placed as
-//! `lbfile::Recording::starts` places it), within the call's scope (under
+//! `lbdata::read::Recording::starts` places it), within the call's scope (under
 //! `split`, only within a socket). It reads no rates and no thresholds: it
 //! applies the owners as they are.
 
 use super::{Bounds, Move, Named, Policy, Snapshot, Strategy};
-use crate::lbfile::{Recording, fill_gaps, phase_at};
+use crate::lbdata::read::{Recording, fill_gaps, phase_at};
 
 /// Owners given, phase by phase.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,7 +105,7 @@ impl Policy for Prescribed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lbfile::{Phase, Task};
+    use crate::lbdata::read::{Phase, Task};
     use crate::policy::Scope;
 
     /// Two phases of three tasks over two PEs, counted: 10 updates each in

@@ -40,7 +40,7 @@
 //!   per-phase costs jitter (a sample can see an update's count before its
 //!   time), and its least cost is an outlier.
 
-use crate::lbfile::{PHASE_PROGRESS, Recording, fill_gaps, phase_at};
+use crate::lbdata::read::{PHASE_PROGRESS, Recording, fill_gaps, phase_at};
 use crate::limits::MAX_COST_NS;
 
 /// The most costs held (phases times subdomains).
@@ -193,7 +193,7 @@ fn onto(row: &[f64], n: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lbfile::{Phase, Task};
+    use crate::lbdata::read::{Phase, Task};
 
     /// A task: its id, its time and its updates.
     type T = (u64, f64, Option<u64>);

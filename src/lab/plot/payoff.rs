@@ -14,8 +14,8 @@ use super::stats::quantile;
 use super::{
     Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, chart, mesh, variant_colours,
 };
+use crate::forecast::{Forecast, WorkloadForecast};
 use crate::lab::experiment::results::Record;
-use crate::model::{Forecast, WorkloadForecast};
 
 struct Panel {
     title: String,

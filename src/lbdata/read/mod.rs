@@ -1,7 +1,7 @@
 //! DARMA vt's LB data files as a format: the schema's rules ([`schema`])
 //! and a reader of a directory of them ([`read_dir`]), for whatever
 //! replays recorded loads (`workload = lbdata:DIR`) or applies recorded
-//! owners. Writing a braid run in the format is `lbdata`'s job.
+//! owners. Writing a braid run in the format is [`super::write`]'s job.
 //!
 //! A directory holds `data.<N>.json` for the processing elements `N = 0,
 //! 1, ...` (vt's ranks, braid's threads), every one of them, each valid
@@ -147,7 +147,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// (increasing): the last to have begun, else the first.
 ///
 /// ```
-/// use braid::lbfile::phase_at;
+/// use braid::lbdata::read::phase_at;
 /// assert_eq!(phase_at(&[0.0, 10.0, 10.0, 30.0], 10.0), 2);
 /// assert_eq!(phase_at(&[0.0, 10.0], 9.9), 0);
 /// assert_eq!(phase_at(&[5.0, 10.0], 0.0), 0);
@@ -162,7 +162,7 @@ pub fn phase_at(starts: &[f64], p: f64) -> usize {
 /// the task has no value at all.
 ///
 /// ```
-/// use braid::lbfile::fill_gaps;
+/// use braid::lbdata::read::fill_gaps;
 /// assert_eq!(fill_gaps(&[None, Some(2), None, Some(5)]), Some(vec![2, 2, 2, 5]));
 /// assert_eq!(fill_gaps::<u8>(&[None, None]), None);
 /// ```

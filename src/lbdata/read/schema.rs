@@ -753,7 +753,7 @@ mod tests {
         // tests/vt/LBDatafile_schema.py is vt's file verbatim: when vt
         // changes its schema, refresh the copy, and this test says what
         // differs from braid's table.
-        let text = include_str!("../../tests/vt/LBDatafile_schema.py");
+        let text = include_str!("../../../tests/vt/LBDatafile_schema.py");
         let mut py = Python {
             text: text.as_bytes(),
             at: 0,

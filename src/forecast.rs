@@ -1,4 +1,5 @@
-//! What a noisy core should cost, before running: the slowest-mode model
+//! What a noisy core (or a workload) should cost, forecast before running
+//! from the slowest error mode ([`noisy_core`], [`workload()`]): the model
 //! behind "When does balancing pay off?" in docs/balancing.md.
 //!
 //! Jacobi on Laplace's equation converges as its slowest error mode,
@@ -14,7 +15,7 @@
 //! (measured +2.0%), +9.2% at 50% (+9.9%), +0.21% next to the source (+0.26%).
 //!
 //! The same reading covers the application's own imbalance (a `workload`,
-//! [`workload_forecast`]). Plain async's time per unit of progress is the
+//! [`workload()`]). Plain async's time per unit of progress is the
 //! mode-weighted mean of the threads' sweep times `sum_t share_t S_t` (the
 //! noise forecast above is its special case, `S = 1 / (1 - d)` on one
 //! thread). A perfect balancer gives every thread the even sweep, total
@@ -61,8 +62,8 @@ fn sin2(n: usize, from: usize, to: usize) -> f64 {
 /// ```
 /// use braid::problem::Problem;
 /// let p = Problem::new(24, 36, 4).unwrap(); // 6 x 6 domains
-/// let centre = braid::model::mode_share(&p, 14);
-/// let corner = braid::model::mode_share(&p, 0);
+/// let centre = braid::forecast::mode_share(&p, 14);
+/// let corner = braid::forecast::mode_share(&p, 0);
 /// assert!(centre > 0.09 && corner < 0.001);
 /// ```
 pub fn mode_share(p: &Problem, d: usize) -> f64 {
@@ -134,7 +135,7 @@ pub fn sub_share(p: &Problem, g: &crate::problem::SubdomainGeom) -> f64 {
 }
 
 /// The forecast for noise taking `duty` of thread `thread`'s core.
-pub fn forecast(p: &Problem, thread: usize, duty: f64) -> Forecast {
+pub fn noisy_core(p: &Problem, thread: usize, duty: f64) -> Forecast {
     let share = mode_share(p, thread);
     Forecast {
         thread,
@@ -182,14 +183,14 @@ impl WorkloadForecast {
 /// changes along the run; a fixed one is the same throughout).
 ///
 /// ```
-/// use braid::{model, problem::Problem, workload::{Workload, WorkloadSpec}};
+/// use braid::{forecast, problem::Problem, workload::{Workload, WorkloadSpec}};
 /// let p = Problem::new(24, 36, 4).unwrap();
 /// let spec: WorkloadSpec = "hotspot(4, 0.5, 0.5, 0.1)".parse().unwrap();
 /// let w = Workload::build(&spec, &p, 1).unwrap();
-/// let f = model::workload_forecast(&p, &w, 1000.0);
+/// let f = forecast::workload(&p, &w, 1000.0);
 /// assert!(f.plain_async_loss > f.ideal_balanced_loss);
 /// ```
-pub fn workload_forecast(p: &Problem, workload: &Workload, progress: f64) -> WorkloadForecast {
+pub fn workload(p: &Problem, workload: &Workload, progress: f64) -> WorkloadForecast {
     // Midpoints of equal steps of progress (one for a fixed workload).
     let steps = if workload.moves() { 32 } else { 1 };
     let shares = mode_shares(p);
@@ -276,11 +277,11 @@ mod tests {
         // centre core at 19% and 50%, +0.26% next to the source.
         let p = Problem::new(24, 36, 4).unwrap();
         for (thread, duty, measured) in [(14, 0.19, 0.0204), (14, 0.5, 0.0989), (2, 0.19, 0.0026)] {
-            let f = forecast(&p, thread, duty);
+            let f = noisy_core(&p, thread, duty);
             let ratio = f.plain_async_loss / measured;
             assert!((0.7..1.3).contains(&ratio), "{thread} {duty}: {f:?}");
         }
-        assert!((forecast(&p, 0, 0.19).ideal_balanced_loss - 0.19 / 36.0).abs() < 1e-15);
+        assert!((noisy_core(&p, 0, 0.19).ideal_balanced_loss - 0.19 / 36.0).abs() < 1e-15);
     }
 
     #[test]
@@ -316,7 +317,7 @@ mod tests {
         let p = Problem::new(24, 36, 4).unwrap();
         let spec: crate::workload::WorkloadSpec = "hotspot(4, 0.5, 0.5, 0.1)".parse().unwrap();
         let w = Workload::build(&spec, &p, 0).unwrap();
-        let f = workload_forecast(&p, &w, 15_000.0);
+        let f = workload(&p, &w, 15_000.0);
         let ratio = f.plain_async_time() / (0.614 / 0.485);
         assert!((0.95..1.05).contains(&ratio), "{f:?}");
         // Every subdomain fits in a thread's even share: no unavoidable loss.
