@@ -13,7 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::stats::quantile;
-use super::{Draw, DrawResult, Frame, PlotError, chart, colour, legend, mesh};
+use super::{Draw, DrawResult, Frame, PlotError, chart, legend, mesh, variant_colours};
 use crate::lab::experiment::results::Record;
 use braid_noise::files::write_atomic;
 
@@ -143,18 +143,24 @@ impl Gains {
         Ok(vec![path])
     }
 
-    /// The histogram's bins: 1% wide, over the gains' range.
+    /// The histogram's bins: 1% wide, or the next round width (2, 5, 10,
+    /// 20, 50, 100%) when the gains span more than 25 of them; over the
+    /// gains' range and 0, on multiples of the width.
     fn bins(&self) -> (f64, f64, f64) {
-        let (lo, hi) = self
-            .gains
-            .iter()
-            .map(Gain::percent)
-            .fold((0.0f64, 0.0f64), |(a, b), g| (a.min(g), b.max(g)));
-        let width = ((hi - lo) / 20.0).max(0.5);
-        let lo = (lo / width).floor() * width;
-        let hi = ((hi / width).floor() + 1.0) * width;
-        (lo, hi, width)
+        bins_of(self.gains.iter().map(Gain::percent))
     }
+}
+
+/// [`Gains::bins`] of these gains (%).
+fn bins_of(gains: impl Iterator<Item = f64>) -> (f64, f64, f64) {
+    let (lo, hi) = gains.fold((0.0f64, 0.0f64), |(a, b), g| (a.min(g), b.max(g)));
+    let width = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0]
+        .into_iter()
+        .find(|w| (hi - lo) / w <= 25.0)
+        .unwrap_or(100.0);
+    let lo = (lo / width).floor() * width;
+    let hi = ((hi / width).floor() + 1.0) * width;
+    (lo, hi, width)
 }
 
 impl Draw for Gains {
@@ -212,8 +218,9 @@ impl Draw for Gains {
             .light_line_style(TRANSPARENT)
             .draw()?;
         let k = self.standards.len().max(1) as f64;
+        let colours = variant_colours(&self.standards);
         for (si, s) in self.standards.iter().enumerate() {
-            let c = colour(si);
+            let c = colours[si];
             let bars = counts[si].iter().enumerate().map(|(b, &n)| {
                 let x0 = lo + b as f64 * width + width * si as f64 / k;
                 Rectangle::new([(x0, 0.0), (x0 + width / k, n as f64)], c.filled())
@@ -230,5 +237,22 @@ impl Draw for Gains {
         )];
         chart.draw_series(zero)?;
         legend(&mut chart, SeriesLabelPosition::UpperRight, 13)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bins_of;
+
+    #[test]
+    fn bins_are_one_percent_wide_unless_the_gains_span_more_than_25() {
+        // -0.2 .. 5.3%: 1% bins from -1 to 6, zero included.
+        assert_eq!(bins_of([-0.2, 5.3, 0.59].into_iter()), (-1.0, 6.0, 1.0));
+        // Gains all above 0 still start at 0.
+        assert_eq!(bins_of([2.5, 3.5].into_iter()), (0.0, 4.0, 1.0));
+        // 60% of span: 5% bins.
+        let (lo, hi, w) = bins_of([-20.0, 40.0].into_iter());
+        assert_eq!((lo, w), (-20.0, 5.0));
+        assert!(hi > 40.0 && (hi - lo) / w <= 26.0, "{hi}");
     }
 }
