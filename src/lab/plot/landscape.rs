@@ -4,11 +4,12 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::stats::Five;
 use super::{
     Chart, Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, mesh, noise_label, num,
-    panel_title, seconds, side_by_side, variant_colours,
+    panel_title, seconds, variant_colours,
 };
 use crate::engine::EngineKind;
 use crate::lab::experiment::results::Record;
@@ -87,11 +88,17 @@ impl Landscape {
 }
 
 /// The legend's strip right of the panels, pixels.
-const LEGEND_PX: u32 = 440;
+const LEGEND_PX: u32 = 340;
+/// A panel's width and height, pixels: with the legend, the figure is
+/// 1180 px wide, readable at page width.
+const PANEL_PX: (u32, u32) = (840, 600);
 
 impl Draw for Landscape {
     fn size(&self) -> (u32, u32) {
-        (1000 * self.panels.len().max(1) as u32 + LEGEND_PX, 720)
+        (
+            PANEL_PX.0 + LEGEND_PX,
+            PANEL_PX.1 * self.panels.len().max(1) as u32,
+        )
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -99,11 +106,14 @@ impl Draw for Landscape {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
-        let (w, _) = root.dim_in_pixel();
-        let (panels, keys) = root.split_horizontally(w - LEGEND_PX);
-        side_by_side(&panels, &self.panels, |p, area| self.draw_panel(p, area))?;
+        let (panels, keys) = root.split_horizontally(PANEL_PX.0);
+        // Panels stacked, one engine above the other.
+        let areas = panels.split_evenly((self.panels.len().max(1), 1));
+        for (p, area) in self.panels.iter().zip(&areas) {
+            self.draw_panel(p, area)?;
+        }
         let (_, keys) = keys.split_vertically(60);
-        super::draw_keys(&keys, &self.keys(), 14)
+        super::draw_keys(&keys, &self.keys(), 15)
     }
 }
 
@@ -130,16 +140,37 @@ impl Landscape {
             .panels
             .first()
             .map_or("noise".to_string(), |p| p.noise.clone());
+        // A long noise label (a trace's file name) takes two lines, to stay
+        // inside the legend's strip.
+        let (first, rest) = match noise.split_once(" (") {
+            Some((a, b)) if noise.len() > 30 => (a.to_string(), Some(format!("({b}"))),
+            _ => (noise.clone(), None),
+        };
         keys.push(Key {
             open: true,
-            ..Key::new(format!("open: {noise}"), BLACK, Stroke::None, Mark::Circle)
+            ..Key::new(format!("open: {first}"), BLACK, Stroke::None, Mark::Circle)
         });
+        if let Some(rest) = rest {
+            keys.push(Key::new(rest, BLACK, Stroke::None, Mark::None));
+        }
         keys.push(Key::new(
             "bars: quartiles",
             BLACK,
             Stroke::Solid,
             Mark::None,
         ));
+        let dodged = self
+            .panels
+            .iter()
+            .any(|p| dodges(p, Scale::of(p)).iter().any(|&d| d != 0));
+        if dodged {
+            keys.push(Key::new(
+                "side by side: one value, set apart",
+                BLACK,
+                Stroke::None,
+                Mark::None,
+            ));
+        }
         keys
     }
 
@@ -170,11 +201,17 @@ impl Landscape {
 }
 
 /// The y axis: linear, or log10 of the spread when it spans decades (a few
-/// variants far above the rest would squash the rest into the bottom).
+/// variants far above the rest would squash the rest into the bottom). On
+/// the log axis a spread of 0 has a place of its own below 1 ([`ZERO`]),
+/// with its own line and label, and a median between 0 and 1 lies between
+/// the two.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Scale {
     log: bool,
 }
+
+/// Where a spread of 0 sits on the log axis (1 is at 0).
+const ZERO: f64 = -0.6;
 
 impl Scale {
     fn of(p: &Panel) -> Scale {
@@ -191,7 +228,8 @@ impl Scale {
 
     fn y(self, spread: f64) -> f64 {
         match self.log {
-            true => spread.max(1.0).log10(),
+            true if spread < 1.0 => ZERO * (1.0 - spread.max(0.0)),
+            true => spread.log10(),
             false => spread,
         }
     }
@@ -255,9 +293,12 @@ where
         y_labels: 80,
     };
     // Linear: at least 10 updates tall, so that whole-number ticks never
-    // repeat. Log: from 1 update to above the highest quartile.
+    // repeat. Log: from 1 update (or 0, below it) to above the highest
+    // quartile.
     let top = p.points.iter().map(|q| q.spread.q3).fold(10.0, f64::max);
+    let zero = p.points.iter().any(|q| q.spread.q1 < 1.0);
     let y = match scale.log {
+        true if zero => (ZERO - 0.2)..(scale.y(top) + 0.2),
         true => -0.1..(scale.y(top) + 0.2),
         false => (-0.04 * top)..(top * 1.1),
     };
@@ -267,9 +308,12 @@ where
         true => "update spread (subdomain updates, log scale, lower is better)",
         false => "update spread (subdomain updates, lower is better)",
     };
+    // Below 1 the log axis is not a log axis: no tick there (0 has its own
+    // line and label, drawn below).
     let log_label = |v: &f64| {
         let n = 10f64.powf(*v);
         match n {
+            _ if *v < -1e-9 => String::new(),
             n if n >= 100.0 => format!("{:.0}", (n / 10.0).round() * 10.0),
             n => format!("{n:.0}"),
         }
@@ -288,6 +332,22 @@ where
         .y_label_formatter(y_label)
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
+    if scale.log && zero {
+        // Its own line across the panel, and its label where the ticks'
+        // are, left of the axis.
+        let (x0, x1) = (x0 - pad, x1 + pad);
+        chart.draw_series([PathElement::new(
+            vec![(x0, ZERO), (x1, ZERO)],
+            BLACK.mix(0.4).stroke_width(1),
+        )])?;
+        let (px, py) = chart.backend_coord(&(x0, ZERO));
+        let (bx, by) = area.get_base_pixel();
+        let font = ("sans-serif", 14)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Right, VPos::Center));
+        area.draw(&Text::new("0", (px - bx - 10, py - by), font))?;
+    }
     Ok(chart)
 }
 
@@ -343,5 +403,37 @@ pub(super) fn family(variant: &str) -> u8 {
         1
     } else {
         0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spread_of_0_has_its_own_place_below_1_on_a_log_axis() {
+        let log = Scale { log: true };
+        assert_eq!(log.y(1.0), 0.0);
+        assert_eq!(log.y(0.0), ZERO);
+        assert!(ZERO < log.y(0.5) && log.y(0.5) < 0.0);
+        assert_eq!(log.y(100.0), 2.0);
+        assert_eq!(Scale { log: false }.y(0.0), 0.0);
+    }
+
+    #[test]
+    fn panels_stack_so_the_figure_stays_within_page_width() {
+        let panel = |title: &str| Panel {
+            title: title.into(),
+            noise: "noise".into(),
+            virtual_time: false,
+            points: Vec::new(),
+        };
+        let two = Landscape {
+            variants: vec!["sync".into()],
+            panels: vec![panel("run"), panel("sim")],
+        };
+        let (w, h) = two.size();
+        assert!(w <= 1200, "{w} px wide");
+        assert_eq!(h, 2 * PANEL_PX.1);
     }
 }
