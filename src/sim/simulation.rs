@@ -106,6 +106,20 @@ pub(super) struct Thread {
 }
 
 impl<'a> Simulation<'a> {
+    /// A simulated plan's simulation, ready to step (tests drive it by
+    /// hand).
+    #[cfg(test)]
+    pub(super) fn of_plan(plan: &'a crate::plan::Plan) -> Self {
+        let sim = plan.sim().expect("a simulated plan");
+        Simulation::new(
+            &plan.problem,
+            &plan.placement,
+            &plan.settings,
+            sim,
+            plan.noise.as_ref(),
+        )
+    }
+
     pub(super) fn new(
         problem: &'a Problem,
         placement: &'a Placement,

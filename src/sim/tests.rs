@@ -161,14 +161,7 @@ fn across_nodes_an_update_pays_its_remote_edges_and_a_move_its_cells() {
     ])
     .unwrap();
     let plan = Plan::simulated(&cfg).unwrap();
-    let sim = plan.sim().unwrap();
-    let mut e = Simulation::new(
-        &plan.problem,
-        &plan.placement,
-        &plan.settings,
-        sim,
-        plan.noise.as_ref(),
-    );
+    let mut e = Simulation::of_plan(&plan);
     assert_eq!(e.board.nodes, [0, 0, 1, 1]);
     // Domain 0 (top left) sends its south edge to domain 2 on node 1.
     assert_eq!(e.node_cost(0), 8.0 * 10.0 * 0.5);
@@ -255,14 +248,7 @@ fn an_edge_sent_to_another_node_arrives_after_loggp_time_and_is_read_only_then()
         "sim_node_overhead_ns=100",
         "sim_node_gap_ns=300",
     ]);
-    let sim = plan.sim().unwrap();
-    let mut e = Simulation::new(
-        &plan.problem,
-        &plan.placement,
-        &plan.settings,
-        sim,
-        plan.noise.as_ref(),
-    );
+    let mut e = Simulation::of_plan(&plan);
     let west_of_1 = |e: &mut Simulation<'_>, now: u64| {
         let net = e
             .network

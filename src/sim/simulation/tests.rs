@@ -24,14 +24,7 @@ fn plan(overrides: &[&str]) -> Plan {
 }
 
 fn simulation(plan: &Plan) -> Simulation<'_> {
-    let sim = plan.sim().expect("a simulated plan");
-    Simulation::new(
-        &plan.problem,
-        &plan.placement,
-        &plan.settings,
-        sim,
-        plan.noise.as_ref(),
-    )
+    Simulation::of_plan(plan)
 }
 
 /// What the cost model says an update of `s` costs with `owners`, in ps:
