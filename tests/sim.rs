@@ -750,3 +750,63 @@ fn split_by_node_moves_across_sockets_but_never_across_nodes() {
         );
     }
 }
+
+/// Whether, in some sample of `r`'s trace, two threads each hold a
+/// subdomain whose home is the other (subdomain `s`'s home is thread
+/// `s / subdomains`): a swap, every subdomain of it away from its slab.
+fn swapped_samples(r: &Value) -> usize {
+    let per = r["subdomains"].as_u64().unwrap() as usize;
+    let trace = r["trace"].as_array().expect("a trace");
+    trace
+        .iter()
+        .filter(|sample| {
+            let owners: Vec<usize> = sample["owners"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o.as_u64().unwrap() as usize)
+                .collect();
+            let away: Vec<(usize, usize)> = (0..owners.len())
+                .filter(|&s| owners[s] != s / per)
+                .map(|s| (s / per, owners[s]))
+                .collect();
+            away.iter()
+                .any(|&(home, holder)| away.contains(&(holder, home)))
+        })
+        .count()
+}
+
+/// Two threads, one with a parasite at 30% and both wandering by 30% every
+/// 5 ms: the noisy thread gives one of its subdomains away and, when the
+/// other looks the slower, gets one back. Before guests went home first
+/// (2026-11-28) it got one of the *other* thread's own, and the two
+/// domains swapped subdomains (in 90% of the samples for split, greedy,
+/// refine and joint, half of them for steal), all of them then away from
+/// their slabs; now the guest goes home and no sample holds a swap.
+#[test]
+fn under_a_wandering_noisy_core_a_guest_goes_home_and_no_two_threads_swap() {
+    for v in [
+        "async(4)+split(0.001)",
+        "async(4)+greedy(0.001)",
+        "async(4)+steal(0.001)",
+        "async(4)+refine(0.001)",
+    ] {
+        let r = sim(&[
+            "--variant",
+            v,
+            "cores=0,1",
+            "domain_size=150",
+            "max_iterations=20000",
+            "noise=thread",
+            "noise_cores=0:0.3",
+            "sim_jitter=0.3:0.005",
+            "trace_interval=0.001",
+        ]);
+        let moves = r["lb"]["moves"].as_u64().unwrap();
+        assert!(
+            moves >= 5,
+            "{v}: the noise must make it move ({moves} moves)"
+        );
+        assert_eq!(swapped_samples(&r), 0, "{v}: {moves} moves");
+    }
+}

@@ -241,6 +241,13 @@ config_keys! {
     /// slow thread does now (both measured over the last interval). false =
     /// Algorithm 1 as printed, which also moves when that makes things worse.
     lb_predict: bool = "true", |p| p.boolean();
+    /// What a subdomain costs a thread other than its home one (swept on its own,
+    /// outside its domain's slab), over what it costs at home, less 1: a rate-based
+    /// move must win that back. auto = the cost model's (sim_update_ns, sim_row_ns,
+    /// sim_cell_ns); 0 = every thread alike (measured: no faster, docs/balancing.md).
+    /// Whatever it is, a guest goes home before a thread gives its own away.
+    #[serde(skip_serializing_if = "is_zero_or_auto_zero")]
+    lb_away_cost: AutoOr<f64> = "0", |p| p.auto_or(|p| p.number("a fraction", 10.0));
     /// refine: how far above the even sweep (total measured load over total
     /// speed) a thread's sweep may stay (0.05 = 5%).
     lb_tolerance: f64 = "0.05", |p| p.number("a fraction", 10.0);
@@ -374,6 +381,11 @@ config_keys! {
 /// reports written before it existed read the same.
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
+}
+
+/// [`is_zero`] for a key that may also be `auto`.
+fn is_zero_or_auto_zero(v: &AutoOr<f64>) -> bool {
+    matches!(v, AutoOr::Value(x) if *x == 0.0)
 }
 
 /// The section of the keys only the simulator reads.

@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::interrupt::Interrupt;
-use crate::policy::Policy;
+use crate::policy::{Homes, Policy};
 use crate::variant::Mode;
 use crate::workload::Workload;
 
@@ -126,15 +126,19 @@ pub struct Balancer {
     pub interval: Interval,
     /// What `split` and `hybrid` keep moves within.
     pub group: Group,
+    /// Each subdomain's home thread and what it costs away from it, as
+    /// every call's decision sees them (`policy::Homes`).
+    pub homes: Homes,
 }
 
 impl Balancer {
-    /// One policy at a fixed interval, grouping by socket.
+    /// One policy at a fixed interval, grouping by socket, with no homes.
     pub fn every(policy: Arc<dyn Policy>, interval: Duration) -> Self {
         Balancer {
             policies: Policies::One(policy),
             interval: Interval::Seconds(interval.as_secs_f64()),
             group: Group::Socket,
+            homes: Homes::NONE,
         }
     }
 }

@@ -76,6 +76,41 @@ pub struct SimCosts {
     pub node_gap_ns: f64,
 }
 
+impl SimCosts {
+    /// What an update of a `rows` x `cols` subdomain costs swept on its
+    /// own, away from its home slab, over one swept in the slab with the
+    /// others of a domain split `per_domain` ways, `side_by_side` of them
+    /// in a row, less 1: the model's price of leaving home, which the
+    /// balancers weigh (`policy::Homes`). 0 when the model charges nothing
+    /// per update or row.
+    ///
+    /// ```
+    /// use braid::engine::SimCosts;
+    /// let c = braid::plan::sim_costs(&braid::config::Config::default());
+    /// // 75 x 75 of a domain split 2 x 2, at the default costs.
+    /// let p = c.away_cost(75, 75, 4, 2);
+    /// let (home, away) = (25.0 + 75.0 * 9.0 + 5625.0 * 0.29, 100.0 + 75.0 * 18.0 + 5625.0 * 0.29);
+    /// assert!((p - (away / home - 1.0)).abs() < 1e-12);
+    /// ```
+    pub fn away_cost(
+        &self,
+        rows: usize,
+        cols: usize,
+        per_domain: usize,
+        side_by_side: usize,
+    ) -> f64 {
+        let cells = (rows * cols) as f64 * self.cell_ns;
+        let rows = rows as f64 * self.row_ns;
+        let home =
+            self.update_ns / per_domain.max(1) as f64 + rows / side_by_side.max(1) as f64 + cells;
+        let away = self.update_ns + rows + cells;
+        match home > 0.0 {
+            true => away / home - 1.0,
+            false => 0.0,
+        }
+    }
+}
+
 /// How a quiet core's speed wanders (`sim_jitter`): in each window of
 /// `every_s` virtual seconds its speed is `1 + sd x z` times its own, `z` a
 /// standard normal drawn from the seed, the core and the window; and for

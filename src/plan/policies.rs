@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::engine::{Balancer, Policies};
 use crate::policy::learned::{Learner, Model};
 use crate::policy::{
-    Anticipate, Bounds, Gossip, Greedy, Named, Policy, Prescribed, Progressive, Refine,
+    Anticipate, Bounds, Gossip, Greedy, Homes, Named, Policy, Prescribed, Progressive, Refine,
     ResidualFirst, Scope, Steal,
 };
 use crate::problem::Problem;
@@ -42,7 +42,28 @@ pub(super) fn balancer(cfg: &Config, problem: &Problem) -> Result<Option<Balance
         policies,
         interval: cfg.lb_interval,
         group: cfg.lb_group,
+        homes: homes(cfg, problem),
     }))
+}
+
+/// Each subdomain's home and the price of leaving it (`lb_away_cost`;
+/// auto: the cost model's, at the first subdomain's size).
+fn homes(cfg: &Config, problem: &Problem) -> Homes {
+    let away_cost = match cfg.lb_away_cost.value() {
+        Some(&p) => p,
+        None => problem.subs.first().map_or(0.0, |g| {
+            super::sim_costs(cfg).away_cost(
+                g.height,
+                g.width,
+                problem.subdomains_per_domain(),
+                problem.sub_cols,
+            )
+        }),
+    };
+    Homes {
+        per_domain: problem.subdomains_per_domain(),
+        away_cost,
+    }
 }
 
 /// `learned`'s model, from the file `balancer` names.

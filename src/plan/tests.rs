@@ -1,5 +1,6 @@
 use super::*;
 use crate::noise::{Level, NoiseForm};
+use crate::policy::Homes;
 
 #[test]
 fn auto_threads_take_every_selected_core() {
@@ -233,4 +234,37 @@ fn a_trace_is_read_once_while_held_and_again_once_its_file_changes() {
     assert!(!Arc::ptr_eq(&held[0], &changed[0]));
     assert_eq!(changed[0].detours[1].duration_ns, 30);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_balancer_knows_each_subdomains_home_and_prices_leaving_it_only_when_asked() {
+    let plan_of = |overrides: &[&str]| {
+        let mut cfg = Config::default();
+        let mut all = vec!["balancer=split".to_string(), "domain_size=150".into()];
+        all.extend(overrides.iter().map(|o| o.to_string()));
+        cfg.apply_overrides(&all).unwrap();
+        Plan::simulated(&cfg).unwrap()
+    };
+    let homes = |plan: &Plan| plan.settings.scheme.balancer().unwrap().homes;
+    // By default: homes (4 subdomains a domain), no price.
+    let plain = plan_of(&[]);
+    assert_eq!(
+        homes(&plain),
+        Homes {
+            per_domain: 4,
+            away_cost: 0.0
+        }
+    );
+    // auto: the cost model's at 75 x 75 cells (update 100 ns shared by 4,
+    // 18 ns a row shared by the 2 side by side, 0.29 ns a cell).
+    let auto = homes(&plan_of(&["lb_away_cost=auto"]));
+    let (home, away) = (
+        25.0 + 75.0 * 9.0 + 5625.0 * 0.29,
+        100.0 + 75.0 * 18.0 + 5625.0 * 0.29,
+    );
+    assert!(
+        (auto.away_cost - (away / home - 1.0)).abs() < 1e-12,
+        "{auto:?}"
+    );
+    assert_eq!(homes(&plan_of(&["lb_away_cost=0.5"])).away_cost, 0.5);
 }

@@ -573,6 +573,7 @@ mod tests {
             speeds: &[],
             load_history: &[],
             uniform_work: false,
+            homes: crate::policy::Homes::NONE,
             since_last_s: 1.0,
             call,
         };
@@ -647,6 +648,7 @@ mod tests {
                 speeds: &[],
                 load_history: &[],
                 uniform_work: false,
+                homes: crate::policy::Homes::NONE,
                 since_last_s: 1.0,
                 call,
             };
@@ -774,6 +776,7 @@ mod tests {
                         &[]
                     },
                     uniform_work: false,
+                    homes: crate::policy::Homes::NONE,
                     since_last_s: 1.0,
                     call,
                 })

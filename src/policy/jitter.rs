@@ -15,7 +15,9 @@
 //!   `n_from`) to `to` must help over several intervals, not in one. In each
 //!   interval `i` its predicted gain is `g_i = ln(r_to,i / (n_to + 1)) -
 //!   ln(r_from,i / n_from)` (the receiver, with one more subdomain, against
-//!   the donor now); the move is made when the gain in all but a quarter
+//!   the donor now; with `lb_away_cost`, the receiver's work per sweep
+//!   counted in updates at home, a guest costing more: `homes.rs`,
+//!   [`improves_beyond_by`]); the move is made when the gain in all but a quarter
 //!   of the last [`RECENT`] intervals (the second lowest of four) is
 //!   positive and more than [`Z`] standard errors above zero: a one-sided
 //!   test that the imbalance it removes is real ([`improves_beyond`]). Not
@@ -44,6 +46,7 @@
 //! calls of its start (tested in both engines).
 
 use super::Snapshot;
+use super::homes::Shift;
 
 /// Standard errors a mean gain must exceed (one-sided): about a 5% chance
 /// of a move on pure jitter per pair and call at the window's length, and
@@ -87,16 +90,45 @@ pub fn improves_beyond(
     from: usize,
     n_from: usize,
 ) -> bool {
+    improves_beyond_by(history, to, from, Shift::counted(n_to, n_from))
+}
+
+/// [`improves_beyond`] for a move whose receiver's work per sweep changes
+/// as `shift` says (a subdomain away from its home costs more, `homes.rs`):
+/// its per-subdomain rate after the move is its rate in work over its work
+/// per sweep then, `r_to x (work_to / n_to) / work_to_after`.
+///
+/// ```
+/// use braid::policy::{Shift, improves_beyond_by};
+/// // The donor at 0.78 of the receiver's speed: one more subdomain at home
+/// // cost pays (1/5 > 0.78/4), one that costs 1.3 away does not (1/5.3 < 0.78/4).
+/// let rates = vec![vec![100.0, 78.0]; 4];
+/// assert!(improves_beyond_by(&rates, 0, 1, Shift::counted(4, 4)));
+/// let away = Shift { work_to_after: 5.3, ..Shift::counted(4, 4) };
+/// assert!(!improves_beyond_by(&rates, 0, 1, away));
+/// ```
+pub fn improves_beyond_by(history: &[Vec<f64>], to: usize, from: usize, shift: Shift) -> bool {
+    let Shift {
+        n_to,
+        n_from,
+        work_to,
+        work_to_after,
+    } = shift;
     let k = history.len();
-    if k < MIN_INTERVALS || n_from == 0 {
+    if k < MIN_INTERVALS || n_from == 0 || work_to_after <= 0.0 {
         return false;
     }
+    // The receiver's work per update now (1 when it holds nothing).
+    let per_update = match n_to {
+        0 => 1.0,
+        n => work_to / n as f64,
+    };
     let mut gains = Vec::with_capacity(k);
     for rates in history {
         let (Some(&r_to), Some(&r_from)) = (rates.get(to), rates.get(from)) else {
             return false;
         };
-        let (a, b) = (r_to / (n_to + 1) as f64, r_from / n_from as f64);
+        let (a, b) = (r_to * per_update / work_to_after, r_from / n_from as f64);
         gains.push(match (a > 0.0, b > 0.0) {
             (true, true) => (a / b).ln(),
             (true, false) => STALLED_GAIN,

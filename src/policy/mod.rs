@@ -13,6 +13,7 @@
 mod anticipate;
 mod gossip;
 mod greedy;
+mod homes;
 pub(crate) mod jitter;
 pub mod learned;
 mod objects;
@@ -26,7 +27,8 @@ pub use anticipate::Anticipate;
 pub(crate) use gossip::rounds_to_cover;
 pub use gossip::{Gossip, Whole, Wire, Word};
 pub use greedy::Greedy;
-pub use jitter::{MIN_INTERVALS, Z, improves_beyond};
+pub use homes::{Homes, Shift, homeward};
+pub use jitter::{MIN_INTERVALS, Z, improves_beyond, improves_beyond_by};
 pub use prescribed::Prescribed;
 pub use progressive::{Progressive, Scope};
 pub use refine::Refine;
@@ -261,6 +263,9 @@ pub struct Snapshot<'a> {
     /// between threads are the machine's (a slower core), not the
     /// subdomains' (`objects.rs`).
     pub uniform_work: bool,
+    /// Each subdomain's home thread and what it costs away from there
+    /// ([`Homes`]; none in snapshots made by hand).
+    pub homes: Homes,
     /// Seconds since the previous call (since the start, at the first).
     pub since_last_s: f64,
     /// 1-based number of this balancer call.
@@ -291,6 +296,7 @@ impl<'a> Snapshot<'a> {
             speeds: &[],
             load_history: &[],
             uniform_work: false,
+            homes: Homes::NONE,
             since_last_s: 0.0,
             call: 1,
         }
@@ -436,6 +442,12 @@ pub trait Policy: Send + Sync + std::fmt::Debug {
 
     /// Its name in labels (`steal-split`), for reports.
     fn name(&self) -> Named;
+
+    /// Whether a guest may go home in place of the subdomain it picks
+    /// ([`homeward`]): yes, unless which subdomain moves is its point.
+    fn sends_guests_home(&self) -> bool {
+        true
+    }
 
     /// Whether it reads [`Snapshot::loads`] and [`Snapshot::speeds`]: the
     /// engines measure them only then (or for a workload that is not

@@ -100,6 +100,11 @@ impl Policy for Prescribed {
     fn name(&self) -> Named {
         self.bounds.named(Strategy::Prescribed)
     }
+
+    /// The owners are the offline tool's, subdomain by subdomain.
+    fn sends_guests_home(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

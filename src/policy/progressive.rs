@@ -142,6 +142,12 @@ impl Policy for Progressive {
     fn name(&self) -> Named {
         self.bounds.named(Strategy::Progressive)
     }
+
+    /// As printed (`predict` off), Algorithm 1 moves the subdomain line 8
+    /// finds; braid's form lets a guest go home in its place (`homes.rs`).
+    fn sends_guests_home(&self) -> bool {
+        self.predict
+    }
 }
 
 impl Progressive {
@@ -421,8 +427,15 @@ impl<'a> Working<'a> {
     /// which this call's own moves do not change. Unknown progress (an
     /// empty or all-zero slice) predicts nothing and allows the move.
     fn move_helps(&self, from: usize, to: usize) -> bool {
-        let (nf, nt) = (self.num_subs[from], self.num_subs[to]);
-        super::improves_beyond(self.snap.history, to, nt, from, nf)
+        let snap = self.snap;
+        let shift = super::Shift::priced(
+            &snap.homes,
+            (to, &self.subs_of(to)),
+            (from, self.num_subs[from]),
+            snap.counts.len(),
+            |s| self.owner(s),
+        );
+        super::improves_beyond_by(snap.history, to, from, shift)
     }
 
     fn move_sub(&mut self, sub: usize, to: usize) {

@@ -26,8 +26,8 @@
 //! which span orders of magnitude here, would pile the quiet subdomains
 //! onto one thread and let their counts fall behind).
 
-use super::jitter::{improves_beyond, window_rate};
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
+use super::jitter::{improves_beyond_by, window_rate};
+use super::{Bounds, Move, Named, Owned, Policy, Shift, Snapshot, Strategy, by_group};
 
 /// The largest local residuals to the fastest threads, after Bahi et al. (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -46,6 +46,11 @@ impl Policy for ResidualFirst {
     fn name(&self) -> Named {
         self.bounds.named(Strategy::Residual)
     }
+
+    /// Which subdomain moves is this strategy's point: the largest residual.
+    fn sends_guests_home(&self) -> bool {
+        false
+    }
 }
 
 impl ResidualFirst {
@@ -61,12 +66,24 @@ impl ResidualFirst {
             })?;
         // Which threads may give: decided per thread, so that a call with
         // no slower donor costs no pass over the subdomains.
+        let owned = Owned::of(snap);
+        let shift = |from: usize| {
+            let owner = |s: usize| snap.owners[s];
+            let to_subs = (to, owned.of_thread(to));
+            Shift::priced(
+                &snap.homes,
+                to_subs,
+                (from, held[from]),
+                snap.counts.len(),
+                owner,
+            )
+        };
         let mut donor = vec![false; held.len()];
         let mut any = false;
         for &from in group {
             donor[from] = from != to
                 && held[from] > self.bounds.low
-                && improves_beyond(snap.history, to, held[to], from, held[from]);
+                && improves_beyond_by(snap.history, to, from, shift(from));
             any |= donor[from];
         }
         if !any {

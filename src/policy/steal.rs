@@ -28,8 +28,8 @@
 //! not at random, and the thief steals on a schedule (the balancer's turn),
 //! not when it runs dry.
 
-use super::jitter::{improves_beyond, window_rate};
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
+use super::jitter::{improves_beyond_by, window_rate};
+use super::{Bounds, Move, Named, Owned, Policy, Shift, Snapshot, Strategy, by_group};
 
 /// Receiver-initiated stealing by measured rate (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -63,10 +63,16 @@ impl Steal {
                 _ => Some(t),
             })?;
         // No slower member that may give: no pass over the subdomains.
+        let owned = Owned::of(snap);
         let may_give = |t: usize| {
-            t != to
-                && held[t] > self.bounds.low
-                && improves_beyond(snap.history, to, held[to], t, held[t])
+            let shift = Shift::priced(
+                &snap.homes,
+                (to, owned.of_thread(to)),
+                (t, held[t]),
+                snap.counts.len(),
+                |s| snap.owners[s],
+            );
+            t != to && held[t] > self.bounds.low && improves_beyond_by(snap.history, to, t, shift)
         };
         if !group.iter().any(|&t| may_give(t)) {
             return None;

@@ -11,7 +11,7 @@ use crate::engine::{
     Balancer, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Measure, Policies, Ran, Tried,
 };
 use crate::policy::learned::Learner;
-use crate::policy::{HISTORY, Learns, Move, Policy, Snapshot, Wire};
+use crate::policy::{HISTORY, Homes, Learns, Move, Policy, Snapshot, Wire, homeward};
 
 /// Whose turn it is to call the balancer, and from when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +136,8 @@ pub(crate) struct Caller {
     apart: bool,
     /// Whether the application's work is uniform ([`Snapshot::uniform_work`]).
     uniform_work: bool,
+    /// Where each subdomain is cheapest ([`Snapshot::homes`]).
+    homes: Homes,
 }
 
 impl Caller {
@@ -171,6 +173,7 @@ impl Caller {
             meter: loads.then(LoadMeter::default),
             apart: false,
             uniform_work: measure.uniform_work,
+            homes: balancer.homes,
         }
     }
 
@@ -182,6 +185,7 @@ impl Caller {
                 policies: Policies::One(policy),
                 interval: Interval::Seconds(0.0),
                 group: crate::engine::Group::Socket,
+                homes: crate::policy::Homes::NONE,
             },
             Measure::RATES,
         )
@@ -211,7 +215,13 @@ impl Caller {
                 .filter(|&c| c < self.candidates.len())
         });
         self.choose(now_s, learned);
-        self.candidates[self.current].decide(&self.snapshot(thread_sockets, since_last_s))
+        let snap = self.snapshot(thread_sockets, since_last_s);
+        // Whatever the strategy picked, a guest goes home in its place.
+        let policy = &self.candidates[self.current];
+        match policy.sends_guests_home() {
+            true => homeward(&snap, policy.decide(&snap)),
+            false => policy.decide(&snap),
+        }
     }
 
     /// Whether calls can be decided apart ([`Caller::decide_apart`]): one
@@ -309,6 +319,7 @@ impl Caller {
             speeds: self.meter.as_ref().map_or(&[], |m| &m.speeds),
             load_history: self.meter.as_ref().map_or(&[], |m| &m.history),
             uniform_work: self.uniform_work,
+            homes: self.homes,
             since_last_s,
             call: self.stats.calls,
         }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::Homes;
 use std::cmp::Reverse;
 
 fn paper(scope: Scope) -> Progressive {
@@ -393,4 +394,48 @@ fn reference(p: &Progressive, counts: &[u64], owners: &[usize]) -> Vec<Move> {
         }
     }
     moves
+}
+
+#[test]
+fn a_predicted_move_that_would_not_pay_for_leaving_home_is_not_made() {
+    // Thread 1 at 0.78 of thread 0's rate: one more subdomain at home cost
+    // pays thread 0 (100/5 > 78/4), one that costs 1.3 away does not.
+    let counts = [40, 40, 40, 40, 30, 30, 30, 30];
+    let owners: Vec<usize> = (0..8).map(|s| s / 4).collect();
+    let rates = [100.0, 78.0];
+    let p = Progressive {
+        pairs: 1,
+        min_gap: 2,
+        predict: true,
+        ..paper(Scope::Joint)
+    };
+    let decide = |away_cost: f64| {
+        p.decide(&Snapshot {
+            rates: &rates,
+            history: crate::policy::steady(&rates),
+            homes: Homes {
+                per_domain: 4,
+                away_cost,
+            },
+            ..Snapshot::of(&counts, &owners, &[0, 0])
+        })
+    };
+    assert_eq!(decide(0.0).len(), 1);
+    assert!(decide(0.3).is_empty());
+    // Thread 1 holds 3, a guest of thread 0's, which goes home at a cost of
+    // 1: 100 / (3 + 1) > 120 / 5 pays, where one away (100 / 4.3) would not.
+    let owners = [0, 0, 0, 1, 1, 1, 1, 1];
+    let counts = [40, 40, 40, 30, 30, 30, 30, 30];
+    let rates = [100.0, 120.0];
+    let moves = p.decide(&Snapshot {
+        rates: &rates,
+        history: crate::policy::steady(&rates),
+        homes: Homes {
+            per_domain: 4,
+            away_cost: 0.3,
+        },
+        ..Snapshot::of(&counts, &owners, &[0, 0])
+    });
+    assert_eq!(moves.len(), 1, "{moves:?}");
+    // (homeward, in the schedule core, then makes it subdomain 3.)
 }
