@@ -67,6 +67,20 @@ fn trained(dir: &Path) -> Vec<(String, String)> {
             None => best.push((workload, name, tts)),
         }
     }
+    // Beside every accuracy, the baseline: always naming the commonest
+    // best strategy, right on its share of the instances.
+    let most = best
+        .iter()
+        .map(|b| best.iter().filter(|c| c.1 == b.1).count())
+        .max()
+        .unwrap();
+    let baseline = format!(": {:.1}%;", 100.0 * most as f64 / best.len() as f64);
+    let said = r.stdout.split("always naming the commonest, ").nth(1);
+    assert!(
+        said.is_some_and(|t| t.contains(&baseline)),
+        "{baseline} in {}",
+        r.stdout
+    );
     best.into_iter().map(|(w, n, _)| (w, n)).collect()
 }
 

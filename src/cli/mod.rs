@@ -473,14 +473,27 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         let e = learn::evaluate(model, &instances, probed).map_err(bad)?;
         eprintln!();
         println!(
-            "held-out accuracy: {:.1}% of {} instance(s) (the best fixed strategy named)",
+            "held-out accuracy: {:.1}% of {} instance(s) (the best fixed strategy named; \
+             always naming the commonest of its training, {}: {:.1}%)",
             100.0 * e.accuracy,
-            e.instances
+            e.instances,
+            e.baseline.0,
+            100.0 * e.baseline.1
         );
-        println!("\n| balancer | instances | did not converge | mean regret |");
-        println!("|---|---|---|---|");
-        for (b, n, failed, regret) in &e.regret {
-            println!("| {b} | {n} | {failed} | {:+.1}% |", 100.0 * regret);
+        println!(
+            "\n| balancer | instances | did not converge | mean regret | 95% interval (bootstrap) |"
+        );
+        println!("|---|---|---|---|---|");
+        for r in &e.regret {
+            println!(
+                "| {} | {} | {} | {:+.1}% | {:+.1}% to {:+.1}% |",
+                r.balancer,
+                r.converged,
+                r.failed,
+                100.0 * r.mean,
+                100.0 * r.interval.0,
+                100.0 * r.interval.1
+            );
         }
         return Ok(());
     }
@@ -498,11 +511,13 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         .collect();
     println!(
         "trained on {} instance(s), k = {}: {:.1}% right on them; each left out of its own \
-         training, {}; {} strategies: {}",
+         training, {}; always naming the commonest, {}: {:.1}%; {} strategies: {}",
         t.instances,
         t.model.k,
         100.0 * t.training_accuracy,
         loo.join(", "),
+        t.baseline.0,
+        100.0 * t.baseline.1,
         t.model.classes.len(),
         t.model
             .classes

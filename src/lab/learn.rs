@@ -181,6 +181,50 @@ pub(crate) struct Trained {
     pub training_accuracy: f64,
     /// The same, each left out of its own training, at `k` = 1, 3, 5, 7.
     pub leave_one_out: [(usize, f64); 4],
+    /// What any accuracy must beat: the commonest best strategy of the
+    /// instances, and the share always naming it gets right.
+    pub baseline: (Named, f64),
+}
+
+/// The commonest of `labels` (the first of the commonest, in order of
+/// first appearance) and its share; `None` for none.
+fn commonest(labels: impl IntoIterator<Item = Named>) -> Option<(Named, f64)> {
+    let mut counts: Vec<(Named, usize)> = Vec::new();
+    let mut n = 0;
+    for l in labels {
+        n += 1;
+        match counts.iter_mut().find(|(c, _)| *c == l) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((l, 1)),
+        }
+    }
+    let mut best: Option<(Named, usize)> = None;
+    for (c, k) in counts {
+        if best.is_none_or(|(_, b)| k > b) {
+            best = Some((c, k));
+        }
+    }
+    best.map(|(c, k)| (c, k as f64 / n as f64))
+}
+
+/// Resamples drawn for a bootstrap interval.
+const RESAMPLES: usize = 4000;
+
+/// The 95% percentile-bootstrap interval of the mean of `values`
+/// ([`RESAMPLES`] resamples with replacement, drawn from a fixed seed so
+/// that a run prints the same interval again); `(x, x)` for one value.
+fn bootstrap_mean(values: &[f64]) -> (f64, f64) {
+    let n = values.len();
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let mut rng = crate::rng::SplitMix64(0x5EED_B007);
+    let mut means: Vec<f64> = (0..RESAMPLES)
+        .map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let at = |q: f64| means[((q * (RESAMPLES - 1) as f64).round() as usize).min(RESAMPLES - 1)];
+    (at(0.025), at(0.975))
 }
 
 /// Trains on `instances` (those with a label), `k` neighbours voting;
@@ -234,7 +278,9 @@ pub(crate) fn train(
         right as f64 / labelled.len() as f64
     };
     let model = Model::train(&points, k).expect("instances are there");
+    let baseline = commonest(labelled.iter().map(|l| l.1)).expect("instances are there");
     Ok(Trained {
+        baseline,
         training_accuracy: accuracy(k, false),
         leave_one_out: [1, 3, 5, 7].map(|k| (k, accuracy(k, true))),
         instances: labelled.len(),
@@ -259,10 +305,26 @@ pub(crate) struct Evaluation {
     pub instances: usize,
     /// Share of labelled instances whose best it names.
     pub accuracy: f64,
-    /// Per balancer (label without its interval, e.g. `greedy`): instances
-    /// it ran and converged on, those it did not converge on, and its mean
-    /// regret (time to solution over the instance's best, less 1).
-    pub regret: Vec<(String, usize, usize, f64)>,
+    /// The commonest strategy of the model's training points, and the
+    /// share of these instances that always naming it gets right.
+    pub baseline: (Named, f64),
+    /// Per balancer, best first: its mean regret over these instances.
+    pub regret: Vec<Regret>,
+}
+
+/// One balancer's regret on held-out instances: its time to solution over
+/// the instance's best, less 1.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Regret {
+    /// The label without its interval, e.g. `greedy`.
+    pub balancer: String,
+    /// Instances it ran and converged on, and those it did not converge on.
+    pub converged: usize,
+    pub failed: usize,
+    /// Its mean regret over the converged ones, and that mean's 95%
+    /// bootstrap interval over the instances.
+    pub mean: f64,
+    pub interval: (f64, f64),
 }
 
 /// `model` on `instances`; `probed(done, of)` after each instance's probe.
@@ -274,7 +336,9 @@ pub(crate) fn evaluate(
     let of = instances.iter().filter(|i| i.best.is_some()).count();
     let tree = model.tree();
     let (mut right, mut labelled) = (0, 0);
-    let mut sums: BTreeMap<String, (usize, usize, f64)> = BTreeMap::new();
+    let mut commonest_right = 0;
+    let trained = commonest(model.points.iter().map(|p| model.classes[p.class]));
+    let mut each: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
     for i in instances {
         let Some((named, best_label)) = &i.best else {
             continue;
@@ -283,14 +347,12 @@ pub(crate) fn evaluate(
         let x = probe(&i.config, best_label)?[0];
         probed(labelled, of);
         right += usize::from(model.classes[model.predict(&tree, &x)] == *named);
+        commonest_right += usize::from(trained.is_some_and(|(c, _)| c == *named));
         let best = i.tts[best_label].expect("the best converged");
         for (label, tts) in &i.tts {
-            let e = sums.entry(short(label)).or_default();
+            let e = each.entry(short(label)).or_default();
             match tts {
-                Some(t) => {
-                    e.0 += 1;
-                    e.2 += t / best - 1.0;
-                }
+                Some(t) => e.0.push(t / best - 1.0),
                 None => e.1 += 1,
             }
         }
@@ -300,14 +362,22 @@ pub(crate) fn evaluate(
             "no instance has a fixed strategy that converged: nothing to compare with".into(),
         ));
     }
-    let mut regret: Vec<(String, usize, usize, f64)> = sums
+    let mut regret: Vec<Regret> = each
         .into_iter()
-        .map(|(b, (n, failed, sum))| (b, n, failed, sum / n.max(1) as f64))
+        .map(|(balancer, (regrets, failed))| Regret {
+            balancer,
+            converged: regrets.len(),
+            failed,
+            mean: regrets.iter().sum::<f64>() / regrets.len().max(1) as f64,
+            interval: bootstrap_mean(&regrets),
+        })
         .collect();
-    regret.sort_by(|a, b| a.3.total_cmp(&b.3));
+    regret.sort_by(|a, b| a.mean.total_cmp(&b.mean));
+    let baseline = trained.expect("a model has points").0;
     Ok(Evaluation {
         instances: labelled,
         accuracy: right as f64 / labelled as f64,
+        baseline: (baseline, commonest_right as f64 / labelled as f64),
         regret,
     })
 }
@@ -324,6 +394,32 @@ fn short(label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_commonest_label_and_its_share_are_the_baseline() {
+        let n = |s: &str| s.parse::<Named>().unwrap();
+        let labels = ["greedy", "split", "greedy", "refine"].map(n);
+        assert_eq!(commonest(labels), Some((n("greedy"), 0.5)));
+        // A tie goes to the first seen.
+        assert_eq!(
+            commonest(["split", "greedy"].map(n)),
+            Some((n("split"), 0.5))
+        );
+        assert_eq!(commonest([]), None);
+    }
+
+    #[test]
+    fn a_bootstrap_interval_holds_the_mean_and_widens_with_the_scatter() {
+        let tight = [0.10, 0.11, 0.09, 0.10, 0.10, 0.11, 0.09, 0.10];
+        let wide = [0.0, 0.2, 0.0, 0.2, 0.0, 0.2, 0.0, 0.2];
+        let (a, b) = bootstrap_mean(&tight);
+        let (c, d) = bootstrap_mean(&wide);
+        assert!(a <= 0.10 && 0.10 <= b && c <= 0.10 && 0.10 <= d);
+        assert!(b - a < 0.02 && d - c > 0.1, "{a} {b} {c} {d}");
+        // The same values, the same interval; one value, a point.
+        assert_eq!(bootstrap_mean(&wide), (c, d));
+        assert_eq!(bootstrap_mean(&[0.3]), (0.3, 0.3));
+    }
 
     #[test]
     fn a_label_is_shortened_to_its_balancer() {
