@@ -228,6 +228,10 @@ pub fn homeward(snap: &Snapshot<'_>, moves: Vec<Move>) -> Vec<Move> {
 mod tests {
     use super::*;
 
+    fn mv(sub: usize, from: usize, to: usize) -> Move {
+        Move { sub, from, to }
+    }
+
     fn snap<'a>(owners: &'a [usize], per_domain: usize) -> Snapshot<'a> {
         Snapshot {
             homes: Homes {
@@ -244,82 +248,14 @@ mod tests {
         // Thread 0 holds 4, 5 (thread 1's); a move 0 -> 1 of 0 sends 4 home.
         let owners = [0, 0, 0, 0, 0, 0, 1, 1];
         let s = snap(&owners, 4);
-        let m = homeward(
-            &s,
-            vec![Move {
-                sub: 1,
-                from: 0,
-                to: 1,
-            }],
-        );
-        assert_eq!(
-            m,
-            vec![Move {
-                sub: 4,
-                from: 0,
-                to: 1
-            }]
-        );
+        let m = homeward(&s, vec![mv(1, 0, 1)]);
+        assert_eq!(m, vec![mv(4, 0, 1)]);
         // Two moves: both guests go home, one each.
-        let m = homeward(
-            &s,
-            vec![
-                Move {
-                    sub: 1,
-                    from: 0,
-                    to: 1,
-                },
-                Move {
-                    sub: 2,
-                    from: 0,
-                    to: 1,
-                },
-            ],
-        );
-        assert_eq!(
-            m,
-            vec![
-                Move {
-                    sub: 4,
-                    from: 0,
-                    to: 1
-                },
-                Move {
-                    sub: 5,
-                    from: 0,
-                    to: 1
-                }
-            ]
-        );
+        let m = homeward(&s, vec![mv(1, 0, 1), mv(2, 0, 1)]);
+        assert_eq!(m, vec![mv(4, 0, 1), mv(5, 0, 1)]);
         // A third finds no guest left: the strategy's own pick moves.
-        let m = homeward(
-            &s,
-            vec![
-                Move {
-                    sub: 1,
-                    from: 0,
-                    to: 1,
-                },
-                Move {
-                    sub: 2,
-                    from: 0,
-                    to: 1,
-                },
-                Move {
-                    sub: 3,
-                    from: 0,
-                    to: 1,
-                },
-            ],
-        );
-        assert_eq!(
-            m[2],
-            Move {
-                sub: 3,
-                from: 0,
-                to: 1
-            }
-        );
+        let m = homeward(&s, vec![mv(1, 0, 1), mv(2, 0, 1), mv(3, 0, 1)]);
+        assert_eq!(m[2], mv(3, 0, 1));
     }
 
     #[test]
@@ -327,36 +263,17 @@ mod tests {
         let owners = [0, 0, 0, 0, 0, 1, 1, 1];
         // Already going home.
         let s = snap(&owners, 4);
-        let home = vec![Move {
-            sub: 4,
-            from: 0,
-            to: 1,
-        }];
+        let home = vec![mv(4, 0, 1)];
         assert_eq!(homeward(&s, home.clone()), home);
         // The guest itself moves later in the call: not taken twice.
-        let both = vec![
-            Move {
-                sub: 0,
-                from: 0,
-                to: 1,
-            },
-            Move {
-                sub: 4,
-                from: 0,
-                to: 1,
-            },
-        ];
+        let both = vec![mv(0, 0, 1), mv(4, 0, 1)];
         assert_eq!(homeward(&s, both.clone()), both);
         // No homes: nothing changes.
         let none = Snapshot {
             homes: Homes::NONE,
             ..s
         };
-        let m = vec![Move {
-            sub: 1,
-            from: 0,
-            to: 1,
-        }];
+        let m = vec![mv(1, 0, 1)];
         assert_eq!(homeward(&none, m.clone()), m);
     }
 
@@ -369,11 +286,7 @@ mod tests {
             loads: &loads,
             ..snap(&owners, 4)
         };
-        let m = vec![Move {
-            sub: 1,
-            from: 0,
-            to: 1,
-        }];
+        let m = vec![mv(1, 0, 1)];
         assert_eq!(homeward(&s, m.clone()), m);
     }
 
