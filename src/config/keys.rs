@@ -247,7 +247,7 @@ config_keys! {
     /// sim_cell_ns); 0 = every thread alike (measured: no faster, docs/balancing.md).
     /// Whatever it is, a guest goes home before a thread gives its own away.
     #[serde(skip_serializing_if = "is_zero_or_auto_zero")]
-    lb_away_cost: AutoOr<f64> = "0", |p| p.auto_or(|p| p.number("a fraction", 10.0));
+    lb_away_cost: AutoOr<f64> = "0", |p| p.auto_or(|p| p.number_noted("a fraction", 10.0, " (or auto)"));
     /// refine: how far above the even sweep (total measured load over total
     /// speed) a thread's sweep may stay (0.05 = 5%).
     lb_tolerance: f64 = "0.05", |p| p.number("a fraction", 10.0);

@@ -78,7 +78,12 @@ impl Parser<'_> {
     }
 
     /// A finite number in `0..=max`; the message ends with `note`.
-    fn number_noted(&self, unit: &str, max: f64, note: &str) -> Result<f64, ConfigError> {
+    pub(super) fn number_noted(
+        &self,
+        unit: &str,
+        max: f64,
+        note: &str,
+    ) -> Result<f64, ConfigError> {
         self.value
             .parse()
             .ok()
