@@ -32,21 +32,12 @@
 //! store, so it counts from 0. And a thread cannot lap the others: the next
 //! crossing needs all of them to arrive again.
 //!
-//! **A waiter sleeps, it does not poll.** A waiter spins for [`SPIN`] (a
-//! running partner arrives within that), then sleeps
-//! on a condition variable: under its lock it looks at the generation and
-//! the flag once more and, if neither moved, sleeps until woken or for
-//! [`NAP`]. The leader, after step 3's `fetch_add`, takes the same lock and
-//! wakes every sleeper. No wake-up is lost: a waiter's last look and its
-//! falling asleep are one step under the lock, and the leader takes the
-//! lock after moving the generation, so either the look sees the new
-//! generation or the waiter is asleep when the leader wakes it. A stop set
-//! by anyone but the leader wakes no one; a sleeper sees it within
-//! [`NAP`]. Why sleep: on a busy machine a partner preempted by another
-//! process keeps a polling waiter burning its own core's share, which the
-//! kernel's scheduler then charges to it, so both waited longer at every
-//! crossing; a waiter blocked in the kernel costs nothing and is run as
-//! soon as it is woken (measured: docs/speed.md, 2026-11-28).
+//! **A waiter sleeps, it does not poll.** A waiter spins for a few tens
+//! of microseconds (a running partner arrives within that), then sleeps
+//! until the leader, after step 3's `fetch_add`, wakes every sleeper
+//! (`Sleep::wake_all`; why no wake-up is lost, and why not poll, at the
+//! top of `sleep.rs`). A stop set by anyone but the leader wakes no one;
+//! a sleeper sees it within one nap (200 us).
 //!
 //! **Why no thread waits forever.** A waiter waits only for the last
 //! arrival or for the stop flag. A thread that never arrives (stalled in a
@@ -57,10 +48,10 @@
 //! `loom_tests` (two threads, two crossings, every interleaving).
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
+use super::sleep::{Sleep, Waiting};
 use super::stop::StopFlag;
 use super::sync::AtomicUsize;
 use crate::engine::StopReason;
@@ -72,92 +63,6 @@ pub(crate) struct StopBarrier {
     generation: CachePadded<AtomicUsize>,
     /// Where a waiter that spun in vain sleeps until the leader wakes it.
     sleep: Sleep,
-}
-
-/// How long a sleeping waiter sleeps at most before it looks at the stop
-/// flag again (the leader wakes it as soon as the crossing is complete).
-#[cfg_attr(feature = "loom", allow(dead_code))]
-const NAP: Duration = Duration::from_micros(200);
-
-/// A waiter's sleep, blocking in the kernel (a futex, through
-/// `parking_lot`) instead of polling: see "A waiter sleeps" above.
-#[derive(Debug, Default)]
-struct Sleep {
-    lock: parking_lot::Mutex<()>,
-    woken: parking_lot::Condvar,
-    /// Waiters asleep now, and sleepers the leaders have woken (tests).
-    #[cfg(test)]
-    #[cfg_attr(feature = "loom", allow(dead_code))]
-    asleep: AtomicUsize,
-    #[cfg(test)]
-    wakes: AtomicUsize,
-}
-
-impl Sleep {
-    /// The leader, after moving the generation: wakes every sleeper.
-    /// Taking the lock first orders the move before any sleeper's last
-    /// look, which it makes under the lock.
-    fn wake_all(&self) {
-        drop(self.lock.lock());
-        let _woken = self.woken.notify_all();
-        #[cfg(test)]
-        self.wakes.fetch_add(_woken, Ordering::SeqCst);
-    }
-
-    /// Sleeps on `guard` until woken or for [`NAP`].
-    #[cfg_attr(feature = "loom", allow(dead_code))]
-    fn nap(&self, guard: &mut parking_lot::MutexGuard<'_, ()>) {
-        #[cfg(test)]
-        self.asleep.fetch_add(1, Ordering::SeqCst);
-        self.woken.wait_for(guard, NAP);
-        #[cfg(test)]
-        self.asleep.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// How long a waiter spins before it sleeps: a running partner arrives
-/// well within it (a sync iteration's threads differ by microseconds), and
-/// a sleep and its wake-up cost tens of microseconds each.
-#[cfg_attr(feature = "loom", allow(dead_code))]
-const SPIN: Duration = Duration::from_micros(50);
-
-/// One waiter's state in one crossing: spinning first, then sleeping.
-#[derive(Default)]
-struct Waiting {
-    /// When it began to spin, once it has looked at the clock.
-    since: Option<Instant>,
-    spins: u32,
-}
-
-impl Waiting {
-    /// Waits a little while `still` holds: spins (no yield, which would
-    /// hand the core to whatever else runs there for a time slice) for
-    /// [`SPIN`], then sleeps until woken or for [`NAP`].
-    #[cfg(not(feature = "loom"))]
-    fn wait(&mut self, sleep: &Sleep, still: impl Fn() -> bool) {
-        // The clock is read once in 64 spins.
-        self.spins = self.spins.wrapping_add(1);
-        if !self.spins.is_multiple_of(64) {
-            std::hint::spin_loop();
-            return;
-        }
-        let since = *self.since.get_or_insert_with(Instant::now);
-        if since.elapsed() < SPIN {
-            return;
-        }
-        let mut guard = sleep.lock.lock();
-        if still() {
-            sleep.nap(&mut guard);
-        }
-    }
-
-    /// Under loom, a yield: the model checker's cue to run another thread
-    /// (the sleep is `parking_lot`'s, which loom does not model).
-    #[cfg(feature = "loom")]
-    fn wait(&mut self, _sleep: &Sleep, _still: impl Fn() -> bool) {
-        let _ = (self.since, self.spins);
-        loom::thread::yield_now();
-    }
 }
 
 /// What a thread does after the barrier.

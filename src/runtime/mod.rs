@@ -28,6 +28,7 @@ mod balancer;
 mod barrier;
 mod migrate;
 pub(crate) mod peers;
+mod sleep;
 mod stop;
 mod sync;
 mod trace;
@@ -74,6 +75,9 @@ struct Shared<'a> {
     placement: &'a Placement,
     stop: StopFlag,
     barrier: StopBarrier,
+    /// Where a worker with nothing it may update sleeps until another
+    /// thread's update count moves (`sleep.rs`; in one process).
+    idle: sleep::Sleep,
     thread_updates: Vec<CachePadded<AtomicU64>>,
     /// Each worker thread's wall nanoseconds, over every epoch.
     life_ns: Vec<CachePadded<AtomicU64>>,
@@ -619,6 +623,7 @@ impl<'a> Shared<'a> {
             placement,
             stop: StopFlag::default(),
             barrier: StopBarrier::new(local.len()),
+            idle: sleep::Sleep::default(),
             thread_updates: (0..threads).map(|_| Default::default()).collect(),
             life_ns: (0..threads).map(|_| Default::default()).collect(),
             waited_ns: (0..threads).map(|_| Default::default()).collect(),

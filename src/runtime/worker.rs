@@ -26,6 +26,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::peers::from_urgency;
+use super::sleep::{IDLE_SPIN, Waiting};
 use super::waits;
 use super::{Crossing, Idler, Shared, StopReason};
 use crate::engine::{Residual, Stall};
@@ -89,6 +90,17 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
         slab.lock().touch(sh.problem, sh.subs, t);
     }
     let mut idler = Idler::default();
+    // In one process, a worker that found nothing to update waits for
+    // another thread's update count to move: spinning, then asleep
+    // (`sleep.rs`). Across ranks a neighbour's progress also arrives
+    // through the monitor's exchanges, which wake no one: there it idles.
+    let mut resting: Option<Waiting> = None;
+    let updates = || -> u64 {
+        sh.thread_updates
+            .iter()
+            .map(|u| u.load(Ordering::SeqCst))
+            .sum()
+    };
     w.sample_core();
     while !sh.stop.is_set() {
         sh.assignment.refresh(t, &mut set);
@@ -100,6 +112,9 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
                 sh.cut_trace();
             }
         }
+        // While resting, the counts before the sweep: what the sleep
+        // below waits to see move.
+        let before = resting.as_ref().map(|_| updates());
         let Some(progressed) = w.sweep(&set) else {
             break;
         };
@@ -109,8 +124,19 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
                     break;
                 }
             }
-            Mode::Ssync | Mode::Async if progressed => idler.reset(),
-            Mode::Ssync | Mode::Async => idler.idle(),
+            Mode::Ssync | Mode::Async if progressed => {
+                idler.reset();
+                resting = None;
+            }
+            Mode::Ssync | Mode::Async if sh.peers.is_some() => idler.idle(),
+            Mode::Ssync | Mode::Async => {
+                // (After the first futile sweep, the counts now: a move
+                // since that sweep is caught at the next one, or wakes.)
+                let seen = before.unwrap_or_else(updates);
+                resting
+                    .get_or_insert_with(|| Waiting::spinning(IDLE_SPIN))
+                    .wait(&sh.idle, || updates() == seen && !sh.stop.is_set());
+            }
         }
         // Across ranks, the monitor that exchanges the edges may share this
         // core: a monitor that has not exchanged for two of its periods is
@@ -410,10 +436,13 @@ impl<'s, 'a> Worker<'s, 'a> {
         Some(swept.updates > 0)
     }
 
-    /// Records `updates` more updates by this thread.
+    /// Records `updates` more updates by this thread, and wakes the
+    /// workers that sleep for want of something to update (SeqCst: the
+    /// protocol at the top of `sleep.rs`).
     fn count(&mut self, updates: u64) {
         self.done += updates;
-        self.sh.thread_updates[self.t].store(self.done, Ordering::Relaxed);
+        self.sh.thread_updates[self.t].store(self.done, Ordering::SeqCst);
+        self.sh.idle.wake_if_asleep();
     }
 
     /// Whether this update of subdomain `s` computes its residual, and for
