@@ -32,8 +32,8 @@
 //! store, so it counts from 0. And a thread cannot lap the others: the next
 //! crossing needs all of them to arrive again.
 //!
-//! **A waiter sleeps, it does not poll.** A waiter spins for a few tens
-//! of microseconds (a running partner arrives within that), then sleeps
+//! **A waiter sleeps, it does not poll.** A waiter spins for 500 us (a
+//! running partner arrives within that, and a parasite's burst ends), then sleeps
 //! until the leader, after step 3's `fetch_add`, wakes every sleeper
 //! (`Sleep::wake_all`; why no wake-up is lost, and why not poll, at the
 //! top of `sleep.rs`). A stop set by anyone but the leader wakes no one;

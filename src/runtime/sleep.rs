@@ -43,11 +43,15 @@ use std::time::{Duration, Instant};
 #[cfg_attr(feature = "loom", allow(dead_code))]
 pub(crate) const NAP: Duration = Duration::from_micros(200);
 
-/// How long a waiter spins before it sleeps: a running partner arrives
-/// well within it (a sync iteration's threads differ by microseconds), and
-/// a sleep and its wake-up cost tens of microseconds each.
+/// How long a waiter spins before it sleeps: longer than what a running
+/// partner or neighbour takes (a sync iteration's threads differ by
+/// microseconds, an ssync(1) neighbour's next update is often tens of
+/// microseconds away) and than a parasite's burst (about 50 us), shorter
+/// than a time slice (milliseconds), which is what a sleep is for. With 50
+/// us, quiet ssync(1) lost 19% and sync under the 19% parasite 30%
+/// (docs/speed.md, 2026-11-28).
 #[cfg_attr(feature = "loom", allow(dead_code))]
-pub(crate) const SPIN: Duration = Duration::from_micros(50);
+pub(crate) const SPIN: Duration = Duration::from_micros(500);
 
 /// Where waiters sleep, and how many do (see the top of this file).
 #[derive(Debug, Default)]
@@ -91,44 +95,18 @@ impl Sleep {
     }
 }
 
-/// How long a worker with nothing it may update spins before it sleeps:
-/// longer than [`SPIN`], since in ssync(1) a neighbour's next update is
-/// often tens of microseconds away, and sleeping after 50 us cost ssync(1)
-/// 19% of its speed on a quiet machine.
-#[cfg_attr(feature = "loom", allow(dead_code))]
-pub(crate) const IDLE_SPIN: Duration = Duration::from_micros(500);
-
 /// One waiter's state in one wait: spinning first, then sleeping.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Waiting {
-    /// How long it spins before it sleeps.
-    spin: Duration,
     /// When it began to spin, once it has looked at the clock.
     since: Option<Instant>,
     spins: u32,
 }
 
-impl Default for Waiting {
-    fn default() -> Self {
-        Waiting::spinning(SPIN)
-    }
-}
-
-impl Waiting {
-    /// A wait that spins for `spin` before it sleeps.
-    pub(crate) fn spinning(spin: Duration) -> Waiting {
-        Waiting {
-            spin,
-            since: None,
-            spins: 0,
-        }
-    }
-}
-
 impl Waiting {
     /// Waits a little while `still` holds: spins (no yield, which would
-    /// hand the core to whatever else runs there for a time slice) for its
-    /// spin time ([`SPIN`] unless said), then sleeps until woken or for [`NAP`]. Callers look at
+    /// hand the core to whatever else runs there for a time slice) for
+    /// [`SPIN`], then sleeps until woken or for [`NAP`]. Callers look at
     /// their condition and the stop flag between calls.
     #[cfg(not(feature = "loom"))]
     pub(crate) fn wait(&mut self, sleep: &Sleep, still: impl Fn() -> bool) {
@@ -139,7 +117,7 @@ impl Waiting {
             return;
         }
         let since = *self.since.get_or_insert_with(Instant::now);
-        if since.elapsed() < self.spin {
+        if since.elapsed() < SPIN {
             return;
         }
         sleep.nap_while(still);
@@ -148,7 +126,7 @@ impl Waiting {
     /// Under loom, a yield: the model checker's cue to run another thread.
     #[cfg(feature = "loom")]
     pub(crate) fn wait(&mut self, _sleep: &Sleep, _still: impl Fn() -> bool) {
-        let _ = (self.spin, self.since, self.spins);
+        let _ = (self.since, self.spins);
         loom::thread::yield_now();
     }
 }

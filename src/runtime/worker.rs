@@ -26,7 +26,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::peers::from_urgency;
-use super::sleep::{IDLE_SPIN, Waiting};
+use super::sleep::Waiting;
 use super::waits;
 use super::{Crossing, Idler, Shared, StopReason};
 use crate::engine::{Residual, Stall};
@@ -134,7 +134,7 @@ fn work(sh: &Shared<'_>, t: usize, pinned_at: &mut Option<(std::time::Instant, O
                 // since that sweep is caught at the next one, or wakes.)
                 let seen = before.unwrap_or_else(updates);
                 resting
-                    .get_or_insert_with(|| Waiting::spinning(IDLE_SPIN))
+                    .get_or_insert_with(Waiting::default)
                     .wait(&sh.idle, || updates() == seen && !sh.stop.is_set());
             }
         }
