@@ -76,22 +76,35 @@ fn the_thread_cpu_clock_runs_while_spinning_and_not_while_asleep() {
 
 #[test]
 fn a_replay_starts_at_its_offset_and_plays_each_detour_once_a_lap() {
+    // Detours of 1 ms every 15 ms (span 45 ms), so that a replay thread
+    // delayed by a few milliseconds on a busy machine still starts each
+    // detour before its limit. A late thread can only play fewer detours,
+    // never more, so each count must come out exact in one of three tries
+    // (once, 1 ms apart, a delayed thread played 2 of 3 in `.ci/run`).
     let ms = 1_000_000;
-    let t = Trace::parse("0\t200000\n3000000\t200000\n6000000\t200000\n# duration_ns 9000000\n")
-        .unwrap();
-    assert_eq!(t.span_ns, 9 * ms);
+    let t =
+        Trace::parse("0\t1000000\n15000000\t1000000\n30000000\t1000000\n# duration_ns 45000000\n")
+            .unwrap();
+    assert_eq!(t.span_ns, 45 * ms);
     let stop = AtomicBool::new(false);
-    // From 4 ms: the detour at 6 ms comes at 2 ms, then 0 at 5, 3 at 8.
-    let lap = replay(&t, 4 * ms, Some(Duration::from_millis(9)), &stop);
-    assert_eq!(lap.bursts, 3);
-    let part = replay(&t, 4 * ms, Some(Duration::from_micros(4500)), &stop);
-    assert_eq!(
-        part.bursts, 1,
-        "only the detour at 2 ms starts before 4.5 ms"
-    );
-    let two = replay(&t, 0, Some(Duration::from_millis(18)), &stop);
-    assert_eq!(two.bursts, 6, "it loops");
-    assert!(two.work_s >= 6.0 * 0.2e-3);
+    let exact = |offset_ns: u64, duration: Duration, want: u64| {
+        let mut got = Vec::new();
+        for _ in 0..3 {
+            let stats = replay(&t, offset_ns, Some(duration), &stop);
+            if stats.bursts == want {
+                return stats;
+            }
+            got.push(stats.bursts);
+        }
+        panic!("{want} bursts from {offset_ns} ns over {duration:?}: {got:?}");
+    };
+    // From 20 ms: the detour at 30 ms comes at 10 ms, then 0 at 25, 15 at 40.
+    exact(20 * ms, Duration::from_millis(45), 3);
+    // Only the detour at 10 ms starts before 22.5 ms.
+    exact(20 * ms, Duration::from_micros(22_500), 1);
+    // It loops: two laps, six detours, each whole.
+    let two = exact(0, Duration::from_millis(90), 6);
+    assert!(two.work_s >= 6.0 * 1e-3, "{two:?}");
     stop.store(true, Ordering::Relaxed);
     assert_eq!(replay(&t, 0, None, &stop).bursts, 0, "a set stop ends it");
 }
