@@ -65,6 +65,12 @@ impl Homes {
         away_cost: 0.0,
     };
 
+    /// Whether a move is priced by where it takes a subdomain (homes, and
+    /// a cost away from them); else every shift is [`Shift::counted`].
+    pub fn prices(&self) -> bool {
+        self.per_domain > 0 && self.away_cost != 0.0
+    }
+
     /// Subdomain `s`'s home thread, if subdomains have homes.
     pub fn of(&self, s: usize) -> Option<usize> {
         (self.per_domain > 0).then(|| s / self.per_domain)
@@ -153,7 +159,7 @@ impl Shift {
         owner: impl Fn(usize) -> usize,
     ) -> Shift {
         let n_to = to_subs.len();
-        if homes.per_domain == 0 || homes.away_cost == 0.0 {
+        if !homes.prices() {
             return Shift::counted(n_to, n_from);
         }
         let work_to: f64 = to_subs.iter().map(|&s| homes.cost(s, to)).sum();

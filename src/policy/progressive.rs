@@ -428,13 +428,18 @@ impl<'a> Working<'a> {
     /// empty or all-zero slice) predicts nothing and allows the move.
     fn move_helps(&self, from: usize, to: usize) -> bool {
         let snap = self.snap;
-        let shift = super::Shift::priced(
-            &snap.homes,
-            (to, &self.subs_of(to)),
-            (from, self.num_subs[from]),
-            snap.counts.len(),
-            |s| self.owner(s),
-        );
+        let (nf, nt) = (self.num_subs[from], self.num_subs[to]);
+        // The receiver's list only when moves are priced by it.
+        let shift = match snap.homes.prices() {
+            false => super::Shift::counted(nt, nf),
+            true => super::Shift::priced(
+                &snap.homes,
+                (to, &self.subs_of(to)),
+                (from, nf),
+                snap.counts.len(),
+                |s| self.owner(s),
+            ),
+        };
         super::improves_beyond_by(snap.history, to, from, shift)
     }
 

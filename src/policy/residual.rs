@@ -66,17 +66,17 @@ impl ResidualFirst {
             })?;
         // Which threads may give: decided per thread, so that a call with
         // no slower donor costs no pass over the subdomains.
-        let owned = Owned::of(snap);
-        let shift = |from: usize| {
-            let owner = |s: usize| snap.owners[s];
-            let to_subs = (to, owned.of_thread(to));
-            Shift::priced(
+        // The receiver's list only when moves are priced by it.
+        let owned = snap.homes.prices().then(|| Owned::of(snap));
+        let shift = |from: usize| match &owned {
+            None => Shift::counted(held[to], held[from]),
+            Some(owned) => Shift::priced(
                 &snap.homes,
-                to_subs,
+                (to, owned.of_thread(to)),
                 (from, held[from]),
                 snap.counts.len(),
-                owner,
-            )
+                |s| snap.owners[s],
+            ),
         };
         let mut donor = vec![false; held.len()];
         let mut any = false;

@@ -62,16 +62,20 @@ impl Steal {
                 Some(b) if rate(b) >= rate(t) => Some(b),
                 _ => Some(t),
             })?;
-        // No slower member that may give: no pass over the subdomains.
-        let owned = Owned::of(snap);
+        // No slower member that may give: no pass over the subdomains
+        // (nor, unless moves are priced, one to list the receiver's).
+        let owned = snap.homes.prices().then(|| Owned::of(snap));
         let may_give = |t: usize| {
-            let shift = Shift::priced(
-                &snap.homes,
-                (to, owned.of_thread(to)),
-                (t, held[t]),
-                snap.counts.len(),
-                |s| snap.owners[s],
-            );
+            let shift = match &owned {
+                None => Shift::counted(held[to], held[t]),
+                Some(owned) => Shift::priced(
+                    &snap.homes,
+                    (to, owned.of_thread(to)),
+                    (t, held[t]),
+                    snap.counts.len(),
+                    |s| snap.owners[s],
+                ),
+            };
             t != to && held[t] > self.bounds.low && improves_beyond_by(snap.history, to, t, shift)
         };
         if !group.iter().any(|&t| may_give(t)) {
