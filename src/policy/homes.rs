@@ -176,6 +176,26 @@ impl Shift {
     }
 }
 
+/// A move from `from` to `to` in `snap`, priced when its homes price
+/// moves (then `owned` lists each thread's subdomains), else counted.
+pub(crate) fn shift_in(
+    snap: &Snapshot<'_>,
+    owned: Option<&super::Owned>,
+    held: &[usize],
+    (to, from): (usize, usize),
+) -> Shift {
+    match owned {
+        None => Shift::counted(held[to], held[from]),
+        Some(owned) => Shift::priced(
+            &snap.homes,
+            (to, owned.of_thread(to)),
+            (from, held[from]),
+            snap.counts.len(),
+            |s| snap.owners[s],
+        ),
+    }
+}
+
 /// `moves` with every subdomain that would leave `A` for `B` replaced by a
 /// guest of `A`'s whose home is `B`, where `A` holds one that nothing else
 /// in `moves` moves and that weighs about as much (the work is uniform, or

@@ -26,8 +26,9 @@
 //! which span orders of magnitude here, would pile the quiet subdomains
 //! onto one thread and let their counts fall behind).
 
+use super::homes::shift_in;
 use super::jitter::{improves_beyond_by, window_rate};
-use super::{Bounds, Move, Named, Owned, Policy, Shift, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
 
 /// The largest local residuals to the fastest threads, after Bahi et al. (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -68,16 +69,7 @@ impl ResidualFirst {
         // no slower donor costs no pass over the subdomains.
         // The receiver's list only when moves are priced by it.
         let owned = snap.homes.prices().then(|| Owned::of(snap));
-        let shift = |from: usize| match &owned {
-            None => Shift::counted(held[to], held[from]),
-            Some(owned) => Shift::priced(
-                &snap.homes,
-                (to, owned.of_thread(to)),
-                (from, held[from]),
-                snap.counts.len(),
-                |s| snap.owners[s],
-            ),
-        };
+        let shift = |from: usize| shift_in(snap, owned.as_ref(), held, (to, from));
         let mut donor = vec![false; held.len()];
         let mut any = false;
         for &from in group {

@@ -28,8 +28,9 @@
 //! not at random, and the thief steals on a schedule (the balancer's turn),
 //! not when it runs dry.
 
+use super::homes::shift_in;
 use super::jitter::{improves_beyond_by, window_rate};
-use super::{Bounds, Move, Named, Owned, Policy, Shift, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
 
 /// Receiver-initiated stealing by measured rate (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -66,16 +67,7 @@ impl Steal {
         // (nor, unless moves are priced, one to list the receiver's).
         let owned = snap.homes.prices().then(|| Owned::of(snap));
         let may_give = |t: usize| {
-            let shift = match &owned {
-                None => Shift::counted(held[to], held[t]),
-                Some(owned) => Shift::priced(
-                    &snap.homes,
-                    (to, owned.of_thread(to)),
-                    (t, held[t]),
-                    snap.counts.len(),
-                    |s| snap.owners[s],
-                ),
-            };
+            let shift = shift_in(snap, owned.as_ref(), held, (to, t));
             t != to && held[t] > self.bounds.low && improves_beyond_by(snap.history, to, t, shift)
         };
         if !group.iter().any(|&t| may_give(t)) {
