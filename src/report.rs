@@ -469,15 +469,18 @@ impl Report {
         if let Some(m) = &self.workload_model {
             writeln!(
                 f,
-                "  workload       {}: {:.2}x a uniform grid's work; the heaviest thread sweeps \
+                "  workload       {}: {:.3}x a uniform grid's work; the heaviest thread sweeps \
                  {:.2}x the even share",
                 self.config.workload, m.work, m.heaviest_thread
             )?;
             writeln!(
                 f,
-                "  model          plain async should lose ~{:.1}% to the heaviest threads, a \
-                 perfect balancer {:.1}% (subdomains heavier than a thread's share)",
+                "  model          plain async should take ~{:.2}x a uniform run's time ({:+.1}% \
+                 for the heaviest threads), a perfect balancer ~{:.2}x ({:+.1}% for subdomains \
+                 heavier than a thread's share)",
+                m.plain_async_time(),
                 100.0 * m.plain_async_loss,
+                m.ideal_balanced_time(),
                 100.0 * m.ideal_balanced_loss
             )?;
         }

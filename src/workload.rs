@@ -12,28 +12,40 @@
 //!
 //! **Positions** are fractions of the global grid: `x` from the west side
 //! (0) to the east (1), `y` from the north side (the source, 0) to the
-//! south (1). A subdomain is at its centre. **Distances and radii** are in
-//! cells, as fractions of the grid's longer side, so that a region is a
-//! circle of cells whatever the grid's shape.
+//! south (1). **Distances and radii** are in cells, as fractions of the
+//! grid's longer side, so that a region is a circle of cells whatever the
+//! grid's shape.
+//!
+//! **Costs are per cell.** A region's factor applies to the cells inside
+//! its circle (a cell the circle cuts, to the part inside), and a
+//! subdomain's factor is the mean over its cells. The total work is then
+//! the same for every decomposition: `hotspot(4, 0.5, 0.5, 0.1)` is
+//! `1 + 3 pi 0.1^2 = 1.094` times a uniform grid's for sync, async(1) and
+//! async(16) alike. A map is laid over the cells the same way. `random`
+//! and `lbdata` are costs of objects (LBTest's tasks, a recording's), so
+//! they stay one per subdomain.
 //!
 //! **Progress** `p` is the mean number of updates per subdomain so far
 //! (sync: the iteration), the same quantity in both engines. Velocities and
 //! growth rates are per unit of progress: `moving(4, 0.2, 0.5, 0.1, 1e-4,
 //! 0)` crosses a tenth of the grid every 1000 iterations.
 //!
-//! | workload | cost factor of a subdomain |
+//! | workload | cost factor of a cell |
 //! |---|---|
 //! | `uniform` | 1 |
-//! | `random(lo, hi)` | drawn uniformly in `[lo, hi]` from `seed`, once |
-//! | `hotspot(f, x, y, r)` | `f` within `r` of `(x, y)`, else 1 |
-//! | `moving(f, x, y, r, vx, vy)` | `f` within `r` of `(x + vx p, y + vy p)`, wrapped around the grid, else 1 |
+//! | `random(lo, hi)` | per subdomain: drawn uniformly in `[lo, hi]` from `seed`, once |
+//! | `hotspot(f, x, y, r)` | `f` within `r` of `(x, y)`, else 1 (the grid's edges cut the circle) |
+//! | `moving(f, x, y, r, vx, vy)` | `f` within `r` of `(x + vx p, y + vy p)`, else 1; the circle wraps around the grid's edges |
 //! | `growing(f, x, y, r0, dr)` | `f` within `r0 + dr p` of `(x, y)`, else 1 |
-//! | `map:FILE` | the file's value for that subdomain |
-//! | `lbdata:PATH`, `lbdata(S):PATH` | the task times of a recorded run (a directory of `data.<N>.json`, or `DIR/STEM`), phase by phase, in units of `S` seconds (rules in src/workload/recorded.rs) |
+//! | `map:FILE` | the file's value over its share of the grid |
+//! | `lbdata:PATH`, `lbdata(S):PATH` | per subdomain: the task times of a recorded run (a directory of `data.<N>.json`, or `DIR/STEM`), phase by phase, in units of `S` seconds (rules in src/workload/recorded.rs) |
 //!
-//! A map is the grid of subdomains, north row first: as text, one row of
-//! numbers per line (separated by spaces or commas, `#` comments), or a
-//! 2-D `.npy` array of `f64`, `rows x columns` of subdomains.
+//! A map is a grid of values, north row first, laid over the whole grid of
+//! cells: as text, one row of numbers per line (separated by spaces or
+//! commas, `#` comments), or a 2-D `.npy` array of `f64`. A map with one
+//! value per subdomain (`rows x columns` of subdomains) gives each equal
+//! subdomain its value; a coarser one is spread over its cells, a finer one
+//! averaged.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -467,7 +479,8 @@ enum Kind {
     /// A recording's costs, phase by phase.
     Recorded(Arc<Recorded>),
     /// A circle of cells with `factor` inside, moving and growing with
-    /// progress; everything else at 1.
+    /// progress; everything else at 1. A subdomain costs the mean over its
+    /// cells: `1 + (factor - 1) x` the share of its area the circle covers.
     Region {
         factor: f64,
         /// The centre at progress 0 and its velocity, in cells.
@@ -478,8 +491,8 @@ enum Kind {
         growth: f64,
         /// The grid's width and height, in cells (where a centre wraps).
         size: (f64, f64),
-        /// Each subdomain's centre, in cells.
-        centres: Arc<[(f64, f64)]>,
+        /// Each subdomain's cells.
+        rects: Arc<[Rect]>,
     },
 }
 
@@ -508,26 +521,23 @@ impl Workload {
         let n = problem.subs.len();
         let (w, h) = (problem.width as f64, problem.height as f64);
         let side = w.max(h);
-        let centres = || -> Arc<[(f64, f64)]> {
-            problem
-                .subs
-                .iter()
-                .map(|g| {
-                    (
-                        (g.col0 - 1) as f64 + g.width as f64 / 2.0,
-                        (g.row0 - 1) as f64 + g.height as f64 / 2.0,
-                    )
-                })
-                .collect()
-        };
-        let region = |factor, x: f64, y: f64, r: f64, v: (f64, f64), dr: f64| Kind::Region {
-            factor,
-            centre: (x * w, y * h),
-            velocity: (v.0 * w, v.1 * h),
-            radius: r * side,
-            growth: dr * side,
-            size: (w, h),
-            centres: centres(),
+        let rects: Arc<[Rect]> = problem.subs.iter().map(cells_of).collect();
+        let region = |factor, x: f64, y: f64, r: f64, v: (f64, f64), dr: f64| {
+            let region = Kind::Region {
+                factor,
+                centre: (x * w, y * h),
+                velocity: (v.0 * w, v.1 * h),
+                radius: r * side,
+                growth: dr * side,
+                size: (w, h),
+                rects: rects.clone(),
+            };
+            // A region that stays put costs the same throughout: worked
+            // out once.
+            match v == (0.0, 0.0) && dr == 0.0 {
+                true => Kind::Fixed((0..n).map(|s| region_factor(&region, s, 0.0)).collect()),
+                false => region,
+            }
         };
         let kind = match spec {
             WorkloadSpec::Uniform => Kind::Uniform,
@@ -605,25 +615,7 @@ impl Workload {
             Kind::Uniform => 1.0,
             Kind::Fixed(f) => f[sub],
             Kind::Recorded(r) => r.factor(sub, p),
-            Kind::Region {
-                factor,
-                centre,
-                velocity,
-                radius,
-                growth,
-                size,
-                centres,
-            } => {
-                let cx = (centre.0 + velocity.0 * p).rem_euclid(size.0);
-                let cy = (centre.1 + velocity.1 * p).rem_euclid(size.1);
-                let (sx, sy) = centres[sub];
-                let r = radius + growth * p;
-                if (sx - cx).powi(2) + (sy - cy).powi(2) <= r * r {
-                    *factor
-                } else {
-                    1.0
-                }
-            }
+            Kind::Region { .. } => region_factor(&self.kind, sub, p),
         }
     }
 
@@ -655,9 +647,58 @@ impl Workload {
     }
 }
 
-/// A map's factors, one per subdomain, in id order.
+/// The cells of a subdomain, as a rectangle in cells from the grid's
+/// north-west corner.
+fn cells_of(g: &crate::problem::SubdomainGeom) -> Rect {
+    let (x0, y0) = ((g.col0 - 1) as f64, (g.row0 - 1) as f64);
+    Rect {
+        x0,
+        x1: x0 + g.width as f64,
+        y0,
+        y1: y0 + g.height as f64,
+    }
+}
+
+/// Subdomain `sub`'s factor under a region at progress `p`: the mean over
+/// its cells. A moving region wraps around the grid (its centre and the
+/// part of its circle past an edge), so its total work stays the same as
+/// it travels; a still one is cut by the grid's edges.
+fn region_factor(region: &Kind, sub: usize, p: f64) -> f64 {
+    let Kind::Region {
+        factor,
+        centre,
+        velocity,
+        radius,
+        growth,
+        size,
+        rects,
+    } = region
+    else {
+        return 1.0;
+    };
+    let cell = rects[sub];
+    let r = radius + growth * p;
+    let mut covered = 0.0;
+    if *velocity == (0.0, 0.0) {
+        covered = area::disc_in_rect(centre.0, centre.1, r, cell);
+    } else {
+        let cx = (centre.0 + velocity.0 * p).rem_euclid(size.0);
+        let cy = (centre.1 + velocity.1 * p).rem_euclid(size.1);
+        for i in [-1.0, 0.0, 1.0] {
+            for j in [-1.0, 0.0, 1.0] {
+                covered += area::disc_in_rect(cx + i * size.0, cy + j * size.1, r, cell);
+            }
+        }
+    }
+    let share = (covered / cell.area()).min(1.0);
+    1.0 + (factor - 1.0) * share
+}
+
+/// A map's factors, one per subdomain, in id order: the map is a grid of
+/// values laid over the whole grid of cells, each value on its share of
+/// them, and a subdomain takes the mean over its cells (a map of the
+/// subdomains' own shape, on equal subdomains, gives each its value).
 fn read_map(file: &Path, problem: &Problem) -> Result<Vec<f64>, MapError> {
-    let (rows, cols) = problem.sub_grid();
     let is_npy = file.extension().is_some_and(|e| e == "npy");
     let grid: Vec<Vec<f64>> = if is_npy {
         let bytes = braid_noise::files::read_bytes(file, crate::limits::MAX_TRACE_BYTES)
@@ -670,14 +711,17 @@ fn read_map(file: &Path, problem: &Problem) -> Result<Vec<f64>, MapError> {
         let text = braid_noise::files::read_text(file, MAX_TEXT_BYTES).map_err(MapError::Read)?;
         parse_text_map(&text)?
     };
-    if grid.len() != rows || grid.iter().any(|r| r.len() != cols) {
-        let shape = format!("{} x {}", grid.len(), grid.first().map_or(0, Vec::len));
+    let cols = grid.first().map_or(0, Vec::len);
+    if cols == 0 {
+        return Err(MapError::Content("a map with no values".into()));
+    }
+    if let Some(k) = grid.iter().position(|r| r.len() != cols) {
         return Err(MapError::Content(format!(
-            "a map of {shape} values; this run's subdomains form a {rows} x {cols} grid \
-             (rows of subdomains north to south, columns west to east)"
+            "row {} has {} values and row 1 has {cols}: a map is a grid, every row as long",
+            k + 1,
+            grid[k].len()
         )));
     }
-    let mut out = vec![0.0; problem.subs.len()];
     for (i, row) in grid.iter().enumerate() {
         for (j, &f) in row.iter().enumerate() {
             if !(f > 0.0 && f <= MAX_WORK_FACTOR) {
@@ -689,10 +733,46 @@ fn read_map(file: &Path, problem: &Problem) -> Result<Vec<f64>, MapError> {
                     show(f)
                 )));
             }
-            out[problem.sub_at(i, j)] = f;
         }
     }
-    Ok(out)
+    let (w, h) = (problem.width as f64, problem.height as f64);
+    let (cw, ch) = (w / cols as f64, h / grid.len() as f64);
+    Ok(problem
+        .subs
+        .iter()
+        .map(|g| spread(&grid, (cw, ch), cells_of(g)))
+        .collect())
+}
+
+/// The mean of a map's values over the cells of `cell`, each value
+/// spread evenly over its `cw x ch` cells of the grid.
+fn spread(grid: &[Vec<f64>], (cw, ch): (f64, f64), cell: Rect) -> f64 {
+    // The map's rows and columns that overlap `cell`, and by how much.
+    let overlap = |lo: f64, hi: f64, size: f64, n: usize| {
+        let first = ((lo / size).floor() as usize).min(n - 1);
+        let last = (((hi / size).ceil() as usize).max(first + 1)).min(n);
+        (first..last).filter_map(move |k| {
+            let part = hi.min((k + 1) as f64 * size) - lo.max(k as f64 * size);
+            (part > 0.0).then_some((k, part))
+        })
+    };
+    let (rows, cols) = (grid.len(), grid[0].len());
+    let parts: Vec<(usize, f64)> = overlap(cell.x0, cell.x1, cw, cols).collect();
+    let mut sum = 0.0;
+    let mut last = None;
+    let mut pieces = 0;
+    for (i, hy) in overlap(cell.y0, cell.y1, ch, rows) {
+        for &(j, wx) in &parts {
+            sum += grid[i][j] * wx * hy;
+            last = Some(grid[i][j]);
+            pieces += 1;
+        }
+    }
+    // One value over the whole subdomain is that value, to the bit.
+    match (pieces, last) {
+        (1, Some(f)) => f,
+        _ => sum / cell.area(),
+    }
 }
 
 /// Rows of numbers, one row per line (spaces or commas between them; `#`
@@ -719,8 +799,10 @@ fn parse_text_map(text: &str) -> Result<Vec<Vec<f64>>, MapError> {
     Ok(rows)
 }
 
+mod area;
 mod recorded;
 
+use area::Rect;
 use recorded::Recorded;
 
 #[cfg(test)]

@@ -64,23 +64,52 @@ fn factors(text: &str) -> Vec<f64> {
 }
 
 #[test]
-fn a_hotspot_in_the_centre_weighs_the_four_middle_subdomains() {
+fn a_hotspot_in_the_centre_weighs_the_four_middle_subdomains_by_the_cells_it_covers() {
+    // 16 x 16 cells, a circle of radius 3.2 about the centre: a quarter of
+    // it in each middle subdomain of 4 x 4 cells, none in the others.
     let p = problem();
     let f = factors("hotspot(4, 0.5, 0.5, 0.2)");
     let (rows, cols) = p.sub_grid();
     assert_eq!((rows, cols), (4, 4));
+    let quarter = std::f64::consts::PI * 3.2 * 3.2 / 4.0;
+    let middle_factor = 1.0 + 3.0 * quarter / 16.0;
     for i in 0..rows {
         for j in 0..cols {
             let middle = (1..=2).contains(&i) && (1..=2).contains(&j);
-            assert_eq!(
-                f[p.sub_at(i, j)],
-                if middle { 4.0 } else { 1.0 },
-                "({i}, {j})"
-            );
+            let want = if middle { middle_factor } else { 1.0 };
+            let got = f[p.sub_at(i, j)];
+            assert!((got - want).abs() < 1e-12, "({i}, {j}): {got} against {want}");
         }
     }
 }
 
+/// Total work over a uniform grid's, at progress `at`.
+fn total_work(w: &Workload, p: &Problem, at: f64) -> f64 {
+    let cells: f64 = p.subs.iter().map(|g| g.cells() as f64).sum();
+    let work: f64 = (p.subs.iter().enumerate())
+        .map(|(s, g)| w.factor(s, at) * g.cells() as f64)
+        .sum();
+    work / cells
+}
+
+#[test]
+fn a_region_is_the_same_work_whatever_the_decomposition() {
+    // 36 domains of 24 x 24 cells, each in 1, 4, 16 or 9 subdomains: the
+    // circle covers pi x 0.1^2 of the grid in every one.
+    let spec = spec("hotspot(4, 0.5, 0.5, 0.1)");
+    let mut seen = Vec::new();
+    for subs in [1, 4, 16, 9] {
+        let p = Problem::new(24, 36, subs).unwrap();
+        let w = Workload::build(&spec, &p, 0).unwrap();
+        seen.push(total_work(&w, &p, 0.0));
+    }
+    // The grid is 144 x 144 cells: radius 14.4, all of it inside.
+    let want = 1.0 + 3.0 * std::f64::consts::PI * 14.4 * 14.4 / (144.0 * 144.0);
+    for (k, got) in seen.iter().enumerate() {
+        assert!((got - want).abs() < 1e-12, "decomposition {k}: {got} against {want}");
+    }
+    assert!((want - 1.094).abs() < 0.001);
+}
 #[test]
 fn random_factors_are_seeded_and_within_their_bounds() {
     let a = factors("random(0.5, 1.5)");
@@ -96,7 +125,8 @@ fn random_factors_are_seeded_and_within_their_bounds() {
 fn a_moving_hotspot_follows_progress_and_a_growing_one_widens() {
     let p = problem();
     let n = p.subs.len();
-    // From the west edge's middle, a quarter of the grid per 100 iterations.
+    // From the west edge's middle, a quarter of the grid per 100 iterations;
+    // radius 1.6 cells about the centre of a subdomain of 4 x 4.
     let w = Workload::build(&spec("moving(2, 0.125, 0.375, 0.1, 0.0025, 0)"), &p, 0).unwrap();
     assert!(w.moves());
     let hot = |p: f64| -> Vec<usize> { (0..n).filter(|&s| w.factor(s, p) > 1.0).collect() };
@@ -104,6 +134,11 @@ fn a_moving_hotspot_follows_progress_and_a_growing_one_widens() {
     assert_eq!(hot(100.0), [p.sub_at(1, 1)]);
     assert_eq!(hot(300.0), [p.sub_at(1, 3)]);
     assert_eq!(hot(400.0), [p.sub_at(1, 0)], "it wraps around");
+    // Across the east edge it is in two subdomains, and the same work.
+    let across = hot(350.0);
+    assert_eq!(across, [p.sub_at(1, 0), p.sub_at(1, 3)], "half on each side");
+    let whole = total_work(&w, &p, 0.0);
+    assert!((total_work(&w, &p, 350.0) - whole).abs() < 1e-12);
     let g = Workload::build(&spec("growing(2, 0.5, 0.5, 0.0, 0.001)"), &p, 0).unwrap();
     let count = |p: f64| (0..n).filter(|&s| g.factor(s, p) > 1.0).count();
     assert_eq!(count(0.0), 0);
@@ -145,15 +180,49 @@ fn a_map_gives_each_subdomain_its_value_north_row_first() {
 }
 
 #[test]
+fn a_coarser_map_is_spread_over_its_cells_and_a_finer_one_averaged() {
+    // 16 x 16 cells in 4 x 4 subdomains of 4 x 4.
+    let p = problem();
+    let dir = scratch("spread");
+    let build = |name: &str, text: &str| {
+        let f = dir.join(name);
+        std::fs::write(&f, text).unwrap();
+        Workload::build(&WorkloadSpec::Map(f), &p, 0).unwrap()
+    };
+    // 1 x 2: the west half at 3, the east at 1.
+    let halves = build("halves.txt", "3 1\n");
+    for i in 0..4 {
+        assert_eq!(halves.factor(p.sub_at(i, 1), 0.0), 3.0);
+        assert_eq!(halves.factor(p.sub_at(i, 2), 0.0), 1.0);
+    }
+    // 1 x 3: a value every 16/3 cells; subdomain column 1 (cells 4-8)
+    // holds 4/3 of the first and 8/3 of the second.
+    let thirds = build("thirds.txt", "4 1 1\n");
+    let want = (4.0 * 4.0 / 3.0 + 8.0 / 3.0) / 4.0;
+    assert!((thirds.factor(p.sub_at(0, 1), 0.0) - want).abs() < 1e-12);
+    // 8 x 8 (two values a side per subdomain): the mean of its four.
+    let fine: String = (0..8)
+        .map(|i| (0..8).map(|j| format!("{} ", 1 + (i + j) % 2 * 2)).collect::<String>() + "\n")
+        .collect();
+    let fine = build("fine.txt", &fine);
+    assert!((0..16).all(|s| (fine.factor(s, 0.0) - 2.0).abs() < 1e-12));
+    // Whatever the map, the total work is the map's mean over the grid.
+    let q = Problem::new(8, 4, 16).unwrap();
+    let f = dir.join("thirds.txt");
+    let on_q = Workload::build(&WorkloadSpec::Map(f), &q, 0).unwrap();
+    for (w, p) in [(&thirds, &p), (&on_q, &q)] {
+        assert!((total_work(w, p, 0.0) - 2.0).abs() < 1e-12);
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
 fn a_map_of_the_wrong_shape_or_values_is_refused() {
     let p = problem();
     let dir = scratch("badmap");
     for (text, why) in [
-        (
-            "1 1 1\n1 1 1\n1 1 1\n",
-            "3 x 3 values; this run's subdomains form a 4 x 4 grid",
-        ),
-        ("1 1 1 1\n1 1 1 1\n1 1 1 1\n1 1 1\n", "4 x 4 grid"),
+        ("1 1 1 1\n1 1 1 1\n1 1 1 1\n1 1 1\n", "row 4 has 3 values and row 1 has 4"),
+        ("# nothing\n", "a map with no values"),
         (
             "1 1 1 1\n1 1 x 1\n1 1 1 1\n1 1 1 1\n",
             "line 2: `x` is not a number",
