@@ -133,12 +133,13 @@ config_keys! {
     /// Pieces each domain is split into, as square as possible (paper: 4). A
     /// subdomain is the unit of work and of migration.
     subdomains: usize = "4", |p| p.count(MAX_SUBDOMAINS);
-    /// What each subdomain costs, as a factor f on a plain update (both engines):
-    /// uniform (every f = 1); random(lo, hi), each f drawn in [lo, hi] from seed;
-    /// hotspot(f, x, y, r), f within r of (x, y); moving(f, x, y, r, vx, vy), whose
-    /// centre moves by (vx, vy) per iteration of progress; growing(f, x, y, r0, dr),
-    /// whose radius grows by dr per iteration of progress; map:FILE, a grid of
-    /// factors, one per subdomain (text rows, or .npy); or lbdata:PATH, the task
+    /// What each cell costs, as a factor f on a plain update (both engines; a
+    /// subdomain costs the mean over its cells): uniform (every f = 1); random(lo, hi),
+    /// one f per subdomain drawn in [lo, hi] from seed; hotspot(f, x, y, r), f within
+    /// r of (x, y); moving(f, x, y, r, vx, vy), whose centre moves by (vx, vy) per
+    /// iteration of progress; growing(f, x, y, r0, dr), whose radius grows by dr per
+    /// iteration of progress; map:FILE, a grid of factors laid over the cells (text
+    /// rows, or .npy); or lbdata:PATH, one f per subdomain from the task
     /// times of a recorded run (DARMA vt's LB data, or --lb-data's; a directory, or
     /// DIR/STEM for STEM.N.json), phase by phase, lbdata(S):PATH if its times are
     /// in units of S seconds (docs/lb-data.md). x, y: fractions of the grid

@@ -98,9 +98,20 @@ mod tests {
 
     #[test]
     fn a_disc_inside_covers_its_own_area_and_one_around_covers_the_rectangle() {
-        assert!(close(disc_in_rect(5.0, 5.0, 2.0, rect(0.0, 10.0, 0.0, 10.0)), 4.0 * PI, 1e-12));
-        assert!(close(disc_in_rect(5.0, 5.0, 20.0, rect(0.0, 10.0, 0.0, 10.0)), 100.0, 1e-12));
-        assert_eq!(disc_in_rect(50.0, 5.0, 2.0, rect(0.0, 10.0, 0.0, 10.0)), 0.0);
+        assert!(close(
+            disc_in_rect(5.0, 5.0, 2.0, rect(0.0, 10.0, 0.0, 10.0)),
+            4.0 * PI,
+            1e-12
+        ));
+        assert!(close(
+            disc_in_rect(5.0, 5.0, 20.0, rect(0.0, 10.0, 0.0, 10.0)),
+            100.0,
+            1e-12
+        ));
+        assert_eq!(
+            disc_in_rect(50.0, 5.0, 2.0, rect(0.0, 10.0, 0.0, 10.0)),
+            0.0
+        );
     }
 
     #[test]
@@ -139,7 +150,10 @@ mod tests {
             let r = 0.2 + 2.5 * rng.unit();
             let exact = disc_in_rect(cx, cy, r, q);
             let counted = count(cx, cy, r, q);
-            assert!((exact - counted).abs() < 0.01, "{cx} {cy} {r}: {exact} against {counted}");
+            assert!(
+                (exact - counted).abs() < 0.01,
+                "{cx} {cy} {r}: {exact} against {counted}"
+            );
         }
     }
 }

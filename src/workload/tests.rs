@@ -78,7 +78,10 @@ fn a_hotspot_in_the_centre_weighs_the_four_middle_subdomains_by_the_cells_it_cov
             let middle = (1..=2).contains(&i) && (1..=2).contains(&j);
             let want = if middle { middle_factor } else { 1.0 };
             let got = f[p.sub_at(i, j)];
-            assert!((got - want).abs() < 1e-12, "({i}, {j}): {got} against {want}");
+            assert!(
+                (got - want).abs() < 1e-12,
+                "({i}, {j}): {got} against {want}"
+            );
         }
     }
 }
@@ -106,7 +109,10 @@ fn a_region_is_the_same_work_whatever_the_decomposition() {
     // The grid is 144 x 144 cells: radius 14.4, all of it inside.
     let want = 1.0 + 3.0 * std::f64::consts::PI * 14.4 * 14.4 / (144.0 * 144.0);
     for (k, got) in seen.iter().enumerate() {
-        assert!((got - want).abs() < 1e-12, "decomposition {k}: {got} against {want}");
+        assert!(
+            (got - want).abs() < 1e-12,
+            "decomposition {k}: {got} against {want}"
+        );
     }
     assert!((want - 1.094).abs() < 0.001);
 }
@@ -136,7 +142,11 @@ fn a_moving_hotspot_follows_progress_and_a_growing_one_widens() {
     assert_eq!(hot(400.0), [p.sub_at(1, 0)], "it wraps around");
     // Across the east edge it is in two subdomains, and the same work.
     let across = hot(350.0);
-    assert_eq!(across, [p.sub_at(1, 0), p.sub_at(1, 3)], "half on each side");
+    assert_eq!(
+        across,
+        [p.sub_at(1, 0), p.sub_at(1, 3)],
+        "half on each side"
+    );
     let whole = total_work(&w, &p, 0.0);
     assert!((total_work(&w, &p, 350.0) - whole).abs() < 1e-12);
     let g = Workload::build(&spec("growing(2, 0.5, 0.5, 0.0, 0.001)"), &p, 0).unwrap();
@@ -202,7 +212,12 @@ fn a_coarser_map_is_spread_over_its_cells_and_a_finer_one_averaged() {
     assert!((thirds.factor(p.sub_at(0, 1), 0.0) - want).abs() < 1e-12);
     // 8 x 8 (two values a side per subdomain): the mean of its four.
     let fine: String = (0..8)
-        .map(|i| (0..8).map(|j| format!("{} ", 1 + (i + j) % 2 * 2)).collect::<String>() + "\n")
+        .map(|i| {
+            (0..8)
+                .map(|j| format!("{} ", 1 + (i + j) % 2 * 2))
+                .collect::<String>()
+                + "\n"
+        })
         .collect();
     let fine = build("fine.txt", &fine);
     assert!((0..16).all(|s| (fine.factor(s, 0.0) - 2.0).abs() < 1e-12));
@@ -221,7 +236,10 @@ fn a_map_of_the_wrong_shape_or_values_is_refused() {
     let p = problem();
     let dir = scratch("badmap");
     for (text, why) in [
-        ("1 1 1 1\n1 1 1 1\n1 1 1 1\n1 1 1\n", "row 4 has 3 values and row 1 has 4"),
+        (
+            "1 1 1 1\n1 1 1 1\n1 1 1 1\n1 1 1\n",
+            "row 4 has 3 values and row 1 has 4",
+        ),
         ("# nothing\n", "a map with no values"),
         (
             "1 1 1 1\n1 1 x 1\n1 1 1 1\n1 1 1 1\n",
