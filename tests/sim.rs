@@ -580,6 +580,63 @@ fn an_automatic_interval_calls_less_often_quiet_than_under_noise() {
     assert!(fixed["lb"]["calls"].as_u64().unwrap() > noisy);
 }
 
+/// `lb_interval = auto` and the effort are unit-consistent: the same
+/// problem on a machine uniformly ten times slower (every cost and the
+/// parasite's sleep ten times longer) makes the same calls, ten times
+/// further apart, and measures the same effort. The rule as it was before
+/// 2026-11-28 made sqrt(10) times as many (129 against 396 in the issue).
+#[test]
+fn an_automatic_interval_makes_the_same_calls_on_a_machine_ten_times_slower() {
+    let dir = scratch("sim_auto_units");
+    let run = |slower: f64| {
+        let keys = [
+            ("sim_cell_ns", 45.3),
+            ("sim_update_ns", 100.0),
+            ("sim_balancer_ns", 1800.0),
+            ("sim_remote_cell_ns", 0.6),
+            ("sim_barrier_ns", 4500.0),
+            ("sim_noise_iter_ns", 4.06),
+            ("sim_row_ns", 18.0),
+            ("noise_sleep_us", 200.0),
+        ];
+        let set: Vec<String> = keys
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v * slower))
+            .collect();
+        let mut args = vec![
+            "--variant",
+            "async(4)+split(auto)",
+            "noise=thread",
+            "noise_cores=14:0.5",
+            "numerics=false",
+            "tolerance=0",
+            "max_iterations=20000",
+            "domain_size=24",
+        ];
+        args.extend(set.iter().map(String::as_str));
+        report_sim(&dir, &args)
+    };
+    let (here, there) = (run(1.0), run(10.0));
+    let calls = |r: &Value| r["lb"]["calls"].as_u64().unwrap() as f64;
+    assert!(calls(&here) >= 10.0, "{} calls", calls(&here));
+    assert!(
+        (calls(&there) / calls(&here) - 1.0).abs() <= 0.1,
+        "{} calls here, {} ten times slower",
+        calls(&here),
+        calls(&there)
+    );
+    let effort = |r: &Value| {
+        let series = r["lb"]["effort"].as_array().unwrap();
+        let sum = |k: &str| series.iter().map(|e| e[k].as_f64().unwrap()).sum::<f64>();
+        (sum("lost_s") + sum("cost_s")) / sum("interval_s")
+    };
+    let (a, b) = (effort(&here), effort(&there));
+    assert!(
+        a > 0.0 && (b / a - 1.0).abs() < 0.1,
+        "effort {a} here, {b} there"
+    );
+}
+
 /// `balancer = auto` tries its candidates, reports each one's measured
 /// effort, and ends on the one whose effort was lowest.
 #[test]

@@ -69,37 +69,56 @@ impl Rotation {
     }
 }
 
-/// `lb_interval = auto`'s bounds, seconds: never more often than this...
-pub(crate) const AUTO_MIN_S: f64 = 1e-4;
-/// ...nor less often than this (so that noise that starts is noticed).
-pub(crate) const AUTO_MAX_S: f64 = 0.1;
-/// ...and this until a rate is known (the paper's interval).
+/// `lb_interval = auto`'s bounds, in sweeps (the time the threads take to
+/// update each subdomain once, measured at every call), so that they scale
+/// with the machine: never more often than this (a rate over fewer sweeps
+/// is mostly the quantum of one update)...
+pub(crate) const AUTO_MIN_SWEEPS: f64 = 4.0;
+/// ...nor less often than this (so that noise that starts is noticed; at
+/// paper scale a sweep takes about 27 us, so 0.1 s)...
+pub(crate) const AUTO_MAX_SWEEPS: f64 = 4000.0;
+/// ...and this many seconds until a rate is known (the paper's interval).
 pub(crate) const AUTO_START_S: f64 = 1e-3;
+/// Intervals the `auto` rule fits its loss rates over.
+const AUTO_FIT: usize = 4;
 
 /// The caller's side of a balancer call: the policy, what it needs to
 /// remember between calls, and the tally of what it did.
 ///
 /// **The effort metric.** For an interval of length `D` between two calls,
 /// the effort-metric paper's Equation 5 is `(integral of u over D + C) / D`
-/// with `u` the imbalance time and `C` the cost of the call that began the
-/// interval. In an asynchronous method no thread waits, so imbalance shows
-/// as a *progress gap*: a thread that updates each of its subdomains at
-/// `rho_t = rate_t / held_t` falls behind the mean `rho = sum(rate) /
-/// sum(held)`, and the slowest one's gap, in seconds of mean progress,
-/// grows at `m = 1 - min(rho_t) / rho` per second. With `u(x) = m x` (the
-/// gap, starting from the call) the integral is `m D^2 / 2`. Both rates are
-/// measured over the interval (`Snapshot::rates`); `C` is the measured wall
-/// time of the call in the runtime and `sim_balancer_ns` in the simulator.
-/// The effort is then time lost per unit of time, dimensionless.
+/// with `u` the imbalance time per unit of time and `C` the cost of the
+/// call that began the interval. In an asynchronous method no thread
+/// waits, so imbalance shows as a *progress gap*: a thread that updates
+/// each of its subdomains at `rho_t = rate_t / held_t` falls behind the
+/// mean `rho = sum(rate) / sum(held)`, and the slowest one loses `u = 1 -
+/// min(rho_t) / rho` seconds of mean progress per second: the **loss
+/// rate**, dimensionless. Both rates are measured over the interval
+/// (`Snapshot::rates`), so `u` is its mean over the interval and the time
+/// lost in it is `u D`. `C` is the measured wall time of the call in the
+/// runtime and `sim_balancer_ns` in the simulator. The effort, `u + C /
+/// D`, is time lost per unit of time: the same on a machine uniformly ten
+/// times slower. (Until 2026-11-28 braid integrated the gap instead, `u
+/// D^2 / 2`, seconds squared against the call's seconds: its effort and
+/// its `auto` interval changed with the unit of time.)
 ///
-/// **`lb_interval = auto`.** Menon's criterion, in ULBA's form with
-/// `alpha = 0`: calling again after `sigma+ = sqrt(2 C / m)` balances the
-/// imbalance accumulated (`m sigma^2 / 2`) against a call's cost `C` and
-/// minimises the effort `m D / 2 + C / D`. `C` is the mean measured cost of
-/// the calls so far, `m` the last interval's; the interval is kept within
-/// [`AUTO_MIN_S`], [`AUTO_MAX_S`] and grows at most twofold per call (one
-/// quiet interval is not proof that the run is quiet; a longer one would
-/// also see less).
+/// **`lb_interval = auto`.** The effort-metric paper's criterion (after
+/// Menon et al.): call again at the `tau` where `tau u(tau) - integral of u
+/// over tau = C`. A loss rate that a call resets and that then grows as
+/// `u0 + g x` gives `g tau^2 / 2 = C`, so `tau = sqrt(2 C / g)`; the part
+/// `u0` a call cannot remove does not bring the next call sooner, since
+/// calling again would not remove it either. braid measures `u` as the
+/// mean over each interval, which for such a loss is `u0 + g D / 2`: a
+/// least-squares line through the last [`AUTO_FIT`] intervals' `(D, u)`
+/// has slope `g / 2`. Where the intervals are all alike, or the loss does
+/// not grow with the interval, the next interval is twice the last (a
+/// longer interval is how the rule learns whether the loss grows with it).
+/// `C` is the mean measured cost of the calls so far. The interval is kept
+/// within [`AUTO_MIN_SWEEPS`] and [`AUTO_MAX_SWEEPS`] sweeps and grows at
+/// most twofold per call (one quiet interval is not proof that the run is
+/// quiet). Every quantity is a ratio or scales with the machine's time, so
+/// the same problem on a machine uniformly ten times slower makes the same
+/// calls.
 #[derive(Debug)]
 pub(crate) struct Caller {
     candidates: Vec<Arc<dyn Policy>>,
@@ -126,9 +145,10 @@ pub(crate) struct Caller {
     /// Seconds (engine clock) at the previous call, and its cost.
     last_s: f64,
     last_cost_s: f64,
-    /// The last interval's progress-gap growth, once measured, and length.
-    growth: Option<f64>,
-    last_interval_s: f64,
+    /// The last intervals' lengths and loss rates, oldest first, and the
+    /// last one's sweep time (what `auto` fits and is bounded by).
+    losses: Vec<(f64, f64)>,
+    sweep_s: Option<f64>,
     /// Object loads and thread speeds, when something reads them.
     meter: Option<LoadMeter>,
     /// Whether calls are decided apart: the view is exact only for the
@@ -168,8 +188,8 @@ impl Caller {
             history: Vec::new(),
             last_s: 0.0,
             last_cost_s: 0.0,
-            growth: None,
-            last_interval_s: AUTO_START_S,
+            losses: Vec::new(),
+            sweep_s: None,
             meter: loads.then(LoadMeter::default),
             apart: false,
             uniform_work: measure.uniform_work,
@@ -326,7 +346,7 @@ impl Caller {
     }
 
     /// The interval that just ended: the rates into the history,
-    /// its progress-gap growth, and its effort.
+    /// its loss rate and sweep time, and its effort.
     fn measure(&mut self, interval_s: f64) {
         // The oldest interval's buffer, once there are HISTORY, takes the newest.
         let mut rates = if self.history.len() == HISTORY {
@@ -339,13 +359,16 @@ impl Caller {
         if self.apart {
             return; // rates of the threads here only: no gap to measure
         }
-        let growth = progress_gap_growth(&self.rates, &self.held);
-        self.growth = Some(growth);
-        self.last_interval_s = interval_s;
+        let loss = loss_rate(&self.rates, &self.held);
+        if self.losses.len() == AUTO_FIT {
+            self.losses.remove(0);
+        }
+        self.losses.push((interval_s, loss));
+        self.sweep_s = sweep_s(&self.rates, &self.held).or(self.sweep_s);
         let effort = Effort {
             t_s: self.last_s,
             interval_s,
-            lost_s: growth * interval_s * interval_s / 2.0,
+            lost_s: loss * interval_s,
             cost_s: self.last_cost_s,
         };
         if let Some(c) = &mut self.chooser {
@@ -404,13 +427,12 @@ impl Caller {
         self.last_cost_s = seconds;
     }
 
-    /// `lb_interval = auto`: seconds until the next call, `sqrt(2 C / m)`
-    /// within [`AUTO_MIN_S`], [`AUTO_MAX_S`]; `None` at a fixed interval.
+    /// `lb_interval = auto`: seconds until the next call (the rule at the
+    /// top of this type); `None` at a fixed interval.
     pub(crate) fn next_interval_s(&self) -> Option<f64> {
         let calls = self.stats.calls.max(1) as f64;
-        let last = self.last_interval_s.max(AUTO_MIN_S);
         self.auto_interval
-            .then(|| auto_interval_s(self.stats.time_s / calls, self.growth).min(2.0 * last))
+            .then(|| auto_interval_s(self.stats.time_s / calls, &self.losses, self.sweep_s))
     }
 
     /// The tally, with each `balancer = auto` candidate's last measured
@@ -441,20 +463,48 @@ pub(crate) fn start_interval(interval: Interval) -> std::time::Duration {
         .unwrap_or_else(|| std::time::Duration::from_secs_f64(AUTO_START_S))
 }
 
-/// `sqrt(2 cost / growth)` within the auto bounds ([`AUTO_START_S`] while
-/// the growth is unknown).
-pub(crate) fn auto_interval_s(cost_s: f64, growth: Option<f64>) -> f64 {
-    match growth {
-        None => AUTO_START_S,
-        Some(m) if m <= 0.0 => AUTO_MAX_S,
-        Some(m) => (2.0 * cost_s / m).sqrt().clamp(AUTO_MIN_S, AUTO_MAX_S),
-    }
+/// Seconds until the next call: `sqrt(2 cost / g)` with `g / 2` the slope
+/// of the mean loss rate against the interval's length over `losses`
+/// (`(seconds, loss rate)`, oldest first), or twice the last interval
+/// where no slope shows; at most twice the last, within the bounds in
+/// sweeps of `sweep_s` seconds ([`AUTO_START_S`] before anything is
+/// measured).
+pub(crate) fn auto_interval_s(cost_s: f64, losses: &[(f64, f64)], sweep_s: Option<f64>) -> f64 {
+    let (Some(&(last, _)), Some(sweep)) = (losses.last(), sweep_s) else {
+        return AUTO_START_S;
+    };
+    let longer = 2.0 * last;
+    let next = match loss_slope(losses) {
+        Some(half_g) if half_g > 0.0 => (cost_s / half_g).sqrt().min(longer),
+        _ => longer,
+    };
+    next.clamp(AUTO_MIN_SWEEPS * sweep, AUTO_MAX_SWEEPS * sweep)
 }
 
-/// How fast the slowest thread's progress gap grows, in seconds of mean
-/// progress per second: `1 - min(rho_t) / rho` over the threads holding
-/// subdomains, `rho_t = rate_t / held_t`, `rho = sum(rate) / sum(held)`.
-pub(crate) fn progress_gap_growth(rates: &[f64], held: &[usize]) -> f64 {
+/// The least-squares slope of the loss rate against the interval's length,
+/// if the lengths differ by more than 5% of their mean (alike, they say
+/// nothing of it).
+fn loss_slope(losses: &[(f64, f64)]) -> Option<f64> {
+    let n = losses.len() as f64;
+    let mean_d = losses.iter().map(|l| l.0).sum::<f64>() / n;
+    let mean_u = losses.iter().map(|l| l.1).sum::<f64>() / n;
+    let sxx: f64 = losses.iter().map(|l| (l.0 - mean_d).powi(2)).sum();
+    let sxy: f64 = losses.iter().map(|l| (l.0 - mean_d) * (l.1 - mean_u)).sum();
+    (losses.len() >= 2 && sxx > n * (0.05 * mean_d).powi(2)).then(|| sxy / sxx)
+}
+
+/// The seconds the threads take to update each subdomain once, from
+/// their rates over an interval: `sum(held) / sum(rate)`; `None` before
+/// anything was updated.
+fn sweep_s(rates: &[f64], held: &[usize]) -> Option<f64> {
+    let (rate, subs): (f64, usize) = (rates.iter().sum(), held.iter().sum());
+    (rate > 0.0 && subs > 0).then(|| subs as f64 / rate)
+}
+
+/// The loss rate: seconds of mean progress the slowest thread loses per
+/// second, `1 - min(rho_t) / rho` over the threads holding subdomains,
+/// `rho_t = rate_t / held_t`, `rho = sum(rate) / sum(held)`.
+pub(crate) fn loss_rate(rates: &[f64], held: &[usize]) -> f64 {
     let (rate, subs): (f64, usize) = (rates.iter().sum(), held.iter().sum());
     if rate <= 0.0 || subs == 0 {
         return 0.0;
@@ -501,18 +551,56 @@ mod examples {
     }
 
     #[test]
-    fn the_auto_interval_balances_cost_against_growth() {
-        use crate::schedule::balancer::{AUTO_MAX_S, auto_interval_s};
-        // A 20 us call against a gap growing at 10% per second: 20 ms.
-        assert!((auto_interval_s(20e-6, Some(0.1)) - 0.02).abs() < 1e-12);
-        assert_eq!(auto_interval_s(20e-6, Some(0.0)), AUTO_MAX_S);
+    fn the_auto_interval_balances_cost_against_the_growth_of_the_loss() {
+        use crate::schedule::balancer::{AUTO_MAX_SWEEPS, AUTO_START_S, auto_interval_s};
+        let sweep = Some(25e-6);
+        assert_eq!(auto_interval_s(20e-6, &[], None), AUTO_START_S);
+        // A loss rate that grows by 0.1 per second (its mean over an
+        // interval D is 0.05 D): a 20 us call is worth it every 20 ms.
+        let ramp: Vec<(f64, f64)> = [0.01, 0.02, 0.03].map(|d| (d, 0.05 * d)).into();
+        assert!((auto_interval_s(20e-6, &ramp, sweep) - 0.02).abs() < 1e-12);
+        // The same with a part no call removes: the same interval.
+        let floor: Vec<(f64, f64)> = ramp.iter().map(|&(d, u)| (d, u + 0.3)).collect();
+        assert!((auto_interval_s(20e-6, &floor, sweep) - 0.02).abs() < 1e-12);
+        // A loss that does not grow with the interval, or intervals all
+        // alike: twice the last, up to the bound.
+        let flat = [(0.01, 0.3), (0.02, 0.3), (0.04, 0.3)];
+        assert!((auto_interval_s(20e-6, &flat, sweep) - 0.08).abs() < 1e-12);
+        let alike = [(0.01, 0.1), (0.01, 0.3), (0.01, 0.2)];
+        assert!((auto_interval_s(20e-6, &alike, sweep) - 0.02).abs() < 1e-12);
+        let long = [(0.09, 0.3)];
+        assert_eq!(
+            auto_interval_s(20e-6, &long, sweep),
+            AUTO_MAX_SWEEPS * 25e-6
+        );
     }
 
     #[test]
-    fn the_gap_grows_with_the_slowest_threads_deficit() {
-        use crate::schedule::balancer::progress_gap_growth;
+    fn the_auto_interval_scales_with_the_machine() {
+        use crate::schedule::balancer::auto_interval_s;
+        // Every time ten times longer, loss rates the same: ten times the
+        // interval, whichever branch of the rule decides it.
+        let cases: [&[(f64, f64)]; 3] = [
+            &[(0.001, 0.01), (0.002, 0.05), (0.004, 0.06)],
+            &[(0.001, 0.2), (0.002, 0.2)],
+            &[(1e-5, 0.2)],
+        ];
+        for losses in cases {
+            let slow: Vec<(f64, f64)> = losses.iter().map(|&(d, u)| (10.0 * d, u)).collect();
+            let here = auto_interval_s(20e-6, losses, Some(25e-6));
+            let there = auto_interval_s(200e-6, &slow, Some(250e-6));
+            assert!(
+                (there / here - 10.0).abs() < 1e-9,
+                "{losses:?}: {here} -> {there}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_loss_rate_is_the_slowest_threads_deficit() {
+        use crate::schedule::balancer::loss_rate;
         // Rates 50 and 100 at 4 subdomains each: rho 12.5 against 18.75.
-        assert!((progress_gap_growth(&[50.0, 100.0], &[4, 4]) - 1.0 / 3.0).abs() < 1e-12);
-        assert_eq!(progress_gap_growth(&[100.0, 100.0], &[4, 4]), 0.0);
+        assert!((loss_rate(&[50.0, 100.0], &[4, 4]) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(loss_rate(&[100.0, 100.0], &[4, 4]), 0.0);
     }
 }
