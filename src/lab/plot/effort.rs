@@ -125,7 +125,7 @@ impl EffortOverTime {
         let mut chart = chart(area, &p.title, frame, x, y)?;
         mesh(&mut chart, 16, 13)
             .x_desc(format!("time ({})", seconds(p.virtual_time)))
-            .y_desc("effort: % of time lost to the gap and calls")
+            .y_desc("effort: % of time lost to imbalance and calls")
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
         let colours = variant_colours(&self.variants);
