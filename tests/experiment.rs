@@ -393,6 +393,32 @@ fn plot_of_braid_records_without_a_trace_says_so() {
     assert!(r.stderr.contains("trace_interval"), "{}", r.stderr);
 }
 
+/// A figure that does not tell swept settings apart draws them together,
+/// and `braid plot` says so; without a sweep it says nothing. The swept
+/// records also read back whatever the swept key's JSON form (`sim_jitter`
+/// is an object in a report; such records once failed to read).
+#[test]
+fn plot_says_when_a_figure_draws_swept_settings_together() {
+    let dir = scratch("exp_swept");
+    let sweep = "numerics = false\nmax_iterations = 200\n[sweep]\nsim_jitter = [\"none\", \"0.05:0.001\"]\n";
+    write_suite(&dir, &suite("tts", 1, sweep));
+    let r = experiment(&dir, &["suite.toml", "--out", "swept.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let r = braid(&dir, &["plot", "swept.jsonl", "--out", "p"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the tts records hold 2 swept settings of sim_jitter"),
+        "{}",
+        r.stderr
+    );
+    write_suite(&dir, &suite("tts", 1, "numerics = false\nmax_iterations = 200\n"));
+    let r = experiment(&dir, &["suite.toml", "--out", "plain.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let r = braid(&dir, &["plot", "plain.jsonl", "--out", "q"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    assert!(!r.stderr.contains("swept"), "{}", r.stderr);
+}
+
 #[test]
 fn plot_draws_the_payoff_map_with_the_models_forecast() {
     let dir = scratch("exp_payoff");

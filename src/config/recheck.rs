@@ -56,6 +56,8 @@ fn text_of(key: &str, v: &Value) -> String {
             .join(", "),
         ("sim_topology", v) => serde_json::from_value::<crate::topology::SimTopology>(v.clone())
             .map_or_else(|_| v.to_string(), |t| t.to_string()),
+        ("sim_jitter", v) => serde_json::from_value::<crate::engine::Jitter>(v.clone())
+            .map_or_else(|_| v.to_string(), |j| j.to_string()),
         ("stall", v) => format!(
             "{}@{}:{}",
             text_of("", &v["thread"]),
@@ -102,6 +104,13 @@ mod tests {
             "time_limit=2.5",
             "workload=hotspot(4,0.5,0.5,0.1)",
             "sim_topology=host:2 pack:2 core:4",
+            "sim_jitter=0.081:0.001:0.058",
+            "lb_interval=auto",
+            "lb_group=node",
+            "lb_away_cost=auto",
+            "memory_limit=2",
+            "low_threshold=2",
+            "noise_offsets=cosched",
         ])
         .unwrap();
         c

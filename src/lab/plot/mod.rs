@@ -184,6 +184,9 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
     if ok.is_empty() {
         return Err(PlotError::Empty(names()));
     }
+    for note in merged_sweeps(&ok) {
+        eprintln!("braid: plot: {note}");
+    }
     let braids = ok.iter().filter(|r| r.figure == Figure::Braid).count();
     if braids == ok.len() && !ok.iter().any(braid::has_trace) {
         return Err(PlotError::NoTrace(names()));
@@ -225,6 +228,42 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
         });
     }
     Ok(written)
+}
+
+/// What a figure draws of swept keys it does not tell apart: the keys a
+/// figure reads itself (`lb_alpha` for gains, `sim_topology` for scale)
+/// aside, records of one figure that differ in swept values are drawn
+/// together as repetitions of each variant, which a reader should be told.
+fn merged_sweeps(records: &[Record]) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut settings: BTreeMap<String, BTreeSet<Vec<(&str, &str)>>> = BTreeMap::new();
+    for r in records {
+        let own: &[&str] = match r.figure {
+            Figure::Gains => &["lb_alpha"],
+            Figure::Scale => &["sim_topology"],
+            _ => &[],
+        };
+        let swept: Vec<(&str, &str)> = (r.sample.sweep.iter())
+            .filter(|(k, _)| !own.contains(&k.as_str()))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let figure = format!("{:?}", r.figure).to_lowercase();
+        settings.entry(figure).or_default().insert(swept);
+    }
+    settings
+        .into_iter()
+        .filter(|(_, set)| set.len() > 1)
+        .map(|(figure, set)| {
+            let keys: BTreeSet<&str> = set.iter().flatten().map(|(k, _)| *k).collect();
+            format!(
+                "the {figure} records hold {} swept settings of {}, which the figure does \
+                 not tell apart: it draws them together, as repetitions of each variant \
+                 (`braid table` lists every sample with its key)",
+                set.len(),
+                keys.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect()
 }
 
 /// The names in `dir` now.
