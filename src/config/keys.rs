@@ -212,10 +212,10 @@ config_keys! {
     /// that braid learn wrote; none = the one balancer = learned:MODEL.json names.
     #[serde(skip_serializing_if = "Option::is_none")]
     lb_model: Option<PathBuf> = "none", |p| p.optional_path();
-    /// Seconds between balancer calls (paper: 0.001); auto = when the imbalance
-    /// accumulated since the last call is predicted to cost what a call costs,
-    /// sqrt(2 C / m) with C the measured cost of a call and m the growth rate of
-    /// the progress gap, kept within 0.0001 to 0.1 (src/schedule/balancer.rs).
+    /// Seconds between balancer calls (paper: 0.001); auto = when a call has paid
+    /// for itself (the effort-metric paper's rule): sqrt(2 C / g) with C the measured
+    /// cost of a call and g the growth per second of the loss rate, kept within 4 and
+    /// 4000 sweeps of the subdomains (src/schedule/balancer.rs).
     lb_interval: Interval = "0.001", |p| p.interval();
     /// What split and hybrid keep moves within: socket (the paper's) or node
     /// (the host: across MPI ranks, or the simulator's host:N level; in one

@@ -127,14 +127,15 @@ impl LbStats {
 pub const EFFORT_SAMPLES: usize = 2048;
 
 /// One balancing interval's effort (the effort metric's Equation 5, with
-/// the progress gap as the imbalance; see `schedule::balance`).
+/// the loss rate as the imbalance; see `schedule::balancer`'s `Caller`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Effort {
     /// When the interval began, seconds.
     pub t_s: f64,
     /// Its length, seconds.
     pub interval_s: f64,
-    /// The imbalance integrated over it, seconds.
+    /// The time it lost to imbalance: its mean loss rate times its length,
+    /// seconds.
     pub lost_s: f64,
     /// The cost of the call that began it, seconds.
     pub cost_s: f64,

@@ -1,6 +1,6 @@
 //! The effort metric over time, one line per balancer (the effort-metric
-//! paper's Figure 9): for each balancing interval, the time lost to the
-//! progress gap plus the call's cost, per unit of time
+//! paper's Figure 9): for each balancing interval, the time lost to
+//! imbalance (the loss rate) plus the call's cost, per unit of time
 //! (`engine::Effort`); one panel per engine. Each line is the suite's
 //! first noisy record of its variant (else its first quiet one), its
 //! intervals merged into [`BINS`] equal stretches of time.
