@@ -407,11 +407,15 @@ fn plot_says_when_a_figure_draws_swept_settings_together() {
     let r = braid(&dir, &["plot", "swept.jsonl", "--out", "p"]);
     assert_eq!(r.status, Some(0), "{}", r.stderr);
     assert!(
-        r.stderr.contains("the tts records hold 2 swept settings of sim_jitter"),
+        r.stderr
+            .contains("the tts records hold 2 swept settings of sim_jitter"),
         "{}",
         r.stderr
     );
-    write_suite(&dir, &suite("tts", 1, "numerics = false\nmax_iterations = 200\n"));
+    write_suite(
+        &dir,
+        &suite("tts", 1, "numerics = false\nmax_iterations = 200\n"),
+    );
     let r = experiment(&dir, &["suite.toml", "--out", "plain.jsonl"]);
     assert_eq!(r.status, Some(0), "{}", r.stderr);
     let r = braid(&dir, &["plot", "plain.jsonl", "--out", "q"]);

@@ -208,9 +208,9 @@ fn compact(json: &str) -> String {
 }
 
 /// A quiet uniform simulation at paper scale prints the report it printed
-/// when the effort came to count the loss rate over the interval, `u D`,
-/// not the gap integrated, `u D^2 / 2` (2026-11-28: `lb.effort`'s `lost_s`
-/// alone changed). Before, when a subdomain at home came to pay its share
+/// when the effort came to count the mode-weighted loss rate over the
+/// interval, `u D`, not the slowest thread's gap integrated, `u D^2 / 2`
+/// (2026-11-28: `lb.effort`'s `lost_s` alone changed). Before, when a subdomain at home came to pay its share
 /// of its slab's pass (written 2026-11-26: `sim_update_ns` 300 -> 100, shared
 /// by a domain's 4 subdomains, and `sim_row_ns` 0 -> 18, shared by the 2
 /// side by side, as `braid sim --calibrate` measures the engine now; 2.4%
@@ -234,8 +234,8 @@ fn a_quiet_uniform_simulation_is_unchanged_byte_for_byte() {
 }
 
 /// A noisy simulation across nodes with hybrid balancing prints the report
-/// it printed when the effort came to count the loss rate over the
-/// interval (2026-11-28, `lost_s` alone changed); before, when the
+/// it printed when the effort came to count the mode-weighted loss rate
+/// over the interval (2026-11-28, `lost_s` alone changed); before, when the
 /// balancers stopped moving work on jitter and a
 /// subdomain at home came to pay its share of its slab's pass (written
 /// 2026-11-26; before, since commit 5872579, when a balancer call across

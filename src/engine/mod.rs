@@ -129,6 +129,10 @@ pub struct Balancer {
     /// Each subdomain's home thread and what it costs away from it, as
     /// every call's decision sees them (`policy::Homes`).
     pub homes: Homes,
+    /// Each subdomain's share of the solver's slowest error mode
+    /// (`forecast::sub_shares`), which weighs the loss rate the effort and
+    /// `lb_interval = auto` measure; `None`: every subdomain alike.
+    pub mode_shares: Option<Arc<[f64]>>,
 }
 
 impl Balancer {
@@ -139,6 +143,7 @@ impl Balancer {
             interval: Interval::Seconds(interval.as_secs_f64()),
             group: Group::Socket,
             homes: Homes::NONE,
+            mode_shares: None,
         }
     }
 }

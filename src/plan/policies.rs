@@ -43,6 +43,7 @@ pub(super) fn balancer(cfg: &Config, problem: &Problem) -> Result<Option<Balance
         interval: cfg.lb_interval,
         group: cfg.lb_group,
         homes: homes(cfg, problem),
+        mode_shares: Some(crate::forecast::sub_shares(problem).into()),
     }))
 }
 

@@ -89,18 +89,25 @@ const AUTO_FIT: usize = 4;
 /// the effort-metric paper's Equation 5 is `(integral of u over D + C) / D`
 /// with `u` the imbalance time per unit of time and `C` the cost of the
 /// call that began the interval. In an asynchronous method no thread
-/// waits, so imbalance shows as a *progress gap*: a thread that updates
-/// each of its subdomains at `rho_t = rate_t / held_t` falls behind the
-/// mean `rho = sum(rate) / sum(held)`, and the slowest one loses `u = 1 -
-/// min(rho_t) / rho` seconds of mean progress per second: the **loss
-/// rate**, dimensionless. Both rates are measured over the interval
-/// (`Snapshot::rates`), so `u` is its mean over the interval and the time
+/// waits; imbalance shows as threads that update their subdomains at
+/// different rates, `rho_t = rate_t / held_t` against the mean `rho =
+/// sum(rate) / sum(held)`. What that costs the solve is what the
+/// slowest-mode model (`forecast`) says: its time per unit of progress is
+/// the mode-weighted mean of the threads' sweep times, so the **loss
+/// rate**, the seconds lost per second, is `u = rho sum(w_t / rho_t) /
+/// sum(w_t) - 1` with `w_t` the share of the slowest mode the thread's
+/// subdomains hold ([`loss_rate`]). A slow thread far from where the error
+/// lives costs little, as plain async under noise next to the source
+/// shows. Both rates are measured over the interval (`Snapshot::rates`),
+/// so `u` is its mean over the interval and the time
 /// lost in it is `u D`. `C` is the measured wall time of the call in the
 /// runtime and `sim_balancer_ns` in the simulator. The effort, `u + C /
 /// D`, is time lost per unit of time: the same on a machine uniformly ten
-/// times slower. (Until 2026-11-28 braid integrated the gap instead, `u
-/// D^2 / 2`, seconds squared against the call's seconds: its effort and
-/// its `auto` interval changed with the unit of time.)
+/// times slower. (Until 2026-11-28 braid integrated the slowest thread's
+/// progress gap instead, `u D^2 / 2` with `u = 1 - min(rho_t) / rho`,
+/// seconds squared against the call's seconds: its effort and its `auto`
+/// interval changed with the unit of time, and the slowest thread counted
+/// in full wherever its subdomains lay.)
 ///
 /// **`lb_interval = auto`.** The effort-metric paper's criterion (after
 /// Menon et al.): call again at the `tau` where `tau u(tau) - integral of u
@@ -158,6 +165,10 @@ pub(crate) struct Caller {
     uniform_work: bool,
     /// Where each subdomain is cheapest ([`Snapshot::homes`]).
     homes: Homes,
+    /// Each subdomain's share of the slowest mode, if known, and each
+    /// thread's at the last call (the loss rate's weights).
+    mode_shares: Option<Arc<[f64]>>,
+    thread_shares: Vec<f64>,
 }
 
 impl Caller {
@@ -194,6 +205,8 @@ impl Caller {
             apart: false,
             uniform_work: measure.uniform_work,
             homes: balancer.homes,
+            mode_shares: balancer.mode_shares.clone(),
+            thread_shares: Vec::new(),
         }
     }
 
@@ -206,6 +219,7 @@ impl Caller {
                 interval: Interval::Seconds(0.0),
                 group: crate::engine::Group::Socket,
                 homes: crate::policy::Homes::NONE,
+                mode_shares: None,
             },
             Measure::RATES,
         )
@@ -359,7 +373,21 @@ impl Caller {
         if self.apart {
             return; // rates of the threads here only: no gap to measure
         }
-        let loss = loss_rate(&self.rates, &self.held);
+        self.thread_shares.clear();
+        self.thread_shares.resize(self.held.len(), 0.0);
+        match &self.mode_shares {
+            Some(w) if w.len() == self.owners.len() => {
+                for (s, &o) in self.owners.iter().enumerate() {
+                    self.thread_shares[o] += w[s];
+                }
+            }
+            _ => {
+                for (share, &h) in self.thread_shares.iter_mut().zip(&self.held) {
+                    *share = h as f64;
+                }
+            }
+        }
+        let loss = loss_rate(&self.rates, &self.held, &self.thread_shares);
         if self.losses.len() == AUTO_FIT {
             self.losses.remove(0);
         }
@@ -501,22 +529,37 @@ fn sweep_s(rates: &[f64], held: &[usize]) -> Option<f64> {
     (rate > 0.0 && subs > 0).then(|| subs as f64 / rate)
 }
 
-/// The loss rate: seconds of mean progress the slowest thread loses per
-/// second, `1 - min(rho_t) / rho` over the threads holding subdomains,
-/// `rho_t = rate_t / held_t`, `rho = sum(rate) / sum(held)`.
-pub(crate) fn loss_rate(rates: &[f64], held: &[usize]) -> f64 {
+/// The loss rate cannot exceed this (a thread that made no progress at
+/// all in an interval would make it infinite).
+pub(crate) const MAX_LOSS: f64 = 10.0;
+
+/// The loss rate: the seconds a run loses per second to its threads'
+/// uneven progress, by the slowest-mode model (`forecast`): the solver's
+/// time per unit of progress is the mode-weighted mean of its threads'
+/// sweep times, so with `rho_t = rate_t / held_t` a thread's updates of
+/// each of its subdomains per second, `rho = sum(rate) / sum(held)` their
+/// mean and `w_t` the thread's share of the mode, `u = rho sum(w_t /
+/// rho_t) / sum(w_t) - 1`, at least 0 and at most [`MAX_LOSS`]. With
+/// every subdomain alike (`shares` its held counts) a thread weighs by
+/// the subdomains it holds.
+pub(crate) fn loss_rate(rates: &[f64], held: &[usize], shares: &[f64]) -> f64 {
     let (rate, subs): (f64, usize) = (rates.iter().sum(), held.iter().sum());
-    if rate <= 0.0 || subs == 0 {
+    let weight: f64 = shares.iter().sum();
+    if rate <= 0.0 || subs == 0 || weight <= 0.0 {
         return 0.0;
     }
     let mean = rate / subs as f64;
-    let slowest = rates
-        .iter()
-        .zip(held)
-        .filter(|&(_, &h)| h > 0)
-        .map(|(&r, &h)| r / h as f64)
-        .fold(f64::INFINITY, f64::min);
-    (1.0 - slowest / mean).max(0.0)
+    let mut slowness = 0.0;
+    for ((&r, &h), &w) in rates.iter().zip(held).zip(shares) {
+        if h == 0 || w == 0.0 {
+            continue;
+        }
+        if r <= 0.0 {
+            return MAX_LOSS;
+        }
+        slowness += w / weight * mean / (r / h as f64);
+    }
+    (slowness - 1.0).clamp(0.0, MAX_LOSS)
 }
 
 /// One move, in the order the handoff protocol needs.
@@ -597,10 +640,19 @@ mod examples {
     }
 
     #[test]
-    fn the_loss_rate_is_the_slowest_threads_deficit() {
-        use crate::schedule::balancer::loss_rate;
-        // Rates 50 and 100 at 4 subdomains each: rho 12.5 against 18.75.
-        assert!((loss_rate(&[50.0, 100.0], &[4, 4]) - 1.0 / 3.0).abs() < 1e-12);
-        assert_eq!(loss_rate(&[100.0, 100.0], &[4, 4]), 0.0);
+    fn the_loss_rate_weighs_each_thread_by_its_share_of_the_slowest_mode() {
+        use crate::schedule::balancer::{MAX_LOSS, loss_rate};
+        // Rates 50 and 100 at 4 subdomains each: rho_t 12.5 and 25 against
+        // 18.75, so the threads take 1.5 and 0.75 of the even sweep time.
+        let even = loss_rate(&[50.0, 100.0], &[4, 4], &[0.5, 0.5]);
+        assert!((even - 0.125).abs() < 1e-12, "{even}");
+        // The slow thread holding most of the mode loses more; holding
+        // little of it, nothing.
+        let central = loss_rate(&[50.0, 100.0], &[4, 4], &[0.9, 0.1]);
+        assert!((central - (0.9 * 1.5 + 0.1 * 0.75 - 1.0)).abs() < 1e-12);
+        assert_eq!(loss_rate(&[50.0, 100.0], &[4, 4], &[0.1, 0.9]), 0.0);
+        assert_eq!(loss_rate(&[100.0, 100.0], &[4, 4], &[0.5, 0.5]), 0.0);
+        // A thread that made no progress at all: the bound.
+        assert_eq!(loss_rate(&[0.0, 100.0], &[4, 4], &[0.5, 0.5]), MAX_LOSS);
     }
 }
