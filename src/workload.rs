@@ -684,9 +684,16 @@ fn region_factor(region: &Kind, sub: usize, p: f64) -> f64 {
     } else {
         let cx = (centre.0 + velocity.0 * p).rem_euclid(size.0);
         let cy = (centre.1 + velocity.1 * p).rem_euclid(size.1);
-        for i in [-1.0, 0.0, 1.0] {
-            for j in [-1.0, 0.0, 1.0] {
-                covered += area::disc_in_rect(cx + i * size.0, cy + j * size.1, r, cell);
+        // The circle's copies one grid over, where they reach the grid.
+        let near = |c: f64, side: f64| {
+            [-1.0, 0.0, 1.0]
+                .into_iter()
+                .map(move |k| c + k * side)
+                .filter(move |&x| x + r > 0.0 && x - r < side)
+        };
+        for x in near(cx, size.0) {
+            for y in near(cy, size.1) {
+                covered += area::disc_in_rect(x, y, r, cell);
             }
         }
     }

@@ -24,6 +24,7 @@ impl Rect {
 /// form: between the points where the circle crosses `y0` or `y1` the
 /// clipped chord is one of four shapes (a constant, the circle on one side,
 /// or both), each with an antiderivative.
+#[inline]
 pub(crate) fn disc_in_rect(cx: f64, cy: f64, r: f64, rect: Rect) -> f64 {
     if r <= 0.0 {
         return 0.0;
