@@ -478,22 +478,26 @@ enum Kind {
     Fixed(Arc<[f64]>),
     /// A recording's costs, phase by phase.
     Recorded(Arc<Recorded>),
-    /// A circle of cells with `factor` inside, moving and growing with
-    /// progress; everything else at 1. A subdomain costs the mean over its
-    /// cells: `1 + (factor - 1) x` the share of its area the circle covers.
-    Region {
-        factor: f64,
-        /// The centre at progress 0 and its velocity, in cells.
-        centre: (f64, f64),
-        velocity: (f64, f64),
-        /// The radius at progress 0 and its growth, in cells.
-        radius: f64,
-        growth: f64,
-        /// The grid's width and height, in cells (where a centre wraps).
-        size: (f64, f64),
-        /// Each subdomain's cells.
-        rects: Arc<[Rect]>,
-    },
+    /// A region that moves or grows with progress.
+    Region(Region),
+}
+
+/// A circle of cells with `factor` inside, moving and growing with
+/// progress; everything else at 1. A subdomain costs the mean over its
+/// cells: `1 + (factor - 1) x` the share of its area the circle covers.
+#[derive(Debug, Clone, PartialEq)]
+struct Region {
+    factor: f64,
+    /// The centre at progress 0 and its velocity, in cells.
+    centre: (f64, f64),
+    velocity: (f64, f64),
+    /// The radius at progress 0 and its growth, in cells.
+    radius: f64,
+    growth: f64,
+    /// The grid's width and height, in cells (where a centre wraps).
+    size: (f64, f64),
+    /// Each subdomain's cells.
+    rects: Arc<[Rect]>,
 }
 
 /// Why a workload cannot be built on a problem (a map's file or shape).
@@ -523,7 +527,7 @@ impl Workload {
         let side = w.max(h);
         let rects: Arc<[Rect]> = problem.subs.iter().map(cells_of).collect();
         let region = |factor, x: f64, y: f64, r: f64, v: (f64, f64), dr: f64| {
-            let region = Kind::Region {
+            let region = Region {
                 factor,
                 centre: (x * w, y * h),
                 velocity: (v.0 * w, v.1 * h),
@@ -535,8 +539,8 @@ impl Workload {
             // A region that stays put costs the same throughout: worked
             // out once.
             match v == (0.0, 0.0) && dr == 0.0 {
-                true => Kind::Fixed((0..n).map(|s| region_factor(&region, s, 0.0)).collect()),
-                false => region,
+                true => Kind::Fixed((0..n).map(|s| region.factor(s, 0.0)).collect()),
+                false => Kind::Region(region),
             }
         };
         let kind = match spec {
@@ -589,9 +593,7 @@ impl Workload {
     /// Whether a factor changes with progress.
     pub fn moves(&self) -> bool {
         match &self.kind {
-            Kind::Region {
-                velocity, growth, ..
-            } => *velocity != (0.0, 0.0) || *growth != 0.0,
+            Kind::Region(r) => r.velocity != (0.0, 0.0) || r.growth != 0.0,
             Kind::Recorded(r) => r.moves(),
             Kind::Uniform | Kind::Fixed(_) => false,
         }
@@ -615,7 +617,7 @@ impl Workload {
             Kind::Uniform => 1.0,
             Kind::Fixed(f) => f[sub],
             Kind::Recorded(r) => r.factor(sub, p),
-            Kind::Region { .. } => region_factor(&self.kind, sub, p),
+            Kind::Region(r) => r.factor(sub, p),
         }
     }
 
@@ -632,7 +634,7 @@ impl Workload {
             // A recording is replayed above its reference (below it, as
             // one sweep: `recorded`'s rules say so).
             Kind::Recorded(_) => 1.0,
-            Kind::Region { factor, .. } => factor.min(1.0),
+            Kind::Region(r) => r.factor.min(1.0),
         }
     }
 
@@ -642,7 +644,7 @@ impl Workload {
             Kind::Uniform => 1.0,
             Kind::Fixed(f) => f.iter().copied().fold(0.0, f64::max),
             Kind::Recorded(r) => r.greatest_factor(),
-            Kind::Region { factor, .. } => factor.max(1.0),
+            Kind::Region(r) => r.factor.max(1.0),
         }
     }
 }
@@ -659,46 +661,37 @@ fn cells_of(g: &crate::problem::SubdomainGeom) -> Rect {
     }
 }
 
-/// Subdomain `sub`'s factor under a region at progress `p`: the mean over
-/// its cells. A moving region wraps around the grid (its centre and the
-/// part of its circle past an edge), so its total work stays the same as
-/// it travels; a still one is cut by the grid's edges.
-fn region_factor(region: &Kind, sub: usize, p: f64) -> f64 {
-    let Kind::Region {
-        factor,
-        centre,
-        velocity,
-        radius,
-        growth,
-        size,
-        rects,
-    } = region
-    else {
-        return 1.0;
-    };
-    let cell = rects[sub];
-    let r = radius + growth * p;
-    let mut covered = 0.0;
-    if *velocity == (0.0, 0.0) {
-        covered = area::disc_in_rect(centre.0, centre.1, r, cell);
-    } else {
-        let cx = (centre.0 + velocity.0 * p).rem_euclid(size.0);
-        let cy = (centre.1 + velocity.1 * p).rem_euclid(size.1);
-        // The circle's copies one grid over, where they reach the grid.
-        let near = |c: f64, side: f64| {
-            [-1.0, 0.0, 1.0]
-                .into_iter()
-                .map(move |k| c + k * side)
-                .filter(move |&x| x + r > 0.0 && x - r < side)
-        };
-        for x in near(cx, size.0) {
-            for y in near(cy, size.1) {
-                covered += area::disc_in_rect(x, y, r, cell);
+impl Region {
+    /// Subdomain `sub`'s factor at progress `p`: the mean over its cells. A
+    /// moving region wraps around the grid (its centre and the part of its
+    /// circle past an edge), so its total work stays the same as it
+    /// travels; a still one is cut by the grid's edges.
+    fn factor(&self, sub: usize, p: f64) -> f64 {
+        let cell = self.rects[sub];
+        let r = self.radius + self.growth * p;
+        let (centre, velocity, size) = (self.centre, self.velocity, self.size);
+        let mut covered = 0.0;
+        if velocity == (0.0, 0.0) {
+            covered = area::disc_in_rect(centre.0, centre.1, r, cell);
+        } else {
+            let cx = (centre.0 + velocity.0 * p).rem_euclid(size.0);
+            let cy = (centre.1 + velocity.1 * p).rem_euclid(size.1);
+            // The circle's copies one grid over, where they reach the grid.
+            let near = |c: f64, side: f64| {
+                [-1.0, 0.0, 1.0]
+                    .into_iter()
+                    .map(move |k| c + k * side)
+                    .filter(move |&x| x + r > 0.0 && x - r < side)
+            };
+            for x in near(cx, size.0) {
+                for y in near(cy, size.1) {
+                    covered += area::disc_in_rect(x, y, r, cell);
+                }
             }
         }
+        let share = (covered / cell.area()).min(1.0);
+        1.0 + (self.factor - 1.0) * share
     }
-    let share = (covered / cell.area()).min(1.0);
-    1.0 + (factor - 1.0) * share
 }
 
 /// A map's factors, one per subdomain, in id order: the map is a grid of
