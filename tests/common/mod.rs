@@ -10,6 +10,7 @@ use std::time::Duration;
 /// Generous: it only catches hangs, it times nothing.
 pub(crate) const HANG: Duration = Duration::from_secs(120);
 
+#[derive(Debug)]
 pub(crate) struct Run {
     pub(crate) status: Option<i32>,
     pub(crate) stdout: String,
@@ -68,10 +69,11 @@ pub(crate) fn wait_for(mut cmd: Command, limit: Duration) -> Run {
     } = match rx.recv_timeout(limit) {
         Ok(out) => out.expect("wait for braid"),
         Err(_) => {
+            let stacks = stacks(pid);
             let _ = Command::new("kill").arg(pid.to_string()).status();
             std::thread::sleep(Duration::from_secs(2));
             let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("{what} did not end within {limit:?}");
+            panic!("{what} did not end within {limit:?}; where its threads were:\n{stacks}");
         }
     };
     Run {
@@ -79,6 +81,50 @@ pub(crate) fn wait_for(mut cmd: Command, limit: Duration) -> Run {
         stdout: String::from_utf8(stdout).unwrap(),
         stderr: String::from_utf8(stderr).unwrap(),
     }
+}
+
+/// Where a hung process's threads (and its children's) wait: each
+/// thread's name, state and kernel wait channel, and with gdb installed its
+/// stack, so that a hang seen once can be diagnosed from the test's output.
+fn stacks(pid: u32) -> String {
+    let mut out = String::new();
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default();
+    let pids = std::iter::once(pid.to_string())
+        .chain(children.split_whitespace().map(str::to_string))
+        .collect::<Vec<_>>();
+    for p in &pids {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+            let state = read("stat")
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_string))
+                .unwrap_or_default();
+            out += &format!(
+                "  pid {p} thread {:?} {} state {state} wchan {}\n",
+                task.file_name(),
+                read("comm").trim(),
+                read("wchan"),
+            );
+        }
+        let gdb = Command::new("timeout")
+            .args(["60", "gdb", "-p", p, "-batch", "-ex", "thread apply all bt"])
+            .output();
+        if let Some(g) = gdb.ok().filter(|g| g.status.success()) {
+            let text = String::from_utf8_lossy(&g.stdout);
+            let frames: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with("Thread ") || l.starts_with('#'))
+                .collect();
+            out += &frames.join("\n");
+            out += "\n";
+        }
+    }
+    out
 }
 
 /// Runs braid and parses the JSON report it prints on stdout.

@@ -170,7 +170,7 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
         for (line, r) in results::read_numbered(path)? {
             if r.status == Status::Ok {
                 check::record(path, line, &r)?;
-                ok.push(r);
+                ok.push(drawn_only(r));
             }
         }
     }
@@ -228,6 +228,37 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
         });
     }
     Ok(written)
+}
+
+/// A record with only what its figure draws: the report's lists per
+/// thread and per subdomain go (the braid keeps its trace and cores, the
+/// effort figure its effort series), so that a plot's memory grows with
+/// the records by a few hundred bytes each, not by their lists (30,000
+/// records of 36 threads: 199 MB before, docs/running.md).
+fn drawn_only(mut r: Record) -> Record {
+    r.provenance.noise_calibration = None;
+    r.provenance.config = None;
+    r.provenance.topology = None;
+    if let Some(rep) = r.report.as_mut() {
+        rep.subdomain_updates = Vec::new();
+        rep.subdomain_busy_s = None;
+        rep.thread_updates = Vec::new();
+        rep.owners = Vec::new();
+        rep.thread_sockets = Vec::new();
+        rep.topology.sockets = Vec::new();
+        if r.figure != Figure::Braid {
+            rep.cores = Vec::new();
+            rep.trace = None;
+        }
+        if let Some(lb) = rep.lb.as_mut() {
+            lb.ran = Vec::new();
+            lb.tried = Vec::new();
+            if r.figure != Figure::Effort {
+                lb.effort = Vec::new();
+            }
+        }
+    }
+    r
 }
 
 /// What a figure draws of swept keys it does not tell apart: the keys a
@@ -823,5 +854,69 @@ mod palette_tests {
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len(), 16);
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::lab::experiment::provenance::Provenance;
+    use crate::lab::experiment::suite::Sample;
+    use crate::plan::Plan;
+
+    /// A record of a simulated run of `threads` threads, balanced, traced.
+    fn record(figure: Figure, threads: usize) -> Record {
+        let mut cfg = Config::default();
+        cfg.apply_variant("async(4)+joint(0.001)").unwrap();
+        cfg.apply_overrides(&[
+            format!("sim_topology=host:1 pack:1 core:{threads}"),
+            "numerics=false".into(),
+            "tolerance=0".into(),
+            "max_iterations=20".into(),
+            "domain_size=8".into(),
+            "trace_interval=0.0001".into(),
+        ])
+        .unwrap();
+        let (report, _) = crate::drive::run(&Plan::simulated(&cfg).unwrap()).unwrap();
+        Record {
+            suite: "t".into(),
+            suite_digest: "d".into(),
+            figure,
+            engine: EngineKind::Sim,
+            sample: Sample::default(),
+            key: "k".into(),
+            status: Status::Ok,
+            error: None,
+            wall_s: 0.1,
+            provenance: Provenance::for_tests(),
+            report: Some(report),
+        }
+    }
+
+    fn bytes(r: &Record) -> usize {
+        serde_json::to_string(r).unwrap().len()
+    }
+
+    /// What a plot keeps of a record does not grow with the run's threads
+    /// (it did by their lists: 30,000 records of 36 threads took 199 MB),
+    /// and keeps every number the figures read.
+    #[test]
+    fn a_plot_keeps_of_each_record_what_its_figure_draws_whatever_the_threads() {
+        for figure in [Figure::Landscape, Figure::Scale, Figure::Effort] {
+            let (small, large) = (record(figure, 4), record(figure, 256));
+            assert!(bytes(&large) > bytes(&small) + 256 * 8, "the lists grow");
+            let (small, large) = (drawn_only(small), drawn_only(large));
+            let grown = bytes(&large).abs_diff(bytes(&small));
+            assert!(grown < 200, "{figure:?}: {grown} more bytes for 64x the threads");
+            let rep = large.report.as_ref().unwrap();
+            assert_eq!(rep.threads, 256);
+            assert!(rep.iteration_rate > 0.0 && rep.lb.as_ref().unwrap().calls > 0);
+        }
+        // The braid keeps its trace and where its threads ran.
+        let braid = drawn_only(record(Figure::Braid, 4));
+        let rep = braid.report.as_ref().unwrap();
+        assert!(rep.trace.as_ref().is_some_and(|t| t.len() > 1));
+        assert_eq!(rep.cores.len(), 4);
     }
 }
