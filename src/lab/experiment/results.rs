@@ -273,17 +273,35 @@ pub(crate) fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
     Ok(read_numbered(path)?.into_iter().map(|(_, r)| r).collect())
 }
 
-/// Reads every record of a results file (for plotting), with its line
-/// number (from 1). A torn last line is skipped, as resuming would cut it.
+/// Reads every record of a results file, with its line number (from 1).
+/// A torn last line is skipped, as resuming would cut it.
 pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, ExperimentError> {
-    let read_error = |source| ExperimentError::Read {
-        path: path.to_path_buf(),
-        source,
+    let mut out = Vec::new();
+    each_record(path, |number, r| {
+        out.push((number, r));
+        Ok::<(), ExperimentError>(())
+    })?;
+    Ok(out)
+}
+
+/// Hands each record of a results file to `take` as it is read, with its
+/// line number (from 1), so that a reader that keeps less than the whole
+/// record (a plot) needs memory for one record at a time, not for the file;
+/// stops at the first error, `take`'s own included. A torn last line is
+/// skipped, as resuming would cut it.
+pub(crate) fn each_record<E: From<ExperimentError>>(
+    path: &Path,
+    mut take: impl FnMut(usize, Record) -> Result<(), E>,
+) -> Result<(), E> {
+    let read_error = |source| {
+        E::from(ExperimentError::Read {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     // A line at a time: memory for the records, not for the text as well.
     let mut input = braid_noise::files::open_buffered(path, crate::limits::MAX_RESULTS_BYTES)
         .map_err(read_error)?;
-    let mut out = Vec::new();
     let mut line = String::new();
     for number in 1.. {
         line.clear();
@@ -297,7 +315,7 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
         // (`report.spread`), not just a column.
         let mut json = serde_json::Deserializer::from_str(line.trim_end());
         match serde_path_to_error::deserialize::<_, Record>(&mut json) {
-            Ok(r) => out.push((number, r)),
+            Ok(r) => take(number, r)?,
             Err(_) if !line.ends_with('\n') => {
                 // A torn last line (a write cut short): skipped, and said.
                 eprintln!(
@@ -320,11 +338,12 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
                     path: path.to_path_buf(),
                     line: number,
                     message,
-                });
+                }
+                .into());
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

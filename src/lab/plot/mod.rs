@@ -167,12 +167,14 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
 pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     let mut ok: Vec<Record> = Vec::new();
     for path in inputs {
-        for (line, r) in results::read_numbered(path)? {
+        // A record at a time: what is kept of it is what its figure draws.
+        results::each_record(path, |line, r| {
             if r.status == Status::Ok {
                 check::record(path, line, &r)?;
                 ok.push(drawn_only(r));
             }
-        }
+            Ok::<(), PlotError>(())
+        })?;
     }
     let names = || {
         inputs
@@ -233,8 +235,8 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
 /// A record with only what its figure draws: the report's lists per
 /// thread and per subdomain go (the braid keeps its trace and cores, the
 /// effort figure its effort series), so that a plot's memory grows with
-/// the records by a few hundred bytes each, not by their lists (30,000
-/// records of 36 threads: 199 MB before, docs/running.md).
+/// the records by a few kilobytes each, not with their threads
+/// (docs/experiments.md: `scale-sim`'s records plot in 28 MB, 262 before).
 fn drawn_only(mut r: Record) -> Record {
     r.provenance.noise_calibration = None;
     r.provenance.config = None;
@@ -899,8 +901,7 @@ mod memory_tests {
     }
 
     /// What a plot keeps of a record does not grow with the run's threads
-    /// (it did by their lists: 30,000 records of 36 threads took 199 MB),
-    /// and keeps every number the figures read.
+    /// (it did by their lists), and keeps every number the figures read.
     #[test]
     fn a_plot_keeps_of_each_record_what_its_figure_draws_whatever_the_threads() {
         for figure in [Figure::Landscape, Figure::Scale, Figure::Effort] {
