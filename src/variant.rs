@@ -84,7 +84,7 @@ pub enum Variant {
 }
 
 /// The balancer of a label: which one and how often it is called (`plan`
-/// builds the engines' [`Balancer`](crate::engine::Balancer) from it).
+/// builds the engines' [`BalancerSettings`](crate::engine::BalancerSettings) from it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LabelBalancer {
     /// Which balancer.
@@ -121,7 +121,7 @@ pub enum Interval {
     /// Every this many seconds.
     Seconds(f64),
     /// `lb_interval = auto`: when the imbalance accumulated since the last
-    /// call is predicted to cost what a call does (`schedule::balancer`).
+    /// call is predicted to cost what a call does (`schedule::calls`).
     Auto,
 }
 

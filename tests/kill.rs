@@ -163,12 +163,18 @@ fn a_hung_command_is_killed_and_its_failure_says_where_its_threads_waited() {
     cmd.arg("600");
     let started = Instant::now();
     let run = std::panic::AssertUnwindSafe(|| common::wait_for(cmd, Duration::from_secs(1)));
-    let failure = std::panic::catch_unwind(run)
-        .expect_err("a command that does not end fails the test");
+    let failure =
+        std::panic::catch_unwind(run).expect_err("a command that does not end fails the test");
     let message = failure
         .downcast_ref::<String>()
         .expect("the failure is a message");
     assert!(message.contains("did not end within 1s"), "{message}");
-    assert!(message.contains("sleep") && message.contains("wchan"), "{message}");
-    assert!(started.elapsed() < Duration::from_secs(120), "it was killed, not waited for");
+    assert!(
+        message.contains("sleep") && message.contains("wchan"),
+        "{message}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "it was killed, not waited for"
+    );
 }

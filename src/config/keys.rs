@@ -215,7 +215,7 @@ config_keys! {
     /// Seconds between balancer calls (paper: 0.001); auto = when a call has paid
     /// for itself (the effort-metric paper's rule): sqrt(2 C / g) with C the measured
     /// cost of a call and g the growth per second of the loss rate, kept within 4 and
-    /// 4000 sweeps of the subdomains (src/schedule/balancer.rs).
+    /// 4000 sweeps of the subdomains (src/schedule/calls.rs).
     lb_interval: Interval = "0.001", |p| p.interval();
     /// What split and hybrid keep moves within: socket (the paper's) or node
     /// (the host: across MPI ranks, or the simulator's host:N level; in one

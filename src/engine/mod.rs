@@ -79,7 +79,7 @@ pub enum Scheme {
     /// No waiting; optionally balanced.
     Async {
         /// The balancer, if any.
-        balancer: Option<Balancer>,
+        balancer: Option<BalancerSettings>,
     },
 }
 
@@ -107,7 +107,7 @@ impl Scheme {
     }
 
     /// The balancer, in a balanced async run only.
-    pub fn balancer(&self) -> Option<&Balancer> {
+    pub fn balancer(&self) -> Option<&BalancerSettings> {
         match self {
             Scheme::Async { balancer } => balancer.as_ref(),
             _ => None,
@@ -119,7 +119,7 @@ impl Scheme {
 /// call it (the label's [`LabelBalancer`](crate::variant::LabelBalancer),
 /// built by `plan`).
 #[derive(Debug, Clone)]
-pub struct Balancer {
+pub struct BalancerSettings {
     /// Which policy each call asks.
     pub policies: Policies,
     /// How long from one call to the next.
@@ -135,10 +135,10 @@ pub struct Balancer {
     pub mode_shares: Option<Arc<[f64]>>,
 }
 
-impl Balancer {
+impl BalancerSettings {
     /// One policy at a fixed interval, grouping by socket, with no homes.
     pub fn every(policy: Arc<dyn Policy>, interval: Duration) -> Self {
-        Balancer {
+        BalancerSettings {
             policies: Policies::One(policy),
             interval: Interval::Seconds(interval.as_secs_f64()),
             group: Group::Socket,
@@ -303,7 +303,7 @@ impl Settings {
     /// a workload that is not uniform or a balancer whose policy does, so
     /// that a plain run reads no clock it does not need.
     pub fn measures_loads(&self) -> bool {
-        let reads = |b: &Balancer| match &b.policies {
+        let reads = |b: &BalancerSettings| match &b.policies {
             Policies::One(p) => p.reads_loads(),
             Policies::Auto(ps) => ps.iter().any(|p| p.reads_loads()),
             // Its features are made of loads.

@@ -127,7 +127,7 @@ impl LbStats {
 pub const EFFORT_SAMPLES: usize = 2048;
 
 /// One balancing interval's effort (the effort metric's Equation 5, with
-/// the loss rate as the imbalance; see `schedule::balancer`'s `Caller`).
+/// the loss rate as the imbalance; see `schedule::calls`'s `Caller`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Effort {
     /// When the interval began, seconds.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::PlanError;
 use crate::config::Config;
-use crate::engine::{Balancer, Policies};
+use crate::engine::{BalancerSettings, Policies};
 use crate::policy::learned::{Learner, Model};
 use crate::policy::{
     Anticipate, Bounds, Gossip, Greedy, Homes, Named, Policy, Prescribed, Progressive, Refine,
@@ -16,7 +16,10 @@ use crate::problem::Problem;
 use crate::variant::{Pick, Strategy};
 
 /// The balancer the configuration asks for, if any.
-pub(super) fn balancer(cfg: &Config, problem: &Problem) -> Result<Option<Balancer>, PlanError> {
+pub(super) fn balancer(
+    cfg: &Config,
+    problem: &Problem,
+) -> Result<Option<BalancerSettings>, PlanError> {
     let Some(pick) = cfg.pick() else {
         return Ok(None);
     };
@@ -38,7 +41,7 @@ pub(super) fn balancer(cfg: &Config, problem: &Problem) -> Result<Option<Balance
             Policies::Learned(candidates, Arc::new(Learner::new(Some(model), problem)))
         }
     };
-    Ok(Some(Balancer {
+    Ok(Some(BalancerSettings {
         policies,
         interval: cfg.lb_interval,
         group: cfg.lb_group,

@@ -1,4 +1,4 @@
-//! ULBA, the Underloading Load Balancer Approach (Boulmier et al.,
+//! ULBA, the Underloading Load BalancerSettings Approach (Boulmier et al.,
 //! anticipating-load-imbalance-ulba.txt), on measured object loads.
 //!
 //! ULBA watches each processing element's *workload increase rate* (WIR)

@@ -1,5 +1,5 @@
 //! The balancer in the real runtime: who owns what, whose turn it is to
-//! balance ([`SharedBalancer`]), and the subdomain handoff.
+//! balance ([`SharedCalls`]), and the subdomain handoff.
 //!
 //! # Protocol: the balancer's turn
 //!
@@ -23,7 +23,7 @@
 //! mutex-protected list) and a `dirty` flag (`AtomicBool`).
 //!
 //! **Moving subdomain `s` from thread A to thread B** (the schedule core's
-//! `balancer::apply` through [`Handoff`], by the holder of the turn): `owner.store(B, Release)`; remove `s` from
+//! `calls::apply` through [`Handoff`], by the holder of the turn): `owner.store(B, Release)`; remove `s` from
 //! A's set; add it to B's (one set lock at a time); `dirty[A]`, `dirty[B]`
 //! `store(true, Release)`. The cells' mutex is *not* taken.
 //!
@@ -67,8 +67,8 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 
-use crate::engine::{Balancer, LbStats, Measure, Residual};
-use crate::schedule::balancer::start_interval;
+use crate::engine::{BalancerSettings, LbStats, Measure, Residual};
+use crate::schedule::calls::start_interval;
 use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
 
@@ -135,7 +135,7 @@ impl Assignment {
 
     #[cfg(test)]
     fn apply(&self, subs: &[Subdomain], m: crate::policy::Move) {
-        schedule::balancer::apply(
+        schedule::calls::apply(
             m,
             &mut Handoff {
                 assignment: self,
@@ -244,7 +244,7 @@ struct CallState {
 }
 
 #[derive(Debug)]
-pub(super) struct SharedBalancer {
+pub(super) struct SharedCalls {
     /// Published copies of the rotation's turn and due time (nanoseconds
     /// since the run's start), so that a thread whose turn it is not never
     /// takes the mutex.
@@ -255,11 +255,11 @@ pub(super) struct SharedBalancer {
     nodes: Vec<usize>,
 }
 
-impl SharedBalancer {
+impl SharedCalls {
     /// `measure`: what calls measure between them.
-    pub(super) fn new(balancer: &Balancer, threads: usize, measure: Measure) -> Self {
+    pub(super) fn new(balancer: &BalancerSettings, threads: usize, measure: Measure) -> Self {
         let interval = start_interval(balancer.interval);
-        SharedBalancer {
+        SharedCalls {
             turn: CachePadded::new(AtomicUsize::new(0)),
             next_due_ns: CachePadded::new(AtomicU64::new(0)),
             state: Mutex::new(CallState {

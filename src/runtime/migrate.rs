@@ -44,7 +44,7 @@
 //! to one per subdomain ([`net_moves`]).
 //!
 //! **A move within a rank** is the one-process handoff
-//! (`runtime/balancer.rs`), applied by this thread. **A move between ranks**,
+//! (`runtime/calls.rs`), applied by this thread. **A move between ranks**,
 //! from thread `A` on rank `P` to thread `B` on rank `Q`, in this same
 //! exchange:
 //!
@@ -105,18 +105,18 @@ use std::ops::Range;
 use std::time::Instant;
 
 use super::Shared;
-use super::balancer::Assignment;
+use super::calls::Assignment;
 use super::peers::{Peers, owner_ranks};
 use super::wire::{RankWire, announce};
-use crate::engine::{Balancer, LbStats, Measure, Residual};
+use crate::engine::{BalancerSettings, LbStats, Measure, Residual};
 use crate::policy::Move;
-use crate::schedule::balancer::start_interval;
+use crate::schedule::calls::start_interval;
 use crate::schedule::{self, Caller, Rotation};
 use crate::subdomain::Subdomain;
 
 /// The balancer of a run across ranks, held by the exchanging thread.
 #[derive(Debug)]
-pub(super) struct RankBalancer {
+pub(super) struct RankCalls {
     rotation: Rotation,
     caller: Caller,
     /// This rank's measured cost of its last call, agreed in the next one.
@@ -129,12 +129,12 @@ pub(super) struct RankBalancer {
     apart: bool,
 }
 
-impl RankBalancer {
+impl RankCalls {
     /// `measure`: what calls measure between them.
-    pub(super) fn new(balancer: &Balancer, measure: Measure) -> Self {
+    pub(super) fn new(balancer: &BalancerSettings, measure: Measure) -> Self {
         let interval = start_interval(balancer.interval).as_nanos() as u64;
         let caller = Caller::new(balancer, measure);
-        RankBalancer {
+        RankCalls {
             rotation: Rotation::new(1, interval),
             apart: caller.decides_apart(),
             caller,
@@ -539,7 +539,7 @@ mod tests {
 mod loom_tests {
     use loom::sync::atomic::Ordering;
 
-    use crate::runtime::balancer::loom_tests::{Sub, step};
+    use crate::runtime::calls::loom_tests::{Sub, step};
 
     /// Thread 0 (rank P) tries two updates while P's exchanging thread
     /// moves the subdomain to thread 1 (rank Q); Q installs it while thread

@@ -24,8 +24,8 @@
 //!
 //! Every wait (barrier, staleness gate, the stall hook) watches the flag.
 
-mod balancer;
 mod barrier;
+mod calls;
 mod migrate;
 pub(crate) mod peers;
 mod sleep;
@@ -45,15 +45,17 @@ use crossbeam_utils::CachePadded;
 pub(crate) use barrier::{Crossing, StopBarrier};
 pub(crate) use stop::{Idler, StopFlag};
 
-use crate::engine::{Balancer, Clock, CoreTime, Outcome, Settings, StopReason, TraceSample};
+use crate::engine::{
+    BalancerSettings, Clock, CoreTime, Outcome, Settings, StopReason, TraceSample,
+};
 use crate::problem::{Problem, residual_norm};
 use crate::schedule::residual::{Ask, Look};
 use crate::schedule::{EstimateLine, ResidualSchedule, Sampler, StopRule, Verdicts, epoch_end};
 use crate::subdomain::{Subdomain, Subdomains};
 use crate::topology::Placement;
 use crate::variant::Mode;
-use balancer::{Assignment, CoreClock, RunView, SharedBalancer};
-use migrate::RankBalancer;
+use calls::{Assignment, CoreClock, RunView, SharedCalls};
+use migrate::RankCalls;
 use peers::{Peers, Wish, from_urgency, urgency, verdict};
 use trace::RankTrace;
 
@@ -89,11 +91,11 @@ struct Shared<'a> {
     max_lag: Vec<CachePadded<AtomicU64>>,
     assignment: Assignment,
     /// The balancer the workers call in turn (one process).
-    balancer: Option<SharedBalancer>,
+    balancer: Option<SharedCalls>,
     /// Across ranks: the balancer the exchanging thread calls (`migrate`),
     /// and when its next call is due, published for the workers' CPU-time
     /// samples.
-    rank_balancer: Option<parking_lot::Mutex<RankBalancer>>,
+    rank_balancer: Option<parking_lot::Mutex<RankCalls>>,
     rank_due_ns: AtomicU64,
     /// Across ranks, with `trace_interval`: the samples the exchanges
     /// carried (`trace`).
@@ -391,7 +393,7 @@ pub(crate) fn run_ranks_balanced(
     placement: &Placement,
     settings: &Settings,
     peers: &dyn Peers,
-    balancer: &Balancer,
+    balancer: &BalancerSettings,
 ) -> Outcome {
     run_observed(
         problem,
@@ -414,7 +416,7 @@ fn run_observed(
     settings: &Settings,
     observer: Option<Observer<'_>>,
     peers: Option<&dyn Peers>,
-    balancer: Option<&Balancer>,
+    balancer: Option<&BalancerSettings>,
 ) -> Outcome {
     assert_eq!(
         placement.threads(),
@@ -610,7 +612,7 @@ impl<'a> Shared<'a> {
         placement: &'a Placement,
         r0: f64,
         peers: Option<&'a dyn Peers>,
-        balancer: Option<&Balancer>,
+        balancer: Option<&BalancerSettings>,
     ) -> Self {
         let threads = placement.threads();
         let local = peers.map_or(0..threads, |p| p.threads());
@@ -632,10 +634,10 @@ impl<'a> Shared<'a> {
             assignment: Assignment::new(subs, threads),
             balancer: balancer
                 .filter(|_| peers.is_none())
-                .map(|b| SharedBalancer::new(b, threads, measure)),
+                .map(|b| SharedCalls::new(b, threads, measure)),
             rank_balancer: balancer
                 .filter(|_| peers.is_some())
-                .map(|b| parking_lot::Mutex::new(RankBalancer::new(b, measure))),
+                .map(|b| parking_lot::Mutex::new(RankCalls::new(b, measure))),
             rank_due_ns: AtomicU64::new(0),
             rank_trace: settings
                 .trace_interval

@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::{Balancer, Scheme, Slow};
+use crate::engine::{BalancerSettings, Scheme, Slow};
 use crate::policy::Bounds;
 use crate::problem::sequential_jacobi;
 use crate::topology::Topology;
@@ -21,7 +21,7 @@ fn balanced(scope: crate::policy::Scope) -> Settings {
     let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
     s.time_limit = Some(Duration::from_millis(300));
     s.scheme = Scheme::Async {
-        balancer: Some(Balancer::every(
+        balancer: Some(BalancerSettings::every(
             Arc::new(crate::policy::Progressive {
                 bounds: Bounds {
                     scope,
@@ -174,7 +174,10 @@ fn a_panicking_worker_ends_the_run_with_a_report_not_a_hang() {
     }
     let mut s = settings(Mode::Async, 0, u64::MAX / 8, 4);
     s.scheme = Scheme::Async {
-        balancer: Some(Balancer::every(Arc::new(Panics), Duration::from_millis(1))),
+        balancer: Some(BalancerSettings::every(
+            Arc::new(Panics),
+            Duration::from_millis(1),
+        )),
     };
     let (_, out) = run_small(3, 4, &s);
     assert_eq!(out.stop, StopReason::WorkerPanic);
@@ -239,7 +242,10 @@ fn the_policy_sees_wall_clock_rates_and_residuals_with_a_target() {
     s.time_limit = Some(Duration::from_millis(100));
     s.tolerance = Some(1e-12);
     s.scheme = Scheme::Async {
-        balancer: Some(Balancer::every(recorder.clone(), Duration::from_millis(5))),
+        balancer: Some(BalancerSettings::every(
+            recorder.clone(),
+            Duration::from_millis(5),
+        )),
     };
     // Far too big to converge inside the time limit on any machine: at 64
     // cells a fast quiet core converged to 1e-12 in under 100 ms; the work

@@ -62,7 +62,7 @@ impl RankTrace {
     /// Appends this rank's words to the next exchange's sums if a sample
     /// is due on the agreed clock, or, when loads are recorded, if the
     /// exchange ends with a balancer's call (`call`, the same on every
-    /// rank: [`RankBalancer::calls_next`](super::migrate::RankBalancer)):
+    /// rank: [`RankCalls::calls_next`](super::migrate::RankCalls)):
     /// LB data's phases are cut there. `waited_s(t)`: local thread `t`'s
     /// time off its core.
     pub(super) fn words(

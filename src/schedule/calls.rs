@@ -8,7 +8,8 @@ use super::choose::Chooser;
 use super::loads::LoadMeter;
 use super::{Sets, View};
 use crate::engine::{
-    Balancer, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Measure, Policies, Ran, Tried,
+    BalancerSettings, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Measure, Policies, Ran,
+    Tried,
 };
 use crate::policy::learned::Learner;
 use crate::policy::{HISTORY, Homes, Learns, Move, Policy, Snapshot, Wire, homeward};
@@ -174,7 +175,7 @@ pub(crate) struct Caller {
 impl Caller {
     /// A caller of `balancer`'s policies; what it measures for them
     /// ([`crate::engine::Settings::measure`]).
-    pub(crate) fn new(balancer: &Balancer, measure: Measure) -> Self {
+    pub(crate) fn new(balancer: &BalancerSettings, measure: Measure) -> Self {
         let loads = measure.loads;
         let (candidates, chooser, learner) = match &balancer.policies {
             Policies::One(p) => (vec![p.clone()], None, None),
@@ -214,7 +215,7 @@ impl Caller {
     #[cfg(test)]
     pub(crate) fn of(policy: Arc<dyn Policy>) -> Self {
         Caller::new(
-            &Balancer {
+            &BalancerSettings {
                 policies: Policies::One(policy),
                 interval: Interval::Seconds(0.0),
                 group: crate::engine::Group::Socket,
@@ -595,7 +596,7 @@ mod examples {
 
     #[test]
     fn the_auto_interval_balances_cost_against_the_growth_of_the_loss() {
-        use crate::schedule::balancer::{AUTO_MAX_SWEEPS, AUTO_START_S, auto_interval_s};
+        use crate::schedule::calls::{AUTO_MAX_SWEEPS, AUTO_START_S, auto_interval_s};
         let sweep = Some(25e-6);
         assert_eq!(auto_interval_s(20e-6, &[], None), AUTO_START_S);
         // A loss rate that grows by 0.1 per second (its mean over an
@@ -620,7 +621,7 @@ mod examples {
 
     #[test]
     fn the_auto_interval_scales_with_the_machine() {
-        use crate::schedule::balancer::auto_interval_s;
+        use crate::schedule::calls::auto_interval_s;
         // Every time ten times longer, loss rates the same: ten times the
         // interval, whichever branch of the rule decides it.
         let cases: [&[(f64, f64)]; 3] = [
@@ -641,7 +642,7 @@ mod examples {
 
     #[test]
     fn the_loss_rate_weighs_each_thread_by_its_share_of_the_slowest_mode() {
-        use crate::schedule::balancer::{MAX_LOSS, loss_rate};
+        use crate::schedule::calls::{MAX_LOSS, loss_rate};
         // Rates 50 and 100 at 4 subdomains each: rho_t 12.5 and 25 against
         // 18.75, so the threads take 1.5 and 0.75 of the even sweep time.
         let even = loss_rate(&[50.0, 100.0], &[4, 4], &[0.5, 0.5]);

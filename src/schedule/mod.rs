@@ -14,7 +14,7 @@
 //! atomics and locks, the simulator over plain arrays; where the two must
 //! differ, the difference is a named parameter here, not a second copy.
 
-pub(crate) mod balancer;
+pub(crate) mod calls;
 pub(crate) mod choose;
 pub(crate) mod gate;
 pub(crate) mod loads;
@@ -22,7 +22,7 @@ pub(crate) mod residual;
 pub(crate) mod sampler;
 pub(crate) mod stop;
 
-pub(crate) use balancer::{Caller, Rotation};
+pub(crate) use calls::{Caller, Rotation};
 pub(crate) use gate::{Gate, lag};
 pub(crate) use residual::ResidualSchedule;
 pub(crate) use sampler::Sampler;
@@ -59,8 +59,8 @@ pub(crate) trait View {
     }
 }
 
-/// What a move writes. [`balancer::apply`] calls these in the one order the
-/// runtime's handoff protocol is argued for (runtime/balancer.rs): the
+/// What a move writes. [`calls::apply`] calls these in the one order the
+/// runtime's handoff protocol is argued for (runtime/calls.rs): the
 /// owner first, then the two sets, then both threads told.
 pub(crate) trait Sets {
     fn set_owner(&mut self, sub: usize, to: usize);

@@ -1,6 +1,6 @@
 //! The simulator's bookkeeping: counts, owners, each thread's set and what
 //! a move left to pay ([`Board`]), as the schedule core reads and writes
-//! them, and the balancer's turns and calls in virtual time ([`Balance`]).
+//! them, and the balancer's turns and calls in virtual time ([`Calls`]).
 
 use super::clock::PS_PER_S;
 use crate::policy::Learns;
@@ -189,12 +189,12 @@ impl schedule::View for SimView<'_> {
 }
 
 /// The balancer's schedule and caller, as the schedule core defines them.
-pub(crate) struct Balance {
+pub(crate) struct Calls {
     pub(crate) rotation: Rotation,
     pub(crate) caller: Caller,
 }
 
-impl Balance {
+impl Calls {
     /// Balances if it is thread `t`'s turn at virtual time `now`; a call
     /// costs `cost(learned, moves)` picoseconds, `learned` being how it
     /// learned what it decided on if it balanced all threads together

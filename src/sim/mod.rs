@@ -68,7 +68,7 @@ use simulation::Simulation;
 /// The simulator's balancer bookkeeping, for the runtime's test that
 /// drives both balancers through one script.
 #[cfg(test)]
-pub(crate) use board::{Balance, Board};
+pub(crate) use board::{Board, Calls};
 
 /// Simulates a run of `problem` on the threads of `placement`, on the
 /// virtual machine `sim`, to the end (`plan` builds all four and checks

@@ -4,7 +4,7 @@
 //! worker does (set refresh and balancer turn at the top of a sweep, the
 //! staleness gate, skipping what it no longer owns or what is in flight).
 
-use super::board::{Balance, Board, Pending};
+use super::board::{Board, Calls, Pending};
 use super::clock::{PS_PER_S, RANGE_PS, after, ps, seconds, step};
 use super::cores;
 use super::events::Events;
@@ -13,7 +13,7 @@ use super::timeline::Timeline;
 use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReason, TraceSample};
 use crate::noise::NoisePlan;
 use crate::problem::{Neighbour, Problem, Side, residual_norm};
-use crate::schedule::balancer::start_interval;
+use crate::schedule::calls::start_interval;
 use crate::schedule::{
     self, Caller, EstimateLine, Gate, ResidualSchedule, Rotation, Sampler, StopRule, Verdicts,
     residual::Look,
@@ -53,7 +53,7 @@ pub(super) struct Simulation<'a> {
     pub(super) threads: Vec<Thread>,
     pub(super) now: u64,
     events: Events,
-    pub(super) balance: Option<Balance>,
+    pub(super) balance: Option<Calls>,
     pub(super) trace: Vec<TraceSample>,
     sampler: Option<Sampler>,
     pub(super) stop: Option<StopReason>,
@@ -197,7 +197,7 @@ impl<'a> Simulation<'a> {
             threads,
             now: 0,
             events: Events::new(p.threads),
-            balance: settings.scheme.balancer().map(|b| Balance {
+            balance: settings.scheme.balancer().map(|b| Calls {
                 rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
                 caller: Caller::new(b, measure),
             }),

@@ -36,13 +36,13 @@ fn run_recorded(
     overrides: &[String],
     every: Duration,
 ) -> (Plan, Outcome, std::sync::Arc<crate::policy::Recorder>) {
-    use crate::engine::{Balancer, Scheme};
+    use crate::engine::{BalancerSettings, Scheme};
     let mut cfg = Config::default();
     cfg.apply_overrides(overrides).unwrap();
     let mut plan = Plan::simulated(&cfg).unwrap();
     let recorder = std::sync::Arc::new(crate::policy::Recorder::default());
     plan.settings.scheme = Scheme::Async {
-        balancer: Some(Balancer::every(recorder.clone(), every)),
+        balancer: Some(BalancerSettings::every(recorder.clone(), every)),
     };
     let (out, _) = run_plan(&plan);
     (plan, out, recorder)

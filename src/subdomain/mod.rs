@@ -19,7 +19,7 @@
 //!   updates them, so a subdomain that changes owner is handed over whole:
 //!   no update is lost or done twice, and the counter equals the updates
 //!   done (the handoff protocol, with its one honest race, is in
-//!   `runtime/balancer.rs`; the slab's own in `slab.rs`).
+//!   `runtime/calls.rs`; the slab's own in `slab.rs`).
 //! * **Edges** are how neighbours see the cells, without taking the lock
 //!   (the edge publication protocol):
 //!   - *State:* two copies of each side's outermost row/column, as

@@ -51,7 +51,7 @@
 //! halo are copied into buffers of its own, and the region stops being live.
 //! Its new owner finds its place `Own` under the cells' lock, and reads its
 //! neighbours as any subdomain on its own does. Until then it skips it, as
-//! it skips cells another thread holds (`runtime/balancer.rs`: the honest
+//! it skips cells another thread holds (`runtime/calls.rs`: the honest
 //! race is the same: the slab's thread may finish one more update of it).
 //!
 //! **Coming back** (`import`, the domain's thread only, holding the slab and

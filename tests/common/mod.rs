@@ -88,8 +88,8 @@ pub(crate) fn wait_for(mut cmd: Command, limit: Duration) -> Run {
 /// stack, so that a hang seen once can be diagnosed from the test's output.
 fn stacks(pid: u32) -> String {
     let mut out = String::new();
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default();
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
     let pids = std::iter::once(pid.to_string())
         .chain(children.split_whitespace().map(str::to_string))
         .collect::<Vec<_>>();

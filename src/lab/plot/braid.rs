@@ -1,5 +1,5 @@
 //! Figure 2, the braid: a few subdomains' update counts minus the mean
-//! count over time, from one traced run. Balancer keeps the strands
+//! count over time, from one traced run. BalancerSettings keeps the strands
 //! together; a ring marks a sample where the subdomain had moved to
 //! another thread.
 

@@ -909,7 +909,10 @@ mod memory_tests {
             assert!(bytes(&large) > bytes(&small) + 256 * 8, "the lists grow");
             let (small, large) = (drawn_only(small), drawn_only(large));
             let grown = bytes(&large).abs_diff(bytes(&small));
-            assert!(grown < 200, "{figure:?}: {grown} more bytes for 64x the threads");
+            assert!(
+                grown < 200,
+                "{figure:?}: {grown} more bytes for 64x the threads"
+            );
             let rep = large.report.as_ref().unwrap();
             assert_eq!(rep.threads, 256);
             assert!(rep.iteration_rate > 0.0 && rep.lb.as_ref().unwrap().calls > 0);

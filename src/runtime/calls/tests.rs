@@ -99,20 +99,20 @@ fn every_policy() -> Vec<std::sync::Arc<dyn crate::policy::Policy>> {
 /// at every step, for every strategy and scope.
 #[test]
 fn the_runtime_and_the_simulator_balance_alike_on_one_script() {
-    use crate::sim::{Balance, Board};
+    use crate::sim::{Board, Calls};
     let (threads, sockets) = (4, [0, 0, 1, 1]);
     let p = Problem::new(16, threads, 4).unwrap();
     for policy in every_policy() {
         let scope = policy.name();
         let interval = 10;
-        let balancer = Balancer::every(policy, std::time::Duration::from_nanos(interval));
+        let balancer = BalancerSettings::every(policy, std::time::Duration::from_nanos(interval));
         let subs = subdomain::Subdomains::standalone(&p);
         let assignment = Assignment::new(&subs, threads);
         let totals: Vec<CachePadded<AtomicU64>> =
             (0..threads).map(|_| Default::default()).collect();
-        let runtime = SharedBalancer::new(&balancer, threads, Measure::RATES);
+        let runtime = SharedCalls::new(&balancer, threads, Measure::RATES);
         let mut board = Board::new(&p);
-        let mut sim = Balance {
+        let mut sim = Calls {
             rotation: Rotation::new(threads, interval),
             caller: Caller::new(&balancer, Measure::RATES),
         };

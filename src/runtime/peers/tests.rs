@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::{Balancer, Scheme, Settings, Slow};
+use crate::engine::{BalancerSettings, Scheme, Settings, Slow};
 use crate::policy::{Move, Named, Policy, Snapshot};
 use crate::problem::{Neighbour, Side, sequential_jacobi};
 use crate::topology::Topology;
@@ -214,7 +214,7 @@ fn run_all_sized(
     threads: usize,
     spd: usize,
     settings: &Settings,
-    balancer: Option<&Balancer>,
+    balancer: Option<&BalancerSettings>,
 ) -> Vec<Outcome> {
     run_all_widest(size, ranks, threads, spd, settings, balancer).0
 }
@@ -226,7 +226,7 @@ fn run_all_widest(
     threads: usize,
     spd: usize,
     settings: &Settings,
-    balancer: Option<&Balancer>,
+    balancer: Option<&BalancerSettings>,
 ) -> (Vec<Outcome>, usize) {
     let problem = Problem::new(size, ranks * threads, spd).unwrap();
     let placement = Topology::uniform(1, 2)
@@ -333,8 +333,8 @@ impl Policy for Shuttle {
     }
 }
 
-fn shuttle() -> Balancer {
-    Balancer::every(std::sync::Arc::new(Shuttle), std::time::Duration::ZERO)
+fn shuttle() -> BalancerSettings {
+    BalancerSettings::every(std::sync::Arc::new(Shuttle), std::time::Duration::ZERO)
 }
 
 /// Each subdomain's count as the rank that owns it at the end has it: the
@@ -399,7 +399,7 @@ fn async_converges_and_loses_no_update_while_subdomains_shuttle_between_ranks() 
     let mut s = Settings::plain(Scheme::Async { balancer: None }, u64::MAX / 8);
     s.tolerance = Some(1e-3);
     s.time_limit = Some(std::time::Duration::from_secs(60));
-    let b = Balancer::every(
+    let b = BalancerSettings::every(
         std::sync::Arc::new(Shuttle),
         std::time::Duration::from_micros(200),
     );
@@ -475,7 +475,7 @@ fn joint_hybrid_and_gossip_move_work_off_a_slow_rank() {
 
 #[test]
 fn the_trace_across_ranks_samples_every_count_and_owner_and_ends_on_the_final_ones() {
-    let shuttling = Balancer::every(
+    let shuttling = BalancerSettings::every(
         std::sync::Arc::new(Shuttle),
         std::time::Duration::from_micros(200),
     );
