@@ -262,6 +262,22 @@ impl Report {
             machine: None,
             config: plan.config.clone(),
         }
+        .listed(plan.config.report_lists)
+    }
+
+    /// The report without its lists per thread and per subdomain (and the
+    /// machine's sockets) unless `lists`: `report_lists = false`.
+    fn listed(mut self, lists: bool) -> Report {
+        if !lists {
+            self.cores = Vec::new();
+            self.thread_sockets = Vec::new();
+            self.topology.sockets = Vec::new();
+            self.subdomain_updates = Vec::new();
+            self.subdomain_busy_s = None;
+            self.thread_updates = Vec::new();
+            self.owners = Vec::new();
+        }
+        self
     }
 }
 
@@ -295,6 +311,7 @@ impl Report {
                     .collect::<Vec<_>>()
                     .join(" | ")
             ),
+            None if self.cores.is_empty() => "cores not listed".into(),
             None => {
                 let noun = match list(&self.cores).contains([',', '-']) {
                     true => "cores",
@@ -341,11 +358,14 @@ impl Report {
             "  iteration rate {:.1} iterations/thread/s ({:.3e} cell updates/s)",
             self.iteration_rate, self.cell_updates_per_s
         )?;
-        writeln!(
-            f,
-            "  spread         {} updates (min {min}, max {max})",
-            self.spread
-        )?;
+        match self.subdomain_updates.is_empty() {
+            true => writeln!(f, "  spread         {} updates", self.spread)?,
+            false => writeln!(
+                f,
+                "  spread         {} updates (min {min}, max {max})",
+                self.spread
+            )?,
+        }
         writeln!(f, "  max staleness  {} updates", self.max_staleness_seen)?;
         if let Some(r) = &self.ranks {
             let mut hosts = r.hosts.clone();

@@ -922,3 +922,55 @@ fn under_a_wandering_noisy_core_a_guest_goes_home_and_no_two_threads_swap() {
         assert_eq!(swapped_samples(&r), 0, "{v}: {moves} moves");
     }
 }
+
+/// `report_lists = false` leaves out the lists per thread and per
+/// subdomain (and the machine's sockets), whose size grows with the
+/// machine, and changes no number: a report of 4096 threads is as small as
+/// one of 64.
+#[test]
+fn a_report_without_lists_keeps_every_number_and_does_not_grow_with_the_threads() {
+    let run = |topology: &str, lists: bool| {
+        sim(&[
+            "--variant",
+            "async(4)+hybrid(0.001,10)",
+            topology,
+            "noise=thread",
+            "noise_cores=1:0.5",
+            "max_iterations=50",
+            &format!("report_lists={lists}"),
+        ])
+    };
+    let (small, large) = (
+        "sim_topology=host:1 pack:2 core:32",
+        "sim_topology=host:64 pack:2 core:32",
+    );
+    let (listed, bare) = (run(large, true), run(large, false));
+    for list in [
+        "subdomain_updates",
+        "thread_updates",
+        "owners",
+        "cores",
+        "thread_sockets",
+    ] {
+        assert!(listed[list].as_array().unwrap().len() >= 4096, "{list}");
+        assert_eq!(bare[list].as_array().unwrap().len(), 0, "{list}");
+    }
+    for number in [
+        "spread",
+        "iteration_rate",
+        "threads",
+        "elapsed_s",
+        "slowest_progress",
+    ] {
+        assert_eq!(listed[number], bare[number], "{number}");
+    }
+    assert_eq!(listed["lb"]["moves"], bare["lb"]["moves"]);
+    let bytes = |v: &Value| v.to_string().len();
+    let small = bytes(&run(small, false));
+    assert!(
+        bytes(&bare) < small + 1024,
+        "{} bytes against {small}",
+        bytes(&bare)
+    );
+    assert!(bytes(&listed) > 50 * small);
+}

@@ -262,6 +262,10 @@ config_keys! {
     /// Seconds between samples of every subdomain's count and owner in the
     /// report's `trace` (the braid plot); 0 = no trace.
     trace_interval: f64 = "0", |p| p.seconds(" (0 = no trace)");
+    /// Whether the JSON report lists each thread's and each subdomain's counts,
+    /// owners, cores and the machine's sockets; false keeps the numbers only (a
+    /// simulation of millions of threads, whose lists are hundreds of MB).
+    report_lists: bool = "true", |p| p.boolean();
 
     ["Noise (the paper's parasite, section 4.3)"]
     /// none | process | thread | trace: a parasite on each noisy core alternates
