@@ -234,7 +234,8 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
 
 /// A record with only what its figure draws: the report's lists per
 /// thread and per subdomain go (the braid keeps its trace and cores, the
-/// effort figure its effort series), so that a plot's memory grows with
+/// effort figure its effort series, the payoff and workloads figures their
+/// counts), so that a plot's memory grows with
 /// the records by a few kilobytes each, not with their threads
 /// (docs/experiments.md: `scale-sim`'s records plot in 28 MB, 262 before).
 fn drawn_only(mut r: Record) -> Record {
@@ -242,7 +243,11 @@ fn drawn_only(mut r: Record) -> Record {
     r.provenance.config = None;
     r.provenance.topology = None;
     if let Some(rep) = r.report.as_mut() {
-        rep.subdomain_updates = Vec::new();
+        // The payoff map's and the workloads figure's perfect balancer is
+        // the run with the least progress, its mean count per subdomain.
+        if !matches!(r.figure, Figure::Payoff | Figure::Workloads) {
+            rep.subdomain_updates = Vec::new();
+        }
         rep.subdomain_busy_s = None;
         rep.thread_updates = Vec::new();
         rep.owners = Vec::new();
