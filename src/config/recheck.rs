@@ -8,7 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Config, ConfigError, KEYS, Origin};
+use super::{AutoOr, Config, ConfigError, KEYS, Origin};
+use crate::limits::{MAX_SIM_CPUS, MAX_THREADS};
 
 impl Config {
     /// This configuration, every key re-parsed from its text: an error
@@ -25,6 +26,15 @@ impl Config {
             let Some(value) = json.get(key.name) else {
                 continue;
             };
+            // A simulated machine's threads, resolved from `auto`, may be
+            // more than a user may set by hand (up to its PUs).
+            if let ("threads", Some(n)) = (key.name, value.as_u64()) {
+                let n = usize::try_from(n).unwrap_or(usize::MAX);
+                if n > MAX_THREADS && n <= MAX_SIM_CPUS {
+                    fresh.threads = AutoOr::Value(n);
+                    continue;
+                }
+            }
             let text = text_of(key.name, value);
             fresh.set(key.name, &text, origin)?;
         }
@@ -121,6 +131,26 @@ mod tests {
         let p = Path::new("r.json");
         assert_eq!(Config::default().rechecked(p).unwrap(), Config::default());
         assert_eq!(changed().rechecked(p).unwrap(), changed());
+    }
+
+    /// A simulation of more threads than a user may set by hand (its
+    /// `threads = auto` resolved on 2 million PUs) reads back: its results
+    /// could not be plotted before.
+    #[test]
+    fn a_simulated_machines_resolved_threads_read_back_up_to_its_pus() {
+        let p = Path::new("r.json");
+        for n in [MAX_THREADS + 1, 1 << 21, MAX_SIM_CPUS] {
+            let c = Config {
+                threads: AutoOr::Value(n),
+                ..Config::default()
+            };
+            assert_eq!(c.rechecked(p).unwrap(), c);
+        }
+        let c = Config {
+            threads: AutoOr::Value(MAX_SIM_CPUS + 1),
+            ..Config::default()
+        };
+        assert!(c.rechecked(p).is_err());
     }
 
     #[test]
