@@ -276,8 +276,11 @@ pub(crate) fn validate(
             nv
         );
         for (v, variant) in matrix.variants.iter().enumerate() {
+            let limit = sim_time_limit(&real[cell(c, v)]);
             for seed in 0..reps as u64 {
-                let cfg = sim_config(&base, variant, condition, &calibration, &sim_topology, seed)?;
+                let mut cfg =
+                    sim_config(&base, variant, condition, &calibration, &sim_topology, seed)?;
+                cfg.apply_overrides(&[format!("time_limit={limit}")])?;
                 sim[cell(c, v)].push(run(Plan::simulated(&cfg)?, interrupt)?);
             }
         }
@@ -323,6 +326,20 @@ fn run(mut plan: Plan, interrupt: &Interrupt) -> Result<Report, ValidateError> {
         None => Ok(report),
     }
 }
+
+/// Virtual seconds a simulated sample may take: [`SIM_TIME_FACTOR`] times
+/// the longest of its real runs. A simulation that does not reach the
+/// tolerance then ends as a row without a solution in well under a second
+/// of real time; under the real runs' 120 s guard, read as virtual time,
+/// one ran for hours (a `braid validate --quick` seen to hang in CI,
+/// 2026-11-28, was such a simulation, its stack in `sim::jitter`).
+fn sim_time_limit(real: &[Report]) -> f64 {
+    let longest = real.iter().map(|r| r.elapsed_s).fold(0.0, f64::max);
+    (SIM_TIME_FACTOR * longest).clamp(1e-3, 120.0)
+}
+
+/// How much longer than its real runs a simulated sample may take.
+const SIM_TIME_FACTOR: f64 = 20.0;
 
 /// A real run of `variant` under `condition`.
 fn real_config(base: &Config, variant: &str, condition: &Condition) -> Result<Config, ConfigError> {
@@ -455,4 +472,27 @@ fn write(v: &Validation, out: &Path) -> Result<(), ValidateError> {
         file.commit().map_err(failed(&path))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::*;
+
+    /// A simulated sample may take 20 times its longest real run, within
+    /// [1 ms, 120 s] of virtual time, never the real runs' 120 s guard
+    /// whatever they took.
+    #[test]
+    fn a_simulated_sample_may_take_twenty_times_its_longest_real_run() {
+        let report = |elapsed_s: f64| -> Report {
+            let cfg = Config::default();
+            let plan = Plan::simulated(&cfg).unwrap();
+            let (mut r, _) = crate::drive::run(&plan).unwrap();
+            r.elapsed_s = elapsed_s;
+            r
+        };
+        let (a, b) = (report(0.010), report(0.025));
+        assert!((sim_time_limit(&[a.clone(), b.clone()]) - 0.5).abs() < 1e-12);
+        assert_eq!(sim_time_limit(&[]), 1e-3);
+        assert_eq!(sim_time_limit(&[report(60.0)]), 120.0);
+    }
 }
