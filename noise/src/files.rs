@@ -211,11 +211,33 @@ mod tests {
     use super::*;
     use std::os::unix::fs::FileTypeExt;
 
-    fn dir(name: &str) -> PathBuf {
+    /// A scratch directory, removed with what it holds when it drops.
+    struct Dir(PathBuf);
+
+    impl std::ops::Deref for Dir {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl AsRef<Path> for Dir {
+        fn as_ref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn dir(name: &str) -> Dir {
         let d = std::env::temp_dir().join(format!("braid-files-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        d
+        Dir(d)
     }
 
     #[test]

@@ -193,7 +193,7 @@ fn a_replayed_trace_recorded_again_loses_the_same_share() {
 
 /// A made-up trace replayed on a core while a recording runs beside it.
 fn replay_and_record() -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("braid-noise-trace-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("noise-trace");
     std::fs::create_dir_all(&dir).unwrap();
     // A made-up trace: 1 ms away every 5 ms, 20% of the core.
     let mut text = String::from("# duration_ns 50000000\n");
@@ -251,7 +251,7 @@ fn replay_and_record() -> Result<(), String> {
 #[test]
 fn bad_trace_files_are_refused_with_exit_2_naming_the_line() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("braid-noise-bad-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("noise-bad");
     std::fs::create_dir_all(&dir).unwrap();
     for (name, text, line) in [
         ("unsorted", "# x\n500\t10\n100\t10\n", 3),

@@ -528,7 +528,7 @@ mod tests {
         let dir = crate::scratch_dir("lbdata-replay");
         write(&dir, &files, Encoding::Json).unwrap();
         let spec = crate::workload::WorkloadSpec::LbData {
-            path: dir,
+            path: dir.to_path_buf(),
             seconds_per_unit: 1.0,
         };
         let replay = crate::workload::Workload::build(&spec, &plan.problem, 0).unwrap();

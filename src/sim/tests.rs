@@ -77,8 +77,7 @@ fn the_policy_sees_virtual_rates_and_the_residuals_when_they_are_computed() {
 
 #[test]
 fn measured_loads_are_the_cost_model_exactly() {
-    let dir = std::env::temp_dir().join(format!("braid-sim-loads-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("sim-loads");
     let map = dir.join("map.txt");
     // 2 domains side by side, 4 subdomains each: a 2 x 4 map.
     std::fs::write(&map, "1 4 2.5 1\n1 1 1 3\n").unwrap();
@@ -91,7 +90,6 @@ fn measured_loads_are_the_cost_model_exactly() {
         "noise_cores=0:0.3".into(),
     ];
     let (plan, out, recorder) = run_recorded(&overrides, Duration::from_micros(200));
-    std::fs::remove_dir_all(&dir).unwrap();
     // At home (nothing moves).
     let want: Vec<f64> = (0..8)
         .map(|s| home_s(&plan, s, plan.settings.workload.factor(s, 0.0)))

@@ -57,8 +57,7 @@ use super::*;
 #[test]
 fn an_hwloc_xml_export_reads_as_its_synthetic_description() {
     use hwlocality::topology::export::xml::XMLExportFlags;
-    let dir = std::env::temp_dir().join(format!("braid-xml-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("xml");
     let file = dir.join("node.xml");
     let text = "Package:2 [NUMANode(memory=1073741824)] L3Cache:1(size=33554432) Core:3 PU:2";
     let hw = hwlocality::Topology::builder()
@@ -79,9 +78,7 @@ fn an_hwloc_xml_export_reads_as_its_synthetic_description() {
     std::fs::write(&file, "<not xml").unwrap();
     let junk = Topology::simulated(&SimTopology::Xml { xml: file });
     assert!(junk.unwrap_err().to_string().contains("node.xml"));
-    std::fs::remove_dir_all(&dir).ok();
 }
-use std::path::PathBuf;
 
 #[test]
 fn detection_finds_at_least_one_core() {
@@ -125,13 +122,9 @@ fn placement_refuses_oversubscription_unless_allowed() {
 
 /// A fake `ROOT/devices/system/cpu` tree: `(cpu, package, core)` for
 /// each online CPU, plus offline CPUs with no topology directory.
-fn fake_sysfs(name: &str, cpus: &[(usize, i64, i64)], offline: &[usize]) -> PathBuf {
-    // Tests run in parallel: a tree of its own for each call.
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let pid = std::process::id();
-    let root = std::env::temp_dir().join(format!("braid-sysfs-{pid}-{name}-{n}"));
-    let _ = std::fs::remove_dir_all(&root);
+fn fake_sysfs(name: &str, cpus: &[(usize, i64, i64)], offline: &[usize]) -> crate::Scratch {
+    // A tree of its own for each call, removed when it drops.
+    let root = crate::scratch_dir(&format!("sysfs-{name}"));
     let dir = root.join("devices/system/cpu");
     for &(cpu, package, core) in cpus {
         let t = dir.join(format!("cpu{cpu}/topology"));
@@ -155,9 +148,7 @@ fn two_by_four_ht() -> Topology {
         .map(|cpu| (cpu, ((cpu % 8) / 4) as i64, (cpu % 4) as i64))
         .collect();
     let root = fake_sysfs("2x4ht", &cpus, &[]);
-    let t = detect_sysfs(&root).unwrap();
-    std::fs::remove_dir_all(root).unwrap();
-    t
+    detect_sysfs(&root).unwrap()
 }
 
 #[test]
@@ -209,13 +200,11 @@ fn sysfs_without_hyperthreads_and_with_an_offline_cpu() {
     let root = fake_sysfs("1x2", &[(0, 0, 0), (1, 0, 1)], &[]);
     let t = detect_sysfs(&root).unwrap();
     assert_eq!(t.sockets, vec![Socket::single([0, 1])]);
-    std::fs::remove_dir_all(root).unwrap();
     let cpus = [(0, 0, 0), (1, 0, 1), (3, 0, 3)];
     let root = fake_sysfs("offline", &cpus, &[2]);
     let t = detect_sysfs(&root).unwrap();
     assert_eq!(t.cores(), vec![0, 1, 3]);
     assert_eq!(t.place(3, false).unwrap().cores, vec![0, 1, 3]);
-    std::fs::remove_dir_all(root).unwrap();
 }
 
 #[test]

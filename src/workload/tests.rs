@@ -161,7 +161,7 @@ fn a_moving_hotspot_follows_progress_and_a_growing_one_widens() {
     );
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
+fn scratch(name: &str) -> crate::Scratch {
     crate::scratch_dir(&format!("workload-{name}"))
 }
 
@@ -186,7 +186,6 @@ fn a_map_gives_each_subdomain_its_value_north_row_first() {
     ndarray_npy::write_npy(&npy, &grid).unwrap();
     let w = Workload::build(&WorkloadSpec::Map(npy), &p, 0).unwrap();
     assert_eq!(w.factor(p.sub_at(3, 2), 0.0), 15.0);
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
@@ -228,7 +227,6 @@ fn a_coarser_map_is_spread_over_its_cells_and_a_finer_one_averaged() {
     for (w, p) in [(&thirds, &p), (&on_q, &q)] {
         assert!((total_work(w, p, 0.0) - 2.0).abs() < 1e-12);
     }
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
@@ -263,7 +261,6 @@ fn a_map_of_the_wrong_shape_or_values_is_refused() {
     std::fs::write(&not_npy, "1 1 1 1").unwrap();
     let e = Workload::build(&WorkloadSpec::Map(not_npy), &p, 0).unwrap_err();
     assert!(e.to_string().contains(".npy"), "{e}");
-    std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]

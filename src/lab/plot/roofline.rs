@@ -146,8 +146,7 @@ mod tests {
 
     #[test]
     fn a_roofline_is_drawn_and_a_bad_one_is_refused() {
-        let dir = std::env::temp_dir().join(format!("braid-roofline-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch_dir("roofline");
         let mut r = Roofline {
             machine: "test".into(),
             ceilings: vec![Ceiling {
@@ -169,6 +168,5 @@ mod tests {
         );
         r.peak_gflops = f64::NAN;
         assert!(r.draw(&dir, "bad").is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -21,17 +21,17 @@ fn record(digest: &str, key: &str) -> Record {
     }
 }
 
-fn path(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("braid-results-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// A path `name` in a scratch directory of its own, removed when the
+/// first half drops.
+fn path(name: &str) -> (crate::Scratch, PathBuf) {
+    let dir = crate::scratch_dir("results");
     let p = dir.join(name);
-    let _ = std::fs::remove_file(&p);
-    p
+    (dir, p)
 }
 
 #[test]
 fn reopening_returns_what_was_appended() {
-    let p = path("reopen.jsonl");
+    let (_dir, p) = path("reopen.jsonl");
     let Opened {
         file: mut f, done, ..
     } = ResultsFile::open(&p, "d").unwrap();
@@ -46,7 +46,7 @@ fn reopening_returns_what_was_appended() {
 
 #[test]
 fn a_torn_last_line_is_cut_and_the_next_append_is_clean() {
-    let p = path("torn.jsonl");
+    let (_dir, p) = path("torn.jsonl");
     let mut f = ResultsFile::open(&p, "d").unwrap().file;
     f.append(&record("d", "a")).unwrap();
     drop(f);
@@ -68,7 +68,7 @@ fn a_torn_last_line_is_cut_and_the_next_append_is_clean() {
 fn a_whole_last_record_without_its_newline_is_kept_and_a_torn_one_named() {
     // Whole, newline missing (a file edited by hand): kept as done, and the
     // next append starts on a line of its own.
-    let p = path("unterminated.jsonl");
+    let (_dir, p) = path("unterminated.jsonl");
     let a = serde_json::to_string(&record("d", "a")).unwrap();
     std::fs::write(&p, &a).unwrap();
     let Opened {
@@ -94,7 +94,7 @@ fn a_whole_last_record_without_its_newline_is_kept_and_a_torn_one_named() {
 
 #[test]
 fn another_suites_file_is_refused_untouched() {
-    let p = path("other.jsonl");
+    let (_dir, p) = path("other.jsonl");
     let mut f = ResultsFile::open(&p, "d").unwrap().file;
     f.append(&record("d", "a")).unwrap();
     drop(f);
@@ -108,7 +108,7 @@ fn another_suites_file_is_refused_untouched() {
 
 #[test]
 fn a_second_writer_is_refused_while_the_first_holds_the_file() {
-    let p = path("busy.jsonl");
+    let (_dir, p) = path("busy.jsonl");
     let first = ResultsFile::open(&p, "d").unwrap();
     assert!(matches!(
         ResultsFile::open(&p, "d"),
@@ -120,7 +120,7 @@ fn a_second_writer_is_refused_while_the_first_holds_the_file() {
 
 #[test]
 fn failed_samples_are_not_done_until_a_later_record_succeeds() {
-    let p = path("failed.jsonl");
+    let (_dir, p) = path("failed.jsonl");
     let mut f = ResultsFile::open(&p, "d").unwrap().file;
     let mut bad = record("d", "a");
     bad.status = Status::Failed;
@@ -138,7 +138,7 @@ fn failed_samples_are_not_done_until_a_later_record_succeeds() {
 fn a_record_whose_report_an_older_braid_wrote_still_counts_as_done() {
     // Resuming reads only what it needs; plotting such a record names
     // the missing field instead.
-    let p = path("older.jsonl");
+    let (_dir, p) = path("older.jsonl");
     let mut line: serde_json::Value = serde_json::to_value(record("d", "a")).unwrap();
     line["report"] = serde_json::json!({ "threads": 2 });
     std::fs::write(&p, format!("{line}\n")).unwrap();
@@ -149,7 +149,7 @@ fn a_record_whose_report_an_older_braid_wrote_still_counts_as_done() {
 
 #[test]
 fn blank_lines_are_skipped_and_special_files_refused() {
-    let p = path("blank.jsonl");
+    let (_dir, p) = path("blank.jsonl");
     let good = serde_json::to_string(&record("d", "a")).unwrap();
     std::fs::write(&p, format!("\n{good}\n\n")).unwrap();
     assert_eq!(read(&p).unwrap().len(), 1);
@@ -163,7 +163,7 @@ fn blank_lines_are_skipped_and_special_files_refused() {
 
 #[test]
 fn only_the_results_directory_itself_is_created() {
-    let p = path("x");
+    let (_dir, p) = path("x");
     let _ = std::fs::remove_dir_all(&p);
     std::fs::create_dir(&p).unwrap();
     let nested = p.join("a/b/c.jsonl");
@@ -174,7 +174,7 @@ fn only_the_results_directory_itself_is_created() {
 
 #[test]
 fn a_broken_line_before_the_last_is_an_error_not_a_cut() {
-    let p = path("broken.jsonl");
+    let (_dir, p) = path("broken.jsonl");
     let good = serde_json::to_string(&record("d", "a")).unwrap();
     std::fs::write(&p, format!("{{oops\n{good}\n")).unwrap();
     assert!(matches!(

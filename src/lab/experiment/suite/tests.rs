@@ -54,8 +54,7 @@ fn overrides_render_toml_values_as_braid_values_and_add_noise_keys() {
 
 #[test]
 fn a_suite_of_billions_of_samples_is_refused_before_expansion() {
-    let dir = std::env::temp_dir().join(format!("braid-suite-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("suite");
     let path = dir.join("big.toml");
     std::fs::write(
         &path,
@@ -343,8 +342,7 @@ fn each_sample_has_a_folder_name_of_its_own_made_of_safe_characters() {
 
 #[test]
 fn a_calibration_file_applies_before_set_and_is_part_of_the_digest() {
-    let dir = std::env::temp_dir().join(format!("braid-suite-cal-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch_dir("suite-cal");
     let suite = dir.join("s.toml");
     let write_cal = |cell: &str| {
         std::fs::write(
@@ -378,5 +376,4 @@ fn a_calibration_file_applies_before_set_and_is_part_of_the_digest() {
     std::fs::write(dir.join("calibration.txt"), "sim_cell_ns 0.3\n").unwrap();
     let e = LoadedSuite::load(&suite, None).unwrap_err().to_string();
     assert!(e.contains("line 1 is not KEY = VALUE"), "{e}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
