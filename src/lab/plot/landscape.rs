@@ -6,6 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::look::{draw_mark, look};
 use super::stats::Five;
 use super::{
     Chart, Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, mesh, noise_label, num,
@@ -126,14 +127,7 @@ impl Landscape {
             .variants
             .iter()
             .enumerate()
-            .map(|(vi, v)| {
-                let mark = match family(v) {
-                    0 => Mark::Square,
-                    1 => Mark::Circle,
-                    _ => Mark::Triangle,
-                };
-                Key::new(v.clone(), colours[vi], Stroke::None, mark)
-            })
+            .map(|(vi, v)| Key::new(v.clone(), colours[vi], Stroke::None, look(v).mark))
             .collect();
         keys.push(Key::new("filled: quiet", BLACK, Stroke::None, Mark::Circle));
         let noise = self
@@ -351,10 +345,9 @@ where
     Ok(chart)
 }
 
-/// Variant `vi`'s points: shape by family (square: sync/ssync, circle:
-/// plain async, triangle: balanced), so that 11 series stay apart even where
-/// colours are close; filled quiet, open with noise; points on one spot set
-/// apart by `dodge` pixels.
+/// Variant `vi`'s points, each in its look's marker (so that 11 series
+/// stay apart even where colours are close); filled quiet, open with
+/// noise; points on one spot set apart by `dodge` pixels.
 fn markers<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     p: &Panel,
@@ -367,30 +360,10 @@ where
     DB::ErrorType: 'static,
 {
     let (vi, c) = vi;
-    let at = |noise: bool| -> Vec<((f64, f64), i32)> {
-        p.points
-            .iter()
-            .zip(dodge)
-            .filter(|(q, _)| q.variant == vi && q.noise == noise)
-            .map(|(q, &d)| ((q.rate.median, scale.y(q.spread.median)), d))
-            .collect()
-    };
-    let (quiet, noisy) = (at(false), at(true));
-    let (filled, open) = (c.filled(), c.stroke_width(3));
-    for (points, style) in [(quiet, filled), (noisy, open)] {
-        for (pt, d) in points {
-            match family(v) {
-                0 => chart.draw_series([
-                    EmptyElement::at(pt) + Rectangle::new([(d - 6, -6), (d + 6, 6)], style)
-                ])?,
-                1 => chart.draw_series([EmptyElement::at(pt) + Circle::new((d, 0), 7, style)])?,
-                _ if style.filled => chart
-                    .draw_series([EmptyElement::at(pt) + TriangleMarker::new((d, 0), 9, style)])?,
-                // TriangleMarker always fills: the open one is a path.
-                _ => chart.draw_series([EmptyElement::at(pt)
-                    + PathElement::new(vec![(d, -9), (d + 8, 5), (d - 8, 5), (d, -9)], style)])?,
-            };
-        }
+    let mark = look(v).mark;
+    for (q, &d) in p.points.iter().zip(dodge).filter(|(q, _)| q.variant == vi) {
+        let pt = (q.rate.median, scale.y(q.spread.median));
+        draw_mark(chart, mark, pt, (d, 6), c, q.noise)?;
     }
     Ok(())
 }

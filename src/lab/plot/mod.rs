@@ -11,6 +11,7 @@ mod effort;
 mod gains;
 mod glyphs;
 mod landscape;
+mod look;
 mod payoff;
 pub mod roofline;
 mod scale;
@@ -33,6 +34,7 @@ use crate::lab::experiment::results::{self, Record, Status};
 use crate::lab::experiment::suite::Figure;
 use crate::report::Report;
 use braid_noise::files::write_atomic;
+use look::{colour, variant_colours};
 
 #[derive(Debug, Error)]
 pub(crate) enum PlotError {
@@ -520,6 +522,8 @@ pub(super) enum Mark {
     Square,
     Circle,
     Triangle,
+    /// A square on its corner.
+    Diamond,
     Cross,
 }
 
@@ -604,6 +608,15 @@ where
                 style,
             ))?,
             Mark::Circle => area.draw(&Circle::new(m, 5, style))?,
+            Mark::Diamond => area.draw(&Polygon::new(
+                vec![
+                    (m.0, m.1 - 7),
+                    (m.0 + 6, m.1),
+                    (m.0, m.1 + 7),
+                    (m.0 - 6, m.1),
+                ],
+                style,
+            ))?,
             Mark::Triangle => area.draw(&PathElement::new(
                 vec![
                     (m.0, m.1 - 7),
@@ -705,107 +718,6 @@ fn noise_label(records: &[&Record]) -> String {
     }
 }
 
-/// Sixteen distinct colours (Tableau's ten, then six darker ones), so that
-/// a figure of up to 16 series repeats none; readable on white.
-pub(super) const PALETTE: [(u8, u8, u8); 16] = [
-    (31, 119, 180),
-    (255, 127, 14),
-    (44, 160, 44),
-    (214, 39, 40),
-    (148, 103, 189),
-    (140, 86, 75),
-    (227, 119, 194),
-    (127, 127, 127),
-    (188, 189, 34),
-    (23, 190, 207),
-    (0, 0, 0),
-    (0, 0, 128),
-    (128, 128, 0),
-    (0, 128, 128),
-    (128, 0, 0),
-    (200, 0, 200),
-];
-
-/// Each kind of variant's own colour, the same in every figure: a reader
-/// who learns that joint is orange finds it orange on every page. Picked
-/// from [`PALETTE`] so that the pairs set side by side (plain async and
-/// its balancers, split and joint) differ for colour-blind readers too;
-/// mid grey is left to the models' lines.
-const FAMILY: &[(&str, usize)] = &[
-    ("async", 0),       // blue
-    ("joint", 1),       // orange
-    ("split", 4),       // purple
-    ("hybrid", 9),      // cyan
-    ("sync", 10),       // black
-    ("ssync", 5),       // brown
-    ("steal", 2),       // green
-    ("greedy", 3),      // red
-    ("refine", 8),      // olive
-    ("anticipate", 11), // navy
-    ("residual", 14),   // maroon
-    ("gossip", 13),     // teal
-    ("auto", 6),        // pink
-    ("learned", 15),    // magenta
-    ("prescribed", 12), // dark olive
-];
-
-/// A label's family: `sync`, `ssync`, `async` (no balancer), or its
-/// balancer's strategy (`greedy`, `steal`, ...; over a split or hybrid
-/// scope too) or scope (`joint`, `split`, `hybrid`), `auto`, `learned`.
-fn family(label: &str) -> Option<&'static str> {
-    use crate::variant::{Pick, Variant};
-    let name = match Variant::parse(label).ok()? {
-        Variant::Sync => "sync".to_string(),
-        Variant::Ssync { .. } => "ssync".to_string(),
-        Variant::Async { balancer: None, .. } => "async".to_string(),
-        Variant::Async {
-            balancer: Some(b), ..
-        } => match b.pick {
-            Pick::Auto => "auto".to_string(),
-            Pick::Learned => "learned".to_string(),
-            Pick::One(named) => named.to_string(),
-        },
-    };
-    let strategy = name.split('-').next().unwrap_or(&name);
-    FAMILY.iter().map(|&(f, _)| f).find(|&f| f == strategy)
-}
-
-/// The colours of a figure's variants, in order: each its family's, and a
-/// second of one family (async(1) beside async(4)) the first palette
-/// colour no family of the figure has taken, so no two series share one.
-pub(super) fn variant_colours(labels: &[String]) -> Vec<RGBColor> {
-    let own: Vec<Option<usize>> = labels
-        .iter()
-        .map(|l| {
-            let f = family(l)?;
-            FAMILY.iter().find(|&&(n, _)| n == f).map(|&(_, i)| i)
-        })
-        .collect();
-    let mut taken: Vec<usize> = Vec::new();
-    let mut out = Vec::with_capacity(labels.len());
-    for (k, want) in own.iter().enumerate() {
-        let free = |taken: &[usize]| {
-            (0..PALETTE.len())
-                .filter(|&i| i != 7) // the models' grey
-                .find(|i| !taken.contains(i) && !own[k + 1..].contains(&Some(*i)))
-                .unwrap_or(k % PALETTE.len())
-        };
-        let pick = match want {
-            Some(i) if !taken.contains(i) => *i,
-            _ => free(&taken),
-        };
-        taken.push(pick);
-        out.push(colour(pick));
-    }
-    out
-}
-
-/// Series `i`'s colour (past 16, the palette again).
-fn colour(i: usize) -> RGBColor {
-    let (r, g, b) = PALETTE[i % PALETTE.len()];
-    RGBColor(r, g, b)
-}
-
 /// A number read from a record's report, if it has one.
 fn num(r: &Record, field: impl Fn(&Report) -> f64) -> Option<f64> {
     r.report.as_ref().map(field)
@@ -813,36 +725,6 @@ fn num(r: &Record, field: impl Fn(&Report) -> f64) -> Option<f64> {
 
 #[cfg(test)]
 mod palette_tests {
-    use super::*;
-
-    #[test]
-    fn a_variant_has_its_familys_colour_in_every_figure_and_no_two_series_share_one() {
-        let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let a = variant_colours(&l(&["async(4)", "async(4)+joint(0.001)", "sync"]));
-        let b = variant_colours(&l(&["async(4)+split(0.001)", "async(4)+joint(0.0005)"]));
-        // joint is orange in both, whatever its place or threshold.
-        assert_eq!(a[1], b[1]);
-        assert_eq!(a[1], colour(1));
-        assert_eq!(a[0], colour(0));
-        assert_ne!(b[0], b[1]);
-        // Two of one family: the second takes a colour nobody else has.
-        let c = variant_colours(&l(&[
-            "async(1)",
-            "async(4)",
-            "async(16)",
-            "async(4)+joint(0.001)",
-        ]));
-        assert_eq!(c[0], colour(0));
-        let mut seen = c.clone();
-        seen.dedup();
-        assert_eq!(seen.len(), 4, "{c:?}");
-        assert!(!c.contains(&colour(7)), "the models' grey");
-        assert_eq!(c[3], colour(1));
-        // A strategy over a split scope is its strategy's colour.
-        let d = variant_colours(&l(&["async(4)+greedy-split(0.001)"]));
-        assert_eq!(d[0], colour(3));
-    }
-
     #[test]
     fn series_that_lie_on_one_another_are_found() {
         let a = vec![(1.0, 2.0), (2.0, 3.0)];
@@ -857,7 +739,7 @@ mod palette_tests {
 
     #[test]
     fn sixteen_series_get_sixteen_colours() {
-        let mut seen = super::PALETTE.to_vec();
+        let mut seen = super::look::PALETTE.to_vec();
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len(), 16);

@@ -3,13 +3,14 @@
 //! duty, one panel per noisy placement, and against a workload's cost
 //! factor, one panel per named workload; one line per variant; dashed, the
 //! slowest-mode model's forecast for plain async, and dotted, a perfect
-//! balancer's (both from the reports' `model` or `workload_model`). Marker shape by family:
-//! squares for sync/ssync, circles for plain async, triangles for balanced.
+//! balancer's (both from the reports' `model` or `workload_model`). Each
+//! variant in its look (`look`: colour by family, marker by kind).
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::landscape::{family, variant_order};
+use super::look::{draw_mark, look};
 use super::stats::quantile;
 use super::{
     Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, chart, mesh, variant_colours,
@@ -268,11 +269,7 @@ impl PayoffMap {
                     .any(|p| p.lines.iter().any(|(i, _)| i == vi))
             })
             .map(|vi| {
-                let mark = match family(&self.variants[vi]) {
-                    0 => Mark::Square,
-                    1 => Mark::Circle,
-                    _ => Mark::Triangle,
-                };
+                let mark = look(&self.variants[vi]).mark;
                 Key::new(
                     self.variants[vi].clone(),
                     variant_colours(&self.variants)[vi],
@@ -411,7 +408,7 @@ impl PayoffMap {
         DB::ErrorType: 'static,
     {
         let c = variant_colours(&self.variants)[vi];
-        let fam = family(&self.variants[vi]);
+        let mark = look(&self.variants[vi]).mark;
         let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x, y.min(y1))).collect();
         match j {
             0 => chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?,
@@ -424,16 +421,7 @@ impl PayoffMap {
         };
         let dx = (2 * j as i32 - (of as i32 - 1)) * 6;
         for &pt in &pts {
-            match fam {
-                0 => chart
-                    .draw_series([EmptyElement::at(pt)
-                        + Rectangle::new([(dx - 5, -5), (dx + 5, 5)], c.filled())])?,
-                1 => chart
-                    .draw_series([EmptyElement::at(pt) + Circle::new((dx, 0), 5, c.filled())])?,
-                _ => chart.draw_series([
-                    EmptyElement::at(pt) + TriangleMarker::new((dx, 0), 7, c.filled())
-                ])?,
-            };
+            draw_mark(chart, mark, pt, (dx, 5), c, false)?;
         }
         Ok(())
     }

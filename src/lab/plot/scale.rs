@@ -13,6 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::landscape::variant_order;
+use super::look::{draw_mark, look};
 use super::{Draw, DrawResult, Frame, Key, Mark, PlotError, Stroke, chart, mesh, variant_colours};
 use crate::lab::experiment::results::Record;
 use crate::topology::SimTopology;
@@ -237,7 +238,10 @@ impl Scale {
                     style,
                 ))?,
             };
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+            let mark = look(&self.variants[v]).mark;
+            for &p in &pts {
+                draw_mark(&mut chart, mark, p, (0, 4), c, false)?;
+            }
         }
         Ok(())
     }
@@ -252,7 +256,7 @@ impl Scale {
                     v.clone(),
                     variant_colours(&self.variants)[i],
                     Stroke::Solid,
-                    Mark::Circle,
+                    look(v).mark,
                 )
             })
             .collect();

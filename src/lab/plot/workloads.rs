@@ -12,6 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::landscape::{family, variant_order};
+use super::look::{draw_mark, look, outline};
 use super::stats::quantile;
 use super::{Draw, DrawResult, Frame, PlotError, chart, legend, mesh, variant_colours};
 use crate::lab::experiment::results::Record;
@@ -312,10 +313,14 @@ impl Workloads {
                 .enumerate()
                 .filter_map(|(ci, col)| Some((self.x(ci, vi), col.ratio[vi]?)))
                 .collect();
+            let mark = look(v).mark;
+            for &p in &pts {
+                draw_mark(&mut chart, mark, p, (0, 5), c, false)?;
+            }
             chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 6, c.filled())))?
+                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
                 .label(v.as_str())
-                .legend(move |(x, y)| Circle::new((x + 8, y), 5, c.filled()));
+                .legend(move |(x, y)| outline(mark, (x + 8, y), 5, c));
         }
         legend(&mut chart, SeriesLabelPosition::LowerLeft, 12)
     }
