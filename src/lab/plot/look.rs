@@ -237,8 +237,9 @@ pub(super) fn draw_mark<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
+    // Small open markers (a run's repetitions) are drawn thin.
     let style = match open {
-        true => colour.stroke_width(3),
+        true => colour.stroke_width(if size <= 3 { 1 } else { 3 }),
         false => colour.filled(),
     };
     let s = size;

@@ -15,6 +15,7 @@ use super::stats::quantile;
 use super::{
     Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, chart, mesh, variant_colours,
 };
+use crate::engine::EngineKind;
 use crate::forecast::{Forecast, WorkloadForecast};
 use crate::lab::experiment::results::Record;
 
@@ -24,6 +25,9 @@ struct Panel {
     x_desc: &'static str,
     /// Per variant (index into `variants`): (duty, increase %) points.
     lines: Vec<(usize, Vec<(f64, f64)>)>,
+    /// Per variant, every repetition's point (real machines only: a
+    /// simulation repeats itself).
+    reps: Vec<(usize, Vec<(f64, f64)>)>,
     model: Vec<(f64, f64)>,
     ideal: Vec<(f64, f64)>,
 }
@@ -31,7 +35,69 @@ struct Panel {
 pub(super) struct PayoffMap {
     variants: Vec<String>,
     panels: Vec<Panel>,
+    /// What each series is compared with.
+    baseline: Baseline,
 }
+
+/// The time a series' increase is measured from.
+#[derive(Debug, Clone, PartialEq)]
+enum Baseline {
+    /// Each variant's own quiet run: the paper's payoff, for simulations,
+    /// whose quiet runs are exact.
+    OwnQuiet,
+    /// One plain async variant's quiet median for every series: on a real
+    /// machine each variant's own quiet median scatters by itself, so
+    /// dividing by it would rank the baselines, not the variants (the
+    /// quiet points, at 0, say where each variant starts).
+    Reference(String),
+}
+
+/// Each variant's line (median per x) and every repetition's point, the
+/// increase over its baseline in %: `at(v, x)` the times to solution of
+/// variant `v` at `x`, `quiet(v)` its quiet ones, drawn at x = 0 when
+/// `baseline` is a reference.
+fn series(
+    variants: &[String],
+    xs: &[f64],
+    at: impl Fn(&str, f64) -> Vec<f64>,
+    quiet: impl Fn(&str) -> Vec<f64>,
+    baseline: &Baseline,
+) -> SeriesOf {
+    let reference = match baseline {
+        Baseline::Reference(v) => quantile(&quiet(v), 0.5),
+        Baseline::OwnQuiet => None,
+    };
+    let mut lines = Vec::new();
+    let mut reps = Vec::new();
+    for (vi, v) in variants.iter().enumerate() {
+        let own = quiet(v);
+        let Some(base) = reference.or_else(|| quantile(&own, 0.5)) else {
+            continue;
+        };
+        let up = |t: f64| 100.0 * (t / base - 1.0);
+        let mut groups: Vec<(f64, Vec<f64>)> = xs.iter().map(|&x| (x, at(v, x))).collect();
+        if reference.is_some() {
+            groups.insert(0, (0.0, own));
+        }
+        let pts: Vec<(f64, f64)> = (groups.iter())
+            .filter_map(|(x, ts)| Some((*x, up(quantile(ts, 0.5)?))))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        if reference.is_some() {
+            let all = (groups.iter())
+                .flat_map(|(x, ts)| ts.iter().map(|&t| (*x, up(t))))
+                .collect();
+            reps.push((vi, all));
+        }
+        lines.push((vi, pts));
+    }
+    (lines, reps)
+}
+
+/// Lines and repetitions per variant ([`series`]).
+type SeriesOf = (Vec<(usize, Vec<(f64, f64)>)>, Vec<(usize, Vec<(f64, f64)>)>);
 
 fn median_of(records: &[&&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<f64> {
     let v: Vec<f64> = records.iter().filter_map(|r| f(r)).collect();
@@ -51,6 +117,16 @@ fn model_sum(r: &Record, field: impl Fn(&Forecast) -> f64) -> Option<f64> {
 impl PayoffMap {
     pub(super) fn new(records: &[&Record]) -> PayoffMap {
         let variants = variant_order(records);
+        // Records of a real machine are compared with plain async's quiet
+        // time (the first plain async variant that has quiet runs).
+        let real = records.iter().any(|r| r.engine == EngineKind::Run);
+        let reference = (variants.iter())
+            .filter(|v| family(v) == 1)
+            .find(|v| !quiet_of(records, v).is_empty());
+        let baseline = match (real, reference) {
+            (true, Some(v)) => Baseline::Reference(v.clone()),
+            _ => Baseline::OwnQuiet,
+        };
         let mut placements: Vec<String> = Vec::new();
         let mut duties: Vec<f64> = Vec::new();
         for r in records {
@@ -77,28 +153,14 @@ impl PayoffMap {
                         })
                         .collect()
                 };
-                let lines = variants
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(vi, v)| {
-                        let quiet: Vec<&&Record> = records
-                            .iter()
-                            .filter(|r| {
-                                &r.sample.variant == v
-                                    && !r.sample.noise
-                                    && r.sample.placement.is_none()
-                            })
-                            .collect();
-                        let q = median_of(&quiet, tts)?;
-                        let pts: Vec<(f64, f64)> = duties
-                            .iter()
-                            .filter_map(|&d| {
-                                Some((d * 100.0, 100.0 * (median_of(&at(v, d), tts)? / q - 1.0)))
-                            })
-                            .collect();
-                        (!pts.is_empty()).then_some((vi, pts))
-                    })
-                    .collect();
+                let percent: Vec<f64> = duties.iter().map(|d| d * 100.0).collect();
+                let (lines, reps) = series(
+                    &variants,
+                    &percent,
+                    |v, x| times(&at(v, x / 100.0)),
+                    |v| times(&quiet_of(records, v)),
+                    &baseline,
+                );
                 let forecast = |field: fn(&Forecast) -> f64| -> Vec<(f64, f64)> {
                     duties
                         .iter()
@@ -109,17 +171,34 @@ impl PayoffMap {
                         })
                         .collect()
                 };
+                // The models forecast a variant's loss over its own quiet
+                // run at scale; against a reference, on a machine of a
+                // few threads, they do not apply.
+                let modelled = baseline == Baseline::OwnQuiet;
                 Panel {
                     title: format!("noise on: {place}"),
                     x_desc: "noise duty on the noisy core(s) (%)",
                     lines,
-                    model: forecast(|m| m.plain_async_loss),
-                    ideal: forecast(|m| m.ideal_balanced_loss),
+                    reps,
+                    model: if modelled {
+                        forecast(|m| m.plain_async_loss)
+                    } else {
+                        Vec::new()
+                    },
+                    ideal: if modelled {
+                        forecast(|m| m.ideal_balanced_loss)
+                    } else {
+                        Vec::new()
+                    },
                 }
             })
-            .chain(imbalance_panels(records, &variants))
+            .chain(imbalance_panels(records, &variants, &baseline))
             .collect();
-        PayoffMap { variants, panels }
+        PayoffMap {
+            variants,
+            panels,
+            baseline,
+        }
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -131,7 +210,7 @@ impl PayoffMap {
 /// increase over the same variant's quiet uniform run against the
 /// workload's cost factor; the model's lines from the reports'
 /// `workload_model` (its work times its loss).
-fn imbalance_panels(records: &[&Record], variants: &[String]) -> Vec<Panel> {
+fn imbalance_panels(records: &[&Record], variants: &[String], baseline: &Baseline) -> Vec<Panel> {
     let mut names: Vec<String> = Vec::new();
     let mut factors: Vec<f64> = Vec::new();
     for r in records {
@@ -158,26 +237,13 @@ fn imbalance_panels(records: &[&Record], variants: &[String]) -> Vec<Panel> {
                     })
                     .collect()
             };
-            let lines = variants
-                .iter()
-                .enumerate()
-                .filter_map(|(vi, v)| {
-                    let quiet: Vec<&&Record> = records
-                        .iter()
-                        .filter(|r| {
-                            &r.sample.variant == v
-                                && !r.sample.noise
-                                && r.sample.placement.is_none()
-                        })
-                        .collect();
-                    let q = median_of(&quiet, tts)?;
-                    let pts: Vec<(f64, f64)> = factors
-                        .iter()
-                        .filter_map(|&f| Some((f, 100.0 * (median_of(&at(v, f), tts)? / q - 1.0))))
-                        .collect();
-                    (!pts.is_empty()).then_some((vi, pts))
-                })
-                .collect();
+            let (lines, reps) = series(
+                variants,
+                &factors,
+                |v, f| times(&at(v, f)),
+                |v| times(&quiet_of(records, v)),
+                baseline,
+            );
             // Each forecast from the run it describes: plain async's from
             // the plain runs, the perfect balancer's from the run with the
             // least progress (the best balanced: a workload that grows with
@@ -206,14 +272,35 @@ fn imbalance_panels(records: &[&Record], variants: &[String]) -> Vec<Panel> {
                     })
                     .collect()
             };
+            let modelled = *baseline == Baseline::OwnQuiet;
             Panel {
                 title: format!("the application's imbalance: {name}"),
                 x_desc: "cost factor of the heavy region",
                 lines,
-                model: forecast(true, WorkloadForecast::plain_async_time),
-                ideal: forecast(false, WorkloadForecast::ideal_balanced_time),
+                reps,
+                model: match modelled {
+                    true => forecast(true, WorkloadForecast::plain_async_time),
+                    false => Vec::new(),
+                },
+                ideal: match modelled {
+                    true => forecast(false, WorkloadForecast::ideal_balanced_time),
+                    false => Vec::new(),
+                },
             }
         })
+        .collect()
+}
+
+/// The records' times to solution.
+fn times(records: &[&&Record]) -> Vec<f64> {
+    records.iter().filter_map(|r| tts(r)).collect()
+}
+
+/// Variant `v`'s quiet records: no noise, no placement, no workload.
+fn quiet_of<'a>(records: &'a [&'a Record], v: &str) -> Vec<&'a &'a Record> {
+    records
+        .iter()
+        .filter(|r| r.sample.variant == v && !r.sample.noise && r.sample.placement.is_none())
         .collect()
 }
 
@@ -296,6 +383,17 @@ impl PayoffMap {
                 Mark::None,
             ));
         }
+        if self.panels.iter().any(|p| !p.reps.is_empty()) {
+            keys.push(Key {
+                open: true,
+                ..Key::new(
+                    "small, open: each run; bar: least to most",
+                    RGBColor(60, 60, 60),
+                    Stroke::None,
+                    Mark::Circle,
+                )
+            });
+        }
         keys.push(Key::new(
             "dashed over a line: two series within 0.5%",
             RGBColor(60, 60, 60),
@@ -330,9 +428,13 @@ impl PayoffMap {
         let clip = y1 + 0.04 * span;
         let (x, y) = (0.0..(x1 * 1.08), (y0 - 0.05 * span)..(y1 + 0.1 * span));
         let mut chart = chart(area, &p.title, frame, x, y)?;
+        let y_desc = match &self.baseline {
+            Baseline::OwnQuiet => "time-to-solution increase over quiet (%)".to_string(),
+            Baseline::Reference(v) => format!("time to solution over {v}'s quiet median (%)"),
+        };
         mesh(&mut chart, 15, 13)
             .x_desc(p.x_desc)
-            .y_desc("time-to-solution increase over quiet (%)")
+            .y_desc(y_desc)
             .x_label_formatter(&|v| format!("{v:.0}"))
             .y_label_formatter(&|v| format!("{v:.1}"))
             .light_line_style(WHITE.mix(0.0))
@@ -345,6 +447,9 @@ impl PayoffMap {
             }
         }
         for (k, (vi, pts)) in p.lines.iter().enumerate() {
+            if let Some((_, all)) = p.reps.iter().find(|(i, _)| i == vi) {
+                self.draw_reps(&mut chart, *vi, all, clip, place[k])?;
+            }
             self.draw_line(&mut chart, *vi, pts, clip, place[k])?;
         }
         draw_forecasts(&mut chart, p)?;
@@ -374,9 +479,7 @@ impl PayoffMap {
     /// flatten them; its points past the top are drawn at the edge, with a
     /// note), with room above.
     fn bounds(&self, p: &Panel) -> (f64, f64, f64) {
-        let all = p
-            .lines
-            .iter()
+        let all = (p.lines.iter().chain(&p.reps))
             .filter(|(vi, _)| family(&self.variants[*vi]) > 0)
             .flat_map(|(_, pts)| pts.iter())
             .chain(&p.model)
@@ -390,6 +493,38 @@ impl PayoffMap {
             .flat_map(|(_, pts)| pts.iter())
             .fold(x1, |x, &(a, _)| x.max(a));
         (x1, y0, top * 1.05)
+    }
+
+    /// Variant `vi`'s repetitions, each a small open marker, and a bar from
+    /// the least to the most at each x; placed as [`Self::draw_line`]
+    /// places its line's markers.
+    fn draw_reps<DB: DrawingBackend>(
+        &self,
+        chart: &mut Chart<'_, DB>,
+        vi: usize,
+        all: &[(f64, f64)],
+        y1: f64,
+        (j, of): (usize, usize),
+    ) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let c = variant_colours(&self.variants)[vi];
+        let mark = look(&self.variants[vi]).mark;
+        let dx = (2 * j as i32 - (of as i32 - 1)) * 6;
+        let mut xs: Vec<f64> = all.iter().map(|p| p.0).collect();
+        xs.dedup();
+        for x in xs {
+            let ys = all.iter().filter(|p| p.0 == x).map(|p| p.1.min(y1));
+            let (lo, hi) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+            let height = chart.backend_coord(&(x, hi)).1 - chart.backend_coord(&(x, lo)).1;
+            chart.draw_series([EmptyElement::at((x, lo))
+                + PathElement::new(vec![(dx, 0), (dx, height)], c.stroke_width(1))])?;
+        }
+        for &(x, y) in all {
+            draw_mark(chart, mark, (x, y.min(y1)), (dx, 3), c, true)?;
+        }
+        Ok(())
     }
 
     /// Variant `vi`'s line, its markers shaped by family, clipped at `y1`.
@@ -445,4 +580,106 @@ where
         ))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::lab::experiment::provenance::Provenance;
+    use crate::lab::experiment::results::Status;
+    use crate::lab::experiment::suite::{Figure, Sample};
+    use crate::plan::Plan;
+
+    /// Records of `variant` on `engine` taking `times`, quiet or at a duty
+    /// of 0.5 next to the source.
+    fn records(engine: EngineKind, variant: &str, duty: Option<f64>, times: &[f64]) -> Vec<Record> {
+        let mut cfg = Config::default();
+        cfg.apply_overrides(&["numerics=false", "max_iterations=2", "domain_size=8"])
+            .unwrap();
+        let (report, _) = crate::drive::run(&Plan::simulated(&cfg).unwrap()).unwrap();
+        times
+            .iter()
+            .map(|&t| {
+                let mut report = report.clone();
+                report.time_to_solution_s = Some(t);
+                Record {
+                    suite: "t".into(),
+                    suite_digest: "d".into(),
+                    figure: Figure::Payoff,
+                    engine,
+                    sample: Sample {
+                        variant: variant.into(),
+                        noise: duty.is_some(),
+                        placement: duty.map(|_| "next".to_string()),
+                        duty,
+                        ..Sample::default()
+                    },
+                    key: "k".into(),
+                    status: Status::Ok,
+                    error: None,
+                    wall_s: 0.1,
+                    provenance: Provenance::for_tests(),
+                    report: Some(report),
+                }
+            })
+            .collect()
+    }
+
+    fn map(engine: EngineKind) -> PayoffMap {
+        let mut all = records(engine, "async(4)", None, &[1.0, 1.2, 1.1]);
+        all.extend(records(
+            engine,
+            "async(4)+residual(0.001)",
+            None,
+            &[0.8, 0.9, 1.0],
+        ));
+        all.extend(records(engine, "async(4)", Some(0.5), &[1.3, 1.4, 1.5]));
+        all.extend(records(
+            engine,
+            "async(4)+residual(0.001)",
+            Some(0.5),
+            &[1.0, 1.1, 1.2],
+        ));
+        PayoffMap::new(&all.iter().collect::<Vec<_>>())
+    }
+
+    fn close(a: &[(f64, f64)], b: &[(f64, f64)]) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(p, q)| (p.0 - q.0).abs() < 1e-9 && (p.1 - q.1).abs() < 1e-9)
+    }
+
+    #[test]
+    fn a_real_machines_series_are_all_measured_from_plain_asyncs_quiet_median_with_every_run() {
+        let m = map(EngineKind::Run);
+        assert_eq!(m.baseline, Baseline::Reference("async(4)".into()));
+        let p = &m.panels[0];
+        let residual = &p.lines.iter().find(|(vi, _)| *vi == 1).unwrap().1;
+        // Quiet at 0: 0.9 over 1.1; noisy: 1.1 over 1.1.
+        assert!(
+            close(residual, &[(0.0, 100.0 * (0.9 / 1.1 - 1.0)), (50.0, 0.0)]),
+            "{residual:?}"
+        );
+        let runs = &p.reps.iter().find(|(vi, _)| *vi == 1).unwrap().1;
+        assert_eq!(runs.len(), 6, "every run, quiet and noisy");
+        assert!(
+            p.model.is_empty() && p.ideal.is_empty(),
+            "no model on a real machine"
+        );
+    }
+
+    #[test]
+    fn a_simulations_series_are_measured_from_their_own_quiet_runs() {
+        let m = map(EngineKind::Sim);
+        assert_eq!(m.baseline, Baseline::OwnQuiet);
+        let p = &m.panels[0];
+        let residual = &p.lines.iter().find(|(vi, _)| *vi == 1).unwrap().1;
+        assert!(
+            close(residual, &[(50.0, 100.0 * (1.1 / 0.9 - 1.0))]),
+            "{residual:?}"
+        );
+        assert!(p.reps.is_empty());
+    }
 }
