@@ -667,6 +667,20 @@ pub(super) fn coinciding(series: &[Vec<(f64, f64)>], tol: f64) -> Vec<Vec<usize>
     groups
 }
 
+/// The machine real records ran on (the CPU's first four words; several
+/// joined by " / "), or `None` for simulations.
+fn machine_of(records: &[&Record]) -> Option<String> {
+    let mut cpus: Vec<String> = Vec::new();
+    for r in records.iter().filter(|r| r.engine == EngineKind::Run) {
+        let cpu: Vec<&str> = r.provenance.cpu_model.split_whitespace().take(4).collect();
+        let cpu = cpu.join(" ");
+        if !cpus.contains(&cpu) {
+            cpus.push(cpu);
+        }
+    }
+    (!cpus.is_empty()).then(|| cpus.join(" / "))
+}
+
 /// A panel's title: the engine and the machine it ran (or simulated).
 fn panel_title(r: &Record) -> String {
     let rep = r.report.as_ref().expect("plotted records have reports");

@@ -175,8 +175,9 @@ impl PayoffMap {
                 // run at scale; against a reference, on a machine of a
                 // few threads, they do not apply.
                 let modelled = baseline == Baseline::OwnQuiet;
+                let on = super::machine_of(records).map_or(String::new(), |m| format!(" ({m})"));
                 Panel {
-                    title: format!("noise on: {place}"),
+                    title: format!("noise on: {place}{on}"),
                     x_desc: "noise duty on the noisy core(s) (%)",
                     lines,
                     reps,

@@ -22,6 +22,9 @@ use braid_noise::files::write_atomic;
 struct Column {
     workload: String,
     ratio: Vec<Option<f64>>,
+    /// Per variant, every run's time over the reference's median (real
+    /// machines only: a simulation repeats itself).
+    runs: Vec<Vec<f64>>,
     spread: Vec<Option<f64>>,
     /// The model's perfect balancer over its plain async, if known.
     ideal: Option<f64>,
@@ -32,6 +35,8 @@ pub(super) struct Workloads {
     reference: String,
     columns: Vec<Column>,
     virtual_time: bool,
+    /// The machine a real run ran on, for the title.
+    machine: Option<String>,
 }
 
 fn median(records: &[&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<f64> {
@@ -111,6 +116,9 @@ fn ideal_ratio(records: &[&Record], reference: &str, w: &str, base: Option<f64>)
 impl Workloads {
     pub(super) fn new(records: &[&Record]) -> Workloads {
         let variants = variant_order(records);
+        let real = records
+            .iter()
+            .any(|r| r.engine == crate::engine::EngineKind::Run);
         let reference = variants
             .iter()
             .find(|v| family(v) == 1)
@@ -132,14 +140,28 @@ impl Workloads {
                     .iter()
                     .map(|v| Some(median(&of(v), tts)? / base?))
                     .collect();
+                let runs = (variants.iter())
+                    .map(|v| match (real, base) {
+                        (true, Some(b)) => {
+                            of(v).iter().filter_map(|r| tts(r)).map(|t| t / b).collect()
+                        }
+                        _ => Vec::new(),
+                    })
+                    .collect();
                 let spread = variants
                     .iter()
                     .map(|v| median(&of(v), |r| Some(r.report.as_ref()?.spread as f64)))
                     .collect();
-                let ideal = ideal_ratio(records, &reference, &w, base);
+                // The model forecasts a balancer at scale, not on a
+                // machine of a few threads: no grey line for real runs.
+                let ideal = match real {
+                    true => None,
+                    false => ideal_ratio(records, &reference, &w, base),
+                };
                 Column {
                     workload: w,
                     ratio,
+                    runs,
                     spread,
                     ideal,
                 }
@@ -152,6 +174,7 @@ impl Workloads {
             virtual_time: records
                 .iter()
                 .any(|r| r.engine == crate::engine::EngineKind::Sim),
+            machine: super::machine_of(records),
         }
     }
 
@@ -205,12 +228,14 @@ impl Workloads {
             let _ = writeln!(md, " {} |", cell(self.mean_ratio(vi)));
             csv.push('\n');
         }
-        let ideal: Vec<String> = self.columns.iter().map(|c| cell(c.ideal)).collect();
-        let _ = writeln!(
-            md,
-            "| | model: perfect balancer | {} | |",
-            ideal.join(" | ")
-        );
+        if self.columns.iter().any(|c| c.ideal.is_some()) {
+            let ideal: Vec<String> = self.columns.iter().map(|c| cell(c.ideal)).collect();
+            let _ = writeln!(
+                md,
+                "| | model: perfect balancer | {} | |",
+                ideal.join(" | ")
+            );
+        }
         let mut out = Vec::new();
         for (ext, text) in [("md", md), ("csv", csv)] {
             let path = dir.join(format!("{stem}.{ext}"));
@@ -263,19 +288,26 @@ impl Workloads {
     where
         DB::ErrorType: 'static,
     {
-        let values = self
-            .columns
-            .iter()
-            .flat_map(|c| c.ratio.iter().flatten().chain(c.ideal.iter()));
+        let values = self.columns.iter().flat_map(|c| {
+            (c.ratio.iter().flatten())
+                .chain(c.ideal.iter())
+                .chain(c.runs.iter().flatten())
+        });
         let (lo, hi) = values.fold((1.0f64, 1.0f64), |(a, b), &v| (a.min(v), b.max(v)));
         let pad = 0.08 * (hi - lo).max(0.02);
         let n = self.columns.len() as f64;
         let mut chart = chart(
             area,
-            &format!(
-                "time to solution over {}'s, per workload (grey: the model's perfect balancer)",
-                self.reference
-            ),
+            &match &self.machine {
+                None => format!(
+                    "time to solution over {}'s, per workload (grey: the model's perfect balancer)",
+                    self.reference
+                ),
+                Some(m) => format!(
+                    "{m}: time over {}'s median (big: median, small: each run)",
+                    self.reference
+                ),
+            },
             Self::frame(),
             0.0..n,
             (lo - pad)..(hi + 3.0 * pad),
@@ -314,6 +346,11 @@ impl Workloads {
                 .filter_map(|(ci, col)| Some((self.x(ci, vi), col.ratio[vi]?)))
                 .collect();
             let mark = look(v).mark;
+            for (ci, col) in self.columns.iter().enumerate() {
+                for &t in &col.runs[vi] {
+                    draw_mark(&mut chart, mark, (self.x(ci, vi), t), (0, 3), c, true)?;
+                }
+            }
             for &p in &pts {
                 draw_mark(&mut chart, mark, p, (0, 5), c, false)?;
             }
