@@ -43,6 +43,31 @@ pub(crate) struct Record {
     pub report: Option<Report>,
 }
 
+#[cfg(test)]
+impl Record {
+    /// A finished record of `sample` for tests, with `report`.
+    pub(crate) fn for_tests(
+        figure: Figure,
+        engine: EngineKind,
+        sample: Sample,
+        report: Option<Report>,
+    ) -> Record {
+        Record {
+            suite: "t".into(),
+            suite_digest: "d".into(),
+            figure,
+            engine,
+            sample,
+            key: "k".into(),
+            status: Status::Ok,
+            error: None,
+            wall_s: 0.1,
+            provenance: Provenance::for_tests(),
+            report,
+        }
+    }
+}
+
 /// A results file opened for appending, and what it already holds.
 pub(crate) struct Opened {
     pub file: ResultsFile,

@@ -764,7 +764,6 @@ mod palette_tests {
 mod memory_tests {
     use super::*;
     use crate::config::Config;
-    use crate::lab::experiment::provenance::Provenance;
     use crate::lab::experiment::suite::Sample;
     use crate::plan::Plan;
 
@@ -782,19 +781,7 @@ mod memory_tests {
         ])
         .unwrap();
         let (report, _) = crate::drive::run(&Plan::simulated(&cfg).unwrap()).unwrap();
-        Record {
-            suite: "t".into(),
-            suite_digest: "d".into(),
-            figure,
-            engine: EngineKind::Sim,
-            sample: Sample::default(),
-            key: "k".into(),
-            status: Status::Ok,
-            error: None,
-            wall_s: 0.1,
-            provenance: Provenance::for_tests(),
-            report: Some(report),
-        }
+        Record::for_tests(figure, EngineKind::Sim, Sample::default(), Some(report))
     }
 
     fn bytes(r: &Record) -> usize {

@@ -512,7 +512,7 @@ impl PayoffMap {
     {
         let c = variant_colours(&self.variants)[vi];
         let mark = look(&self.variants[vi]).mark;
-        let dx = (2 * j as i32 - (of as i32 - 1)) * 6;
+        let dx = side((j, of));
         let mut xs: Vec<f64> = all.iter().map(|p| p.0).collect();
         xs.dedup();
         for x in xs {
@@ -555,12 +555,18 @@ impl PayoffMap {
                 c.stroke_width(2),
             ))?,
         };
-        let dx = (2 * j as i32 - (of as i32 - 1)) * 6;
+        let dx = side((j, of));
         for &pt in &pts {
             draw_mark(chart, mark, pt, (dx, 5), c, false)?;
         }
         Ok(())
     }
+}
+
+/// How far the j-th of `of` series on one spot sets its markers aside,
+/// pixels: evenly about the point, 12 apart.
+fn side((j, of): (usize, usize)) -> i32 {
+    (2 * j as i32 - (of as i32 - 1)) * 6
 }
 
 /// The model's two forecasts, dashed (plain async) and dotted (a perfect
@@ -587,8 +593,6 @@ where
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::lab::experiment::provenance::Provenance;
-    use crate::lab::experiment::results::Status;
     use crate::lab::experiment::suite::{Figure, Sample};
     use crate::plan::Plan;
 
@@ -604,25 +608,14 @@ mod tests {
             .map(|&t| {
                 let mut report = report.clone();
                 report.time_to_solution_s = Some(t);
-                Record {
-                    suite: "t".into(),
-                    suite_digest: "d".into(),
-                    figure: Figure::Payoff,
-                    engine,
-                    sample: Sample {
-                        variant: variant.into(),
-                        noise: duty.is_some(),
-                        placement: duty.map(|_| "next".to_string()),
-                        duty,
-                        ..Sample::default()
-                    },
-                    key: "k".into(),
-                    status: Status::Ok,
-                    error: None,
-                    wall_s: 0.1,
-                    provenance: Provenance::for_tests(),
-                    report: Some(report),
-                }
+                let sample = Sample {
+                    variant: variant.into(),
+                    noise: duty.is_some(),
+                    placement: duty.map(|_| "next".to_string()),
+                    duty,
+                    ..Sample::default()
+                };
+                Record::for_tests(Figure::Payoff, engine, sample, Some(report))
             })
             .collect()
     }
