@@ -974,3 +974,63 @@ fn a_report_without_lists_keeps_every_number_and_does_not_grow_with_the_threads(
     );
     assert!(bytes(&listed) > 50 * small);
 }
+
+/// `v` at paper scale with `noise` (noise_cores entries), with or without
+/// the payoff gate.
+fn gated(v: &str, noise: &str, gate: bool) -> Value {
+    let cores = format!("noise_cores={noise}");
+    let mut extra: Vec<&str> = TTS.to_vec();
+    extra.extend(["noise=thread", &cores]);
+    if gate {
+        extra.push("lb_gate=payoff");
+    }
+    with_noise(v, false, &extra)
+}
+
+fn moves(r: &Value) -> u64 {
+    r["lb"]["moves"].as_u64().unwrap()
+}
+
+/// The payoff gate keeps only the moves that shorten the forecast time
+/// (`src/policy/payoff.rs`). At 50% noise next to the source, where the
+/// mode weighs little, split and residual move 17 and 241 times and lose
+/// two points to plain async; gated they move nothing and lose nothing. In
+/// the centre, where balancing pays, gated they keep all of it with a
+/// couple of moves.
+#[test]
+fn the_payoff_gate_stops_the_moves_that_lose_and_keeps_those_that_win() {
+    let (source, centre) = ("auto:0.5", "14:0.5");
+    let plain_source = tts(&gated("async(4)", source, false));
+    let plain_centre = tts(&gated("async(4)", centre, false));
+    for v in ["async(4)+split(0.001)", "async(4)+residual(0.001)"] {
+        let free = gated(v, source, false);
+        assert!(
+            tts(&free) > 1.01 * plain_source && moves(&free) > 0,
+            "{v}: {free}"
+        );
+        let held = gated(v, source, true);
+        assert_eq!(moves(&held), 0, "{v}");
+        assert!(
+            tts(&held) < 1.001 * plain_source,
+            "{v}: {} vs {plain_source}",
+            tts(&held)
+        );
+        let (free, held) = (gated(v, centre, false), gated(v, centre, true));
+        assert!(
+            tts(&held) <= tts(&free),
+            "{v}: {} vs {}",
+            tts(&held),
+            tts(&free)
+        );
+        assert!(
+            tts(&held) < 0.95 * plain_centre,
+            "{v}: {} vs {plain_centre}",
+            tts(&held)
+        );
+        assert!(
+            moves(&held) <= 4 && moves(&held) < moves(&free),
+            "{v}: {}",
+            moves(&held)
+        );
+    }
+}

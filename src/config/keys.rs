@@ -14,7 +14,7 @@ use super::{AutoOr, ConfigError, NoiseCore, Origin};
 use crate::engine::{Group, Jitter, Slow, Stall};
 use crate::limits::*;
 use crate::noise::{NoiseForm, NoiseOffsets};
-use crate::policy::{LbStrategy, Named};
+use crate::policy::{Gate, LbStrategy, Named};
 use crate::topology::SimTopology;
 use crate::variant::{BalancerKey, Interval, Mode};
 use crate::workload::WorkloadSpec;
@@ -249,6 +249,12 @@ config_keys! {
     /// Whatever it is, a guest goes home before a thread gives its own away.
     #[serde(skip_serializing_if = "is_zero_or_auto_zero")]
     lb_away_cost: AutoOr<f64> = "0", |p| p.auto_or(|p| p.number_noted("a fraction", 10.0, " (or auto)"));
+    /// none | payoff: payoff keeps only the moves that shorten the run's forecast
+    /// time (the slowest error mode's weights over each thread's pass, with measured
+    /// loads and speeds and what a guest away from home measured to cost), and
+    /// sends home a guest that no longer pays (src/policy/payoff.rs).
+    #[serde(skip_serializing_if = "Gate::is_none")]
+    lb_gate: Gate = "none", |p| p.choice(&[("none", Gate::None), ("payoff", Gate::Payoff)]);
     /// refine: how far above the even sweep (total measured load over total
     /// speed) a thread's sweep may stay (0.05 = 5%).
     lb_tolerance: f64 = "0.05", |p| p.number("a fraction", 10.0);

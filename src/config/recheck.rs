@@ -118,6 +118,7 @@ mod tests {
             "lb_interval=auto",
             "lb_group=node",
             "lb_away_cost=auto",
+            "lb_gate=payoff",
             "memory_limit=2",
             "low_threshold=2",
             "noise_offsets=cosched",

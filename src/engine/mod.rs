@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::interrupt::Interrupt;
-use crate::policy::{Homes, Policy};
+use crate::policy::{Gate, Homes, Policy};
 use crate::variant::Mode;
 use crate::workload::Workload;
 
@@ -133,6 +133,12 @@ pub struct BalancerSettings {
     /// (`forecast::sub_shares`), which weighs the loss rate the effort and
     /// `lb_interval = auto` measure; `None`: every subdomain alike.
     pub mode_shares: Option<Arc<[f64]>>,
+    /// What a call's moves must pass once its strategy decided
+    /// (`lb_gate`; `policy::paying`).
+    pub gate: Gate,
+    /// What a subdomain away from home costs over at home, less 1, until
+    /// the engine has measured a guest (the cost model's).
+    pub away_prior: f64,
 }
 
 impl BalancerSettings {
@@ -144,6 +150,8 @@ impl BalancerSettings {
             group: Group::Socket,
             homes: Homes::NONE,
             mode_shares: None,
+            gate: Gate::None,
+            away_prior: 0.0,
         }
     }
 }
@@ -304,6 +312,8 @@ impl Settings {
     /// that a plain run reads no clock it does not need.
     pub fn measures_loads(&self) -> bool {
         let reads = |b: &BalancerSettings| match &b.policies {
+            // The gate forecasts with loads and speeds.
+            _ if b.gate == Gate::Payoff => true,
             Policies::One(p) => p.reads_loads(),
             Policies::Auto(ps) => ps.iter().any(|p| p.reads_loads()),
             // Its features are made of loads.

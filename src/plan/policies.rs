@@ -47,6 +47,8 @@ pub(super) fn balancer(
         group: cfg.lb_group,
         homes: homes(cfg, problem),
         mode_shares: Some(crate::forecast::sub_shares(problem).into()),
+        gate: cfg.lb_gate,
+        away_prior: model_away(cfg, problem),
     }))
 }
 
@@ -55,19 +57,25 @@ pub(super) fn balancer(
 fn homes(cfg: &Config, problem: &Problem) -> Homes {
     let away_cost = match cfg.lb_away_cost.value() {
         Some(&p) => p,
-        None => problem.subs.first().map_or(0.0, |g| {
-            super::sim_costs(cfg).away_cost(
-                g.height,
-                g.width,
-                problem.subdomains_per_domain(),
-                problem.sub_cols,
-            )
-        }),
+        None => model_away(cfg, problem),
     };
     Homes {
         per_domain: problem.subdomains_per_domain(),
         away_cost,
     }
+}
+
+/// What the cost model says a subdomain away from home costs over at
+/// home, less 1, at the first subdomain's size.
+fn model_away(cfg: &Config, problem: &Problem) -> f64 {
+    problem.subs.first().map_or(0.0, |g| {
+        super::sim_costs(cfg).away_cost(
+            g.height,
+            g.width,
+            problem.subdomains_per_domain(),
+            problem.sub_cols,
+        )
+    })
 }
 
 /// `learned`'s model, from the file `balancer` names.

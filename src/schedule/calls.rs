@@ -11,8 +11,12 @@ use crate::engine::{
     BalancerSettings, EFFORT_SAMPLES, Effort, Group, Interval, LbStats, Measure, Policies, Ran,
     Tried,
 };
+use crate::policy::jitter::median;
 use crate::policy::learned::Learner;
-use crate::policy::{HISTORY, Homes, Learns, Move, Policy, Snapshot, Wire, homeward};
+use crate::policy::{
+    AWAY_MEMORY, Gate, HISTORY, Homes, Learns, Move, Policy, Snapshot, Wire, homeward,
+    measured_away, paying,
+};
 
 /// Whose turn it is to call the balancer, and from when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,6 +174,11 @@ pub(crate) struct Caller {
     /// thread's at the last call (the loss rate's weights).
     mode_shares: Option<Arc<[f64]>>,
     thread_shares: Vec<f64>,
+    /// What the moves must pass (`lb_gate`), and what a guest costs away
+    /// from home: the prior, and the last calls' measurements.
+    gate: Gate,
+    away_prior: f64,
+    away_seen: Vec<f64>,
 }
 
 impl Caller {
@@ -208,6 +217,9 @@ impl Caller {
             homes: balancer.homes,
             mode_shares: balancer.mode_shares.clone(),
             thread_shares: Vec::new(),
+            gate: balancer.gate,
+            away_prior: balancer.away_prior,
+            away_seen: Vec::new(),
         }
     }
 
@@ -221,6 +233,8 @@ impl Caller {
                 group: crate::engine::Group::Socket,
                 homes: crate::policy::Homes::NONE,
                 mode_shares: None,
+                gate: crate::policy::Gate::None,
+                away_prior: 0.0,
             },
             Measure::RATES,
         )
@@ -250,12 +264,37 @@ impl Caller {
                 .filter(|&c| c < self.candidates.len())
         });
         self.choose(now_s, learned);
+        let measured = match self.gate {
+            Gate::Payoff => measured_away(&self.snapshot(thread_sockets, since_last_s)),
+            Gate::None => None,
+        };
+        let away = self.away(measured);
         let snap = self.snapshot(thread_sockets, since_last_s);
         // Whatever the strategy picked, a guest goes home in its place.
         let policy = &self.candidates[self.current];
-        match policy.sends_guests_home() {
+        let moves = match policy.sends_guests_home() {
             true => homeward(&snap, policy.decide(&snap)),
             false => policy.decide(&snap),
+        };
+        match (self.gate, &self.mode_shares) {
+            (Gate::Payoff, Some(shares)) => paying(&snap, shares, away, moves),
+            _ => moves,
+        }
+    }
+
+    /// What a guest costs away from home as the gate takes it: the median
+    /// of the last [`AWAY_MEMORY`] calls' measurements with a guest
+    /// (`measured`, this one's, included), the prior before any.
+    fn away(&mut self, measured: Option<f64>) -> f64 {
+        if let Some(a) = measured {
+            if self.away_seen.len() == AWAY_MEMORY {
+                self.away_seen.remove(0);
+            }
+            self.away_seen.push(a);
+        }
+        match self.away_seen.is_empty() {
+            true => self.away_prior,
+            false => median(&mut self.away_seen.clone()),
         }
     }
 
