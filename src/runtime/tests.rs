@@ -215,7 +215,18 @@ fn cells_follow_a_subdomain_across_sockets_but_not_within_one() {
     let p = Problem::new(12, 4, 4).unwrap();
     let placement = Topology::uniform(2, 2).place(4, true).unwrap();
     for (scope, crosses) in [(Scope::Joint, true), (Scope::Split, false)] {
-        let out = run(&p, &placement, &balanced(scope));
+        let mut out = run(&p, &placement, &balanced(scope));
+        // A subdomain moved before anyone touched it is first touched where
+        // it lands and needs no copy: with four threads on two cores one
+        // thread may be starved at the start and its subdomains move
+        // untouched (seen once in a quiet run here: 3 cross-socket moves, no
+        // rehome). So one of three runs must show a rehome.
+        for _ in 1..3 {
+            if !crosses || out.rehomes > 0 {
+                break;
+            }
+            out = run(&p, &placement, &balanced(scope));
+        }
         let lb = out.lb.clone().unwrap();
         if crosses {
             assert!(lb.cross_socket_moves > 0, "{lb:?}");
