@@ -285,3 +285,38 @@ fn every_figure_draws_a_variant_in_the_same_colour() {
         );
     }
 }
+
+/// The smallest text and the widest figure a reader can take in at a
+/// page's width (issue "figures a researcher trusts at a glance").
+const MIN_TEXT_PX: f64 = 14.0;
+const MAX_WIDTH_PX: f64 = 1200.0;
+
+#[test]
+fn every_figure_is_legible_at_a_pages_width() {
+    let mut checked = 0;
+    for (committed, path) in drawn_files() {
+        if !committed.ends_with(".svg") {
+            continue;
+        }
+        let svg = std::fs::read_to_string(&path).unwrap();
+        let elements = elements(&svg);
+        let width: f64 = (elements.iter().find(|e| e.tag == "svg"))
+            .and_then(|e| e.attrs.get("width")?.parse().ok())
+            .unwrap_or_else(|| panic!("{committed}: no width"));
+        assert!(width <= MAX_WIDTH_PX, "{committed} is {width} px wide");
+        for e in elements.iter().filter(|e| e.tag == "text") {
+            let size: f64 = e
+                .attrs
+                .get("font-size")
+                .and_then(|s| s.parse().ok())
+                .unwrap();
+            assert!(
+                size >= MIN_TEXT_PX - 0.01,
+                "{committed}: \"{}\" is {size:.1} px",
+                e.text
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 15, "only {checked} figures read");
+}

@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{
-    Draw, DrawResult, Frame, Key, Mark, Stroke, chart, colour, mesh, panel_title, seconds,
+    Draw, DrawResult, Frame, Key, Mark, Stroke, TEXT, chart, colour, mesh, panel_title, seconds,
 };
 use crate::engine::EngineKind;
 use crate::engine::TraceSample;
@@ -102,12 +102,12 @@ impl Braid {
     }
 }
 
-/// The legend's strip right of the strands, pixels.
-const LEGEND_PX: u32 = 420;
+/// The legend's strip below the strands, pixels.
+const LEGEND_PX: u32 = 130;
 
 impl Draw for Braid {
     fn size(&self) -> (u32, u32) {
-        (1200 + LEGEND_PX, 700)
+        (1200, 700 + LEGEND_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -115,7 +115,7 @@ impl Draw for Braid {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
-        let (plot, keys) = root.split_horizontally(1200);
+        let (plot, keys) = root.split_vertically(700);
         let pts = self.strands.iter().flat_map(|s| s.points.iter());
         let (t1, y0, y1) = pts.fold((0.0f64, 0.0f64, 0.0f64), |(t, lo, hi), &(x, y)| {
             (t.max(x), lo.min(y), hi.max(y))
@@ -129,7 +129,7 @@ impl Draw for Braid {
         };
         let x = 0.0..t1.max(1e-9);
         let mut chart = chart(&plot, &self.title, frame, x, (y0 - pad)..(y1 + pad))?;
-        mesh(&mut chart, 17, 14)
+        mesh(&mut chart)
             .x_desc(format!("time ({})", seconds(self.virtual_time)))
             .y_desc("update count minus the mean over all subdomains")
             .light_line_style(WHITE.mix(0.0))
@@ -162,7 +162,6 @@ impl Draw for Braid {
                 Mark::Circle,
             )
         });
-        let (_, keys) = keys.split_vertically(60);
-        super::draw_keys(&keys, &legend, 14)
+        super::draw_keys(&keys, &legend, TEXT)
     }
 }

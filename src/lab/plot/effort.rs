@@ -10,8 +10,8 @@ use plotters::prelude::*;
 
 use super::landscape::variant_order;
 use super::{
-    Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, mesh, panel_title, seconds,
-    side_by_side, variant_colours,
+    Draw, DrawResult, Frame, Key, Mark, Stroke, TEXT, by_engine, chart, mesh, panel_title, seconds,
+    variant_colours,
 };
 use crate::engine::Effort;
 use crate::engine::EngineKind;
@@ -116,14 +116,14 @@ impl EffortOverTime {
         let pts = p.lines.iter().flat_map(|l| l.points.iter());
         let (t1, y1) = pts.fold((0.0f64, 0.0f64), |(t, y), &(a, b)| (t.max(a), y.max(b)));
         let frame = Frame {
-            caption: 20,
+            caption: 22,
             margin: 16,
             x_labels: 56,
             y_labels: 76,
         };
         let (x, y) = (0.0..t1.max(1e-9) * 1.02, 0.0..(y1 * 1.1).max(1e-6));
         let mut chart = chart(area, &p.title, frame, x, y)?;
-        mesh(&mut chart, 16, 13)
+        mesh(&mut chart)
             .x_desc(format!("time ({})", seconds(p.virtual_time)))
             .y_desc("effort: % of time lost to imbalance and calls")
             .light_line_style(WHITE.mix(0.0))
@@ -201,12 +201,12 @@ impl EffortOverTime {
     }
 }
 
-/// The legend's strip right of the panels, pixels.
-const LEGEND_PX: u32 = 520;
+/// The legend's strip below the panels, pixels: one column, its labels long.
+const LEGEND_PX: u32 = 290;
 
 impl Draw for EffortOverTime {
     fn size(&self) -> (u32, u32) {
-        (900 * self.panels.len().max(1) as u32 + LEGEND_PX, 620)
+        (1000, 560 * self.panels.len().max(1) as u32 + LEGEND_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -214,11 +214,10 @@ impl Draw for EffortOverTime {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
-        let (w, _) = root.dim_in_pixel();
-        let (panels, keys) = root.split_horizontally(w - LEGEND_PX);
-        side_by_side(&panels, &self.panels, |p, area| self.draw_panel(p, area))?;
-        let (_, keys) = keys.split_vertically(60);
-        super::draw_keys(&keys, &self.keys(), 13)
+        let (_, h) = root.dim_in_pixel();
+        let (panels, keys) = root.split_vertically(h - LEGEND_PX);
+        super::stacked(&panels, &self.panels, |p, area| self.draw_panel(p, area))?;
+        super::draw_keys(&keys, &self.keys(), TEXT)
     }
 }
 

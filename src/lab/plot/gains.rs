@@ -13,7 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::stats::quantile;
-use super::{Draw, DrawResult, Frame, PlotError, chart, legend, mesh, variant_colours};
+use super::{Draw, DrawResult, Frame, PlotError, TEXT, chart, legend, mesh, variant_colours};
 use crate::lab::experiment::results::Record;
 use braid_noise::files::write_atomic;
 
@@ -195,7 +195,7 @@ impl Draw for Gains {
             .collect::<std::collections::HashSet<_>>()
             .len();
         let frame = Frame {
-            caption: 18,
+            caption: 22,
             margin: 16,
             x_labels: 45,
             y_labels: 55,
@@ -210,7 +210,7 @@ impl Draw for Gains {
             lo..hi,
             0.0..(top * 1.2 + 0.5),
         )?;
-        mesh(&mut chart, 14, 12)
+        mesh(&mut chart)
             .x_desc("gain in time to solution (%): positive = anticipating is faster")
             .y_desc("instances")
             .y_label_formatter(&|v| format!("{v:.0}"))
@@ -236,7 +236,7 @@ impl Draw for Gains {
             BLACK.stroke_width(1),
         )];
         chart.draw_series(zero)?;
-        legend(&mut chart, SeriesLabelPosition::UpperRight, 13)
+        legend(&mut chart, SeriesLabelPosition::UpperRight, TEXT)
     }
 }
 

@@ -9,8 +9,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::look::{draw_mark, look};
 use super::stats::Five;
 use super::{
-    Chart, Draw, DrawResult, Frame, Key, Mark, Stroke, by_engine, chart, mesh, noise_label, num,
-    panel_title, seconds, variant_colours,
+    Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, by_engine, chart, mesh,
+    noise_label, num, panel_title, seconds, variant_colours,
 };
 use crate::engine::EngineKind;
 use crate::lab::experiment::results::Record;
@@ -114,7 +114,7 @@ impl Draw for Landscape {
             self.draw_panel(p, area)?;
         }
         let (_, keys) = keys.split_vertically(60);
-        super::draw_keys(&keys, &self.keys(), 15)
+        super::draw_keys(&keys, &self.keys(), TEXT)
     }
 }
 
@@ -317,7 +317,7 @@ where
         true => &log_label,
         false => &lin_label,
     };
-    mesh(&mut chart, 17, 14)
+    mesh(&mut chart)
         .x_desc(format!(
             "iteration rate (iterations per thread per {per}, higher is better)"
         ))
@@ -336,7 +336,7 @@ where
         )])?;
         let (px, py) = chart.backend_coord(&(x0, ZERO));
         let (bx, by) = area.get_base_pixel();
-        let font = ("sans-serif", 14)
+        let font = (FONT, TEXT)
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Right, VPos::Center));

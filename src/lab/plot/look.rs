@@ -280,61 +280,6 @@ where
     Ok(())
 }
 
-/// `mark` as one filled polygon at `at` (pixels) of half-size `size`,
-/// for a legend drawn by plotters, which takes one element type a series
-/// (a circle is a 16-gon there).
-pub(super) fn outline(
-    mark: Mark,
-    at: (i32, i32),
-    size: i32,
-    colour: RGBColor,
-) -> Polygon<(i32, i32)> {
-    let (x, y, s) = (at.0, at.1, size);
-    let points = match mark {
-        Mark::Cross => {
-            let w = 2;
-            vec![
-                (x - s, y - s + w),
-                (x - s + w, y - s),
-                (x, y - w),
-                (x + s - w, y - s),
-                (x + s, y - s + w),
-                (x + w, y),
-                (x + s, y + s - w),
-                (x + s - w, y + s),
-                (x, y + w),
-                (x - s + w, y + s),
-                (x - s, y + s - w),
-                (x - w, y),
-            ]
-        }
-        Mark::None | Mark::Circle => (0..16)
-            .map(|k| {
-                let a = std::f64::consts::TAU * f64::from(k) / 16.0;
-                let r = f64::from(s + 1);
-                (
-                    x + (r * a.cos()).round() as i32,
-                    y + (r * a.sin()).round() as i32,
-                )
-            })
-            .collect(),
-        Mark::Square => vec![
-            (x - s, y - s),
-            (x + s, y - s),
-            (x + s, y + s),
-            (x - s, y + s),
-        ],
-        Mark::Triangle => vec![(x, y - s - 3), (x + s + 2, y + s), (x - s - 2, y + s)],
-        Mark::Diamond => vec![
-            (x, y - s - 2),
-            (x + s + 1, y),
-            (x, y + s + 2),
-            (x - s - 1, y),
-        ],
-    };
-    Polygon::new(points, colour.filled())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,6 +104,11 @@ trait Draw {
 }
 
 const FONT: &str = "sans-serif";
+/// The smallest text any figure draws, in plotters' sizes (an SVG's pixels
+/// are 0.8 of them): 14 px, legible when a figure is shown at a page's
+/// width; and the axes' descriptions.
+const TEXT: u32 = 18;
+const DESC: u32 = 20;
 static DEJAVU: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 
 fn register_font() {
@@ -391,8 +396,9 @@ fn by_engine<'a>(records: &[&'a Record]) -> Vec<(EngineKind, Vec<&'a Record>)> {
         .collect()
 }
 
-/// Clears `root` and draws one panel per item, side by side.
-fn side_by_side<DB: DrawingBackend, P>(
+/// `panels` one above the other, each drawn by `draw` in its share of
+/// `root`: a figure stays narrow enough to read at a page's width.
+fn stacked<DB: DrawingBackend, P>(
     root: &DrawingArea<DB, Shift>,
     panels: &[P],
     draw: impl Fn(&P, &DrawingArea<DB, Shift>) -> DrawResult,
@@ -400,8 +406,7 @@ fn side_by_side<DB: DrawingBackend, P>(
 where
     DB::ErrorType: 'static,
 {
-    root.fill(&WHITE)?;
-    let areas = root.split_evenly((1, panels.len().max(1)));
+    let areas = root.split_evenly((panels.len().max(1), 1));
     for (panel, area) in panels.iter().zip(&areas) {
         draw(panel, area)?;
     }
@@ -467,14 +472,12 @@ fn axis_drawable(r: &std::ops::Range<f64>) -> bool {
 }
 
 /// A chart's mesh with the figures' fonts: the axis descriptions at
-/// `desc`, the tick labels at `labels` points. The caller adds the rest.
+/// [`DESC`], the tick labels at [`TEXT`]. The caller adds the rest.
 fn mesh<'a, 'b, DB: DrawingBackend>(
     chart: &'b mut Chart<'a, DB>,
-    desc: u32,
-    labels: u32,
 ) -> MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, DB> {
     let mut m = chart.configure_mesh();
-    m.axis_desc_style((FONT, desc)).label_style((FONT, labels));
+    m.axis_desc_style((FONT, DESC)).label_style((FONT, TEXT));
     m
 }
 
@@ -649,12 +652,22 @@ where
 /// (same x, |dy| <= tol): each group's indices, the first drawn lowest.
 /// Such series hide one another; a figure draws them apart and says so.
 pub(super) fn coinciding(series: &[Vec<(f64, f64)>], tol: f64) -> Vec<Vec<usize>> {
+    coinciding_at(series, tol, 1.0)
+}
+
+/// [`coinciding`] for series that lie within `tol` of each other at a
+/// `share` of their points or more (at the same x's).
+pub(super) fn coinciding_at(series: &[Vec<(f64, f64)>], tol: f64, share: f64) -> Vec<Vec<usize>> {
     let same = |a: &[(f64, f64)], b: &[(f64, f64)]| {
+        let close = a
+            .iter()
+            .zip(b)
+            .filter(|(p, q)| (p.1 - q.1).abs() <= tol)
+            .count();
         a.len() == b.len()
             && !a.is_empty()
-            && a.iter()
-                .zip(b)
-                .all(|(p, q)| p.0 == q.0 && (p.1 - q.1).abs() <= tol)
+            && a.iter().zip(b).all(|(p, q)| p.0 == q.0)
+            && close as f64 >= share * a.len() as f64
     };
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for i in 0..series.len() {

@@ -13,7 +13,7 @@ use super::landscape::{family, variant_order};
 use super::look::{draw_mark, look};
 use super::stats::quantile;
 use super::{
-    Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, chart, mesh, variant_colours,
+    Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, chart, mesh, variant_colours,
 };
 use crate::engine::EngineKind;
 use crate::forecast::{Forecast, WorkloadForecast};
@@ -33,6 +33,8 @@ struct Panel {
 }
 
 pub(super) struct PayoffMap {
+    /// The figure's headline: what is compared, and where it ran.
+    headline: String,
     variants: Vec<String>,
     panels: Vec<Panel>,
     /// What each series is compared with.
@@ -175,9 +177,8 @@ impl PayoffMap {
                 // run at scale; against a reference, on a machine of a
                 // few threads, they do not apply.
                 let modelled = baseline == Baseline::OwnQuiet;
-                let on = super::machine_of(records).map_or(String::new(), |m| format!(" ({m})"));
                 Panel {
-                    title: format!("noise on: {place}{on}"),
+                    title: format!("noise on: {place}"),
                     x_desc: "noise duty on the noisy core(s) (%)",
                     lines,
                     reps,
@@ -196,6 +197,7 @@ impl PayoffMap {
             .chain(imbalance_panels(records, &variants, &baseline))
             .collect();
         PayoffMap {
+            headline: headline(records, &baseline),
             variants,
             panels,
             baseline,
@@ -204,6 +206,24 @@ impl PayoffMap {
 
     pub(super) fn is_empty(&self) -> bool {
         self.panels.iter().all(|p| p.lines.is_empty())
+    }
+}
+
+/// What the figure compares, and on what: the simulated machine's shape,
+/// or the real one's CPU.
+fn headline(records: &[&Record], baseline: &Baseline) -> String {
+    let shape = (records.iter().find_map(|r| r.report.as_ref())).map_or(String::new(), |r| {
+        let s = if r.sockets == 1 { "" } else { "s" };
+        format!("{} threads on {} socket{s}", r.threads, r.sockets)
+    });
+    match baseline {
+        Baseline::OwnQuiet => format!(
+            "What noise and imbalance add to each variant's time to solution (simulated, {shape})"
+        ),
+        Baseline::Reference(v) => {
+            let cpu = super::machine_of(records).unwrap_or_else(|| "this machine".into());
+            format!("Time to solution under noise, over {v}'s quiet median ({cpu}, {shape})")
+        }
     }
 }
 
@@ -318,8 +338,13 @@ fn grid(n: usize) -> (usize, usize) {
     (n.div_ceil(cols).max(1), cols)
 }
 
-/// The legend's strip above the panels, pixels.
-const LEGEND_PX: u32 = 120;
+/// The headline's strip and the legend's below it, above the panels,
+/// pixels.
+const HEADLINE_PX: u32 = 40;
+const LEGEND_PX: u32 = 165;
+/// A panel, pixels: two side by side make a figure 1200 wide, legible at
+/// a page's width.
+const PANEL_PX: (u32, u32) = (600, 520);
 /// The model's two forecasts' dashes: plain async, a perfect balancer.
 const MODEL_DASH: (u32, u32) = (8, 5);
 const IDEAL_DASH: (u32, u32) = (2, 4);
@@ -328,7 +353,10 @@ const GREY: RGBColor = RGBColor(90, 90, 90);
 impl Draw for PayoffMap {
     fn size(&self) -> (u32, u32) {
         let (rows, cols) = grid(self.panels.len());
-        (720 * cols as u32, 560 * rows as u32 + LEGEND_PX)
+        (
+            PANEL_PX.0 * cols as u32,
+            PANEL_PX.1 * rows as u32 + HEADLINE_PX + LEGEND_PX,
+        )
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -336,8 +364,14 @@ impl Draw for PayoffMap {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
-        let (top, rest) = root.split_vertically(LEGEND_PX);
-        super::draw_keys(&top, &self.keys(), 14)?;
+        let (head, rest) = root.split_vertically(HEADLINE_PX);
+        head.draw(&Text::new(
+            self.headline.clone(),
+            (10, 10),
+            TextStyle::from((FONT, 20).into_font()),
+        ))?;
+        let (top, rest) = rest.split_vertically(LEGEND_PX);
+        super::draw_keys(&top, &self.keys(), TEXT)?;
         let areas = rest.split_evenly(grid(self.panels.len()));
         for (p, area) in self.panels.iter().zip(&areas) {
             self.draw_panel(p, area)?;
@@ -396,7 +430,7 @@ impl PayoffMap {
             });
         }
         keys.push(Key::new(
-            "dashed over a line: two series within 0.5%",
+            "dashed, set aside: lies on another",
             RGBColor(60, 60, 60),
             Stroke::Dashed(4, 3),
             Mark::None,
@@ -418,22 +452,27 @@ impl PayoffMap {
             })
             .collect();
         let frame = Frame {
-            caption: 20,
+            caption: 22,
             margin: 16,
             x_labels: 50,
-            y_labels: 60,
+            y_labels: 78,
         };
         // Room above the top for what is off the scale: it is drawn at
         // `clip`, inside the frame and below the caption.
         let span = y1 - y0;
         let clip = y1 + 0.04 * span;
-        let (x, y) = (0.0..(x1 * 1.08), (y0 - 0.05 * span)..(y1 + 0.1 * span));
+        // The x axis spans the data (duties from 10%, cost factors from
+        // 1.5), with a margin either side.
+        let x0 = (p.lines.iter().flat_map(|(_, pts)| pts.iter())).fold(x1, |x, &(a, _)| x.min(a));
+        let pad = 0.08 * (x1 - x0).max(1.0);
+        let x_end = x1 + pad;
+        let (x, y) = ((x0 - pad)..x_end, (y0 - 0.05 * span)..(y1 + 0.1 * span));
         let mut chart = chart(area, &p.title, frame, x, y)?;
         let y_desc = match &self.baseline {
             Baseline::OwnQuiet => "time-to-solution increase over quiet (%)".to_string(),
             Baseline::Reference(v) => format!("time to solution over {v}'s quiet median (%)"),
         };
-        mesh(&mut chart, 15, 13)
+        mesh(&mut chart)
             .x_desc(p.x_desc)
             .y_desc(y_desc)
             .x_label_formatter(&|v| format!("{v:.0}"))
@@ -442,7 +481,10 @@ impl PayoffMap {
             .draw()?;
         let series: Vec<Vec<(f64, f64)>> = p.lines.iter().map(|(_, pts)| pts.clone()).collect();
         let mut place = vec![(0usize, 1usize); series.len()];
-        for group in super::coinciding(&series, 0.005 * span) {
+        // Series closer than a marker's width (about 2% of the axis at this
+        // height) at half their points or more would hide one another: the
+        // later ones are dashed, and their markers set side by side.
+        for group in super::coinciding_at(&series, 0.02 * span, 0.5) {
             for (j, &i) in group.iter().enumerate() {
                 place[i] = (j, group.len());
             }
@@ -455,14 +497,14 @@ impl PayoffMap {
         }
         draw_forecasts(&mut chart, p)?;
         if !off.is_empty() {
-            let (px, py) = chart.backend_coord(&(x1 * 1.08, clip));
+            let (px, py) = chart.backend_coord(&(x_end, clip));
             area.draw(&Text::new(
                 format!("off the scale: {}", off.join(", ")),
                 (
                     px - area.get_base_pixel().0 - 6,
                     py - area.get_base_pixel().1 + 8,
                 ),
-                TextStyle::from((FONT, 13).into_font()).pos(
+                TextStyle::from((FONT, TEXT).into_font()).pos(
                     plotters::style::text_anchor::Pos::new(
                         plotters::style::text_anchor::HPos::Right,
                         plotters::style::text_anchor::VPos::Top,

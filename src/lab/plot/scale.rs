@@ -14,7 +14,9 @@ use plotters::prelude::*;
 
 use super::landscape::variant_order;
 use super::look::{draw_mark, look};
-use super::{Draw, DrawResult, Frame, Key, Mark, PlotError, Stroke, chart, mesh, variant_colours};
+use super::{
+    Draw, DrawResult, Frame, Key, Mark, PlotError, Stroke, TEXT, chart, mesh, variant_colours,
+};
 use crate::lab::experiment::results::Record;
 use crate::topology::SimTopology;
 
@@ -205,14 +207,14 @@ impl Scale {
         let (y0, y1) = (y0.floor(), y1.ceil().max(y0.floor() + 1.0));
         let pad = 0.05 * (x1 - x0).max(0.1);
         let frame = Frame {
-            caption: 20,
+            caption: 22,
             margin: 16,
             x_labels: 56,
             y_labels: 76,
         };
         let mut chart = chart(area, title, frame, x0 - pad..x1 + pad, y0..y1)?;
         let power = |v: &f64| two_digits(10f64.powf(*v));
-        mesh(&mut chart, 16, 13)
+        mesh(&mut chart)
             .x_desc("simulated nodes of 2 x 32 cores (log scale)")
             .y_desc(y_desc)
             .x_label_formatter(&power)
@@ -290,7 +292,7 @@ const LEGEND_PX: u32 = 110;
 
 impl Draw for Scale {
     fn size(&self) -> (u32, u32) {
-        (1600, 640 + LEGEND_PX)
+        (1000, 2 * 560 + LEGEND_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -300,7 +302,7 @@ impl Draw for Scale {
         root.fill(&WHITE)?;
         let (_, h) = root.dim_in_pixel();
         let (panels, keys) = root.split_vertically(h - LEGEND_PX);
-        let areas = panels.split_evenly((1, 2));
+        let areas = panels.split_evenly((2, 1));
         self.draw_panel(
             &areas[0],
             "What a call costs (mean, virtual time)",
@@ -313,7 +315,7 @@ impl Draw for Scale {
             "moves per call (log scale)",
             |p| p.moves as f64 / p.calls.max(1) as f64,
         )?;
-        super::draw_keys(&keys, &self.keys(), 14)
+        super::draw_keys(&keys, &self.keys(), TEXT)
     }
 }
 

@@ -10,14 +10,14 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::landscape::variant_order;
 use super::stats::Five;
 use super::{
-    Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, by_engine, chart, colour, mesh, noise_label,
-    panel_title, seconds, side_by_side,
+    Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, by_engine, chart, colour, mesh,
+    noise_label, panel_title, seconds,
 };
 use crate::engine::EngineKind;
 use crate::lab::experiment::results::Record;
 
-/// The legend's strip above the panels, pixels: two rows of entries.
-const LEGEND_PX: u32 = 70;
+/// The legend's strip above the panels, pixels: a row per entry.
+const LEGEND_PX: u32 = 110;
 
 /// A sample taken while other work held a core.
 const BUSY: RGBColor = RGBColor(200, 0, 0);
@@ -139,10 +139,10 @@ impl TimeToSolution {
 impl Draw for TimeToSolution {
     fn size(&self) -> (u32, u32) {
         let rows = self.panels.iter().map(|p| p.rows.len()).max().unwrap_or(1) as u32;
-        // The rows, and the legend's strip above them.
+        // The legend's strip, and the panels one above the other.
         (
-            1000 * self.panels.len().max(1) as u32,
-            200 + 70 * rows + LEGEND_PX,
+            1000,
+            (200 + 70 * rows) * self.panels.len().max(1) as u32 + LEGEND_PX,
         )
     }
 
@@ -152,8 +152,8 @@ impl Draw for TimeToSolution {
     {
         root.fill(&WHITE)?;
         let (keys, panels) = root.split_vertically(LEGEND_PX);
-        side_by_side(&panels, &self.panels, draw_panel)?;
-        super::draw_keys(&keys.margin(6, 0, 200, 0), &self.keys(), 15)
+        super::stacked(&panels, &self.panels, draw_panel)?;
+        super::draw_keys(&keys.margin(6, 0, 200, 0), &self.keys(), TEXT)
     }
 }
 
@@ -177,18 +177,9 @@ where
         x_labels: 60,
         y_labels: 240,
     };
-    // The legend gets a strip of its own above the first row: it covers
-    // no box.
-    let legend_rows = f64::from(LEGEND_PX) / 70.0;
-    let mut chart = chart(
-        area,
-        &p.title,
-        frame,
-        left..(x1 + pad),
-        -0.6..(n - 0.4 + legend_rows),
-    )?;
+    let mut chart = chart(area, &p.title, frame, left..(x1 + pad), -0.6..(n - 0.4))?;
     let unit = seconds(p.virtual_time);
-    mesh(&mut chart, 17, 14)
+    mesh(&mut chart)
         .x_desc(format!(
             "time to solution, relative residual 1e-4 ({unit}, lower is better)"
         ))
@@ -227,7 +218,7 @@ where
                 px - 12 - area.get_base_pixel().0,
                 py - area.get_base_pixel().1,
             ),
-            TextStyle::from((FONT, 16).into_font()).pos(Pos::new(HPos::Right, VPos::Center)),
+            TextStyle::from((FONT, TEXT).into_font()).pos(Pos::new(HPos::Right, VPos::Center)),
         ))?;
     }
     if clipped > 0 {
@@ -238,7 +229,7 @@ where
                 px - area.get_base_pixel().0 + 8,
                 py - area.get_base_pixel().1 - 6,
             ),
-            TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom)),
+            TextStyle::from((FONT, TEXT).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom)),
         ))?;
     }
     Ok(())

@@ -12,9 +12,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::landscape::{family, variant_order};
-use super::look::{draw_mark, look, outline};
+use super::look::{draw_mark, look};
 use super::stats::quantile;
-use super::{Draw, DrawResult, Frame, PlotError, chart, legend, mesh, variant_colours};
+use super::{Draw, DrawResult, Frame, Key, PlotError, Stroke, TEXT, chart, mesh, variant_colours};
 use crate::lab::experiment::results::Record;
 use braid_noise::files::write_atomic;
 
@@ -253,7 +253,7 @@ impl Workloads {
 
 impl Draw for Workloads {
     fn size(&self) -> (u32, u32) {
-        (1100, 900)
+        (1100, 900 + LEGEND_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -261,13 +261,27 @@ impl Draw for Workloads {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
-        let (top, bottom) = root.split_vertically(520);
+        let (keys, rest) = root.split_vertically(LEGEND_PX);
+        super::draw_keys(&keys, &self.keys(), TEXT)?;
+        let (top, bottom) = rest.split_vertically(520);
         self.draw_ratios(&top)?;
         self.draw_spreads(&bottom)
     }
 }
 
+/// The legend's strip above the panels, pixels: a strip of its own, so
+/// that it covers no point.
+const LEGEND_PX: u32 = 110;
+
 impl Workloads {
+    /// One key per variant, in its look.
+    fn keys(&self) -> Vec<Key> {
+        let colours = variant_colours(&self.variants);
+        (self.variants.iter().zip(colours))
+            .map(|(v, c)| Key::new(v.clone(), c, Stroke::None, look(v).mark))
+            .collect()
+    }
+
     /// Where variant `vi`'s marker sits in column `c`: spread across the
     /// column so that the variants do not hide one another.
     fn x(&self, c: usize, vi: usize) -> f64 {
@@ -277,10 +291,10 @@ impl Workloads {
 
     fn frame() -> Frame {
         Frame {
-            caption: 18,
+            caption: 22,
             margin: 14,
             x_labels: 40,
-            y_labels: 60,
+            y_labels: 85,
         }
     }
 
@@ -313,7 +327,7 @@ impl Workloads {
             (lo - pad)..(hi + 3.0 * pad),
         )?;
         let names: Vec<String> = self.columns.iter().map(|c| c.workload.clone()).collect();
-        mesh(&mut chart, 14, 12)
+        mesh(&mut chart)
             .x_labels(self.columns.len() * 2 + 1)
             .x_label_formatter(&|x| {
                 let c = x.floor();
@@ -354,12 +368,8 @@ impl Workloads {
             for &p in &pts {
                 draw_mark(&mut chart, mark, p, (0, 5), c, false)?;
             }
-            chart
-                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-                .label(v.as_str())
-                .legend(move |(x, y)| outline(mark, (x + 8, y), 5, c));
         }
-        legend(&mut chart, SeriesLabelPosition::LowerLeft, 12)
+        Ok(())
     }
 
     fn draw_spreads<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult
@@ -380,7 +390,7 @@ impl Workloads {
             0.0..(hi * 1.1),
         )?;
         let names: Vec<String> = self.columns.iter().map(|c| c.workload.clone()).collect();
-        mesh(&mut chart, 14, 12)
+        mesh(&mut chart)
             .x_labels(self.columns.len() * 2 + 1)
             .x_label_formatter(&|x| {
                 let c = x.floor();
