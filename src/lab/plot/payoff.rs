@@ -538,6 +538,14 @@ impl PayoffMap {
         (x1, y0, top * 1.05)
     }
 
+    /// Variant `vi`'s colour and marker in this figure.
+    fn drawn_as(&self, vi: usize) -> (RGBColor, Mark) {
+        (
+            variant_colours(&self.variants)[vi],
+            look(&self.variants[vi]).mark,
+        )
+    }
+
     /// Variant `vi`'s repetitions, each a small open marker, and a bar from
     /// the least to the most at each x; placed as [`Self::draw_line`]
     /// places its line's markers.
@@ -552,8 +560,7 @@ impl PayoffMap {
     where
         DB::ErrorType: 'static,
     {
-        let c = variant_colours(&self.variants)[vi];
-        let mark = look(&self.variants[vi]).mark;
+        let (c, mark) = self.drawn_as(vi);
         let dx = side((j, of));
         let mut xs: Vec<f64> = all.iter().map(|p| p.0).collect();
         xs.dedup();
@@ -585,8 +592,7 @@ impl PayoffMap {
     where
         DB::ErrorType: 'static,
     {
-        let c = variant_colours(&self.variants)[vi];
-        let mark = look(&self.variants[vi]).mark;
+        let (c, mark) = self.drawn_as(vi);
         let pts: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x, y.min(y1))).collect();
         match j {
             0 => chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?,
