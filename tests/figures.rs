@@ -14,6 +14,7 @@ use common::{braid, scratch};
 /// Each committed set of records and the directory its figures are
 /// committed in (the commands in the docs that draw them).
 const SETS: &[(&[&str], &str)] = &[
+    (&["plots/validate/data/validation.json"], "plots/validate"),
     (
         &["plots/data/braid-run.jsonl", "plots/data/braid-sim.jsonl"],
         "plots",

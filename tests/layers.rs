@@ -53,8 +53,8 @@ const LEVELS: &[&[&str]] = &[
     // where a real run's parasites start. The library ends here.
     &["drive"],
     // The lab (src/lab/): -> experiment; the simulator's costs measured by
-    // real runs.
-    &["lab::experiment", "lab::calibrate"],
+    // real runs; how well a few runs pin a statistic down.
+    &["lab::experiment", "lab::calibrate", "lab::bootstrap"],
     // Figures and tables from results, and a chooser learned from them.
     &["lab::plot", "lab::table", "lab::learn"],
     // The simulator checked against the machine (both engines, a table).

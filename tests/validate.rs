@@ -40,7 +40,7 @@ fn quick_validation_writes_a_calibration_runs_can_take_a_table_and_a_citable_fil
     }
     assert!(
         run.stdout
-            .contains("agreement: time to solution within 15% in ")
+            .contains("whichever is wider): time to solution within 15% in ")
     );
     let md = std::fs::read_to_string(out.join("validation.md")).unwrap();
     assert!(md.contains(&run.stdout), "validation.md holds the table");
@@ -117,6 +117,40 @@ fn quick_validation_writes_a_calibration_runs_can_take_a_table_and_a_citable_fil
     assert_eq!(rows[1]["base"], "async(1)");
     assert_eq!(rows[2]["base"], "async(4)");
     assert!(rows[0]["over_quiet"].is_null());
+    // Each row keeps its real runs round by round, and each verdict the
+    // machine's 95% interval it was judged against.
+    for r in rows {
+        assert_eq!(r["real_runs"].as_array().map(Vec::len), Some(3), "{r}");
+    }
+    let interval = &rows[1]["time"]["interval"];
+    let (lo, hi) = (interval[0].as_f64().unwrap(), interval[1].as_f64().unwrap());
+    let median = rows[1]["time"]["real"].as_f64().unwrap();
+    assert!(lo <= median && median <= hi, "{interval} around {median}");
+    assert!(
+        run.stdout.contains("resolution: 3 real runs a row"),
+        "{}",
+        run.stdout
+    );
+
+    // The figure, and `braid plot` draws it again from validation.json.
+    for name in ["validation.png", "validation.svg"] {
+        assert!(out.join(name).is_file(), "no {name}");
+    }
+    let again = braid(
+        &dir,
+        &[
+            "plot",
+            out.join("validation.json").to_str().unwrap(),
+            "--out",
+            "redrawn",
+        ],
+    );
+    assert_eq!(again.status, Some(0), "{}", again.stderr);
+    assert_eq!(
+        std::fs::read(dir.join("redrawn/validation.svg")).unwrap(),
+        std::fs::read(out.join("validation.svg")).unwrap(),
+        "the redrawn figure differs"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

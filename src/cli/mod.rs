@@ -134,7 +134,8 @@ struct ExperimentArgs {
 
 #[derive(Debug, Args)]
 struct PlotArgs {
-    /// Results files written by `braid experiment`
+    /// Results files written by `braid experiment`, or a `validation.json`
+    /// of `braid validate` (redrawn as validation.png and .svg)
     #[arg(value_name = "RESULTS.jsonl", required = true)]
     results: Vec<PathBuf>,
     /// Directory for the PNG, SVG, Markdown and CSV files (the default keeps
@@ -302,7 +303,8 @@ fn validate(args: ValidateArgs) -> Result<(), Failure> {
         Ok(v) => {
             runner::show(&v.summary());
             eprintln!(
-                "braid validate: wrote calibration.txt, validation.md and validation.json in {}",
+                "braid validate: wrote calibration.txt, validation.md, validation.json and \
+                 validation.png and .svg in {}",
                 opts.out.display()
             );
             Ok(())
@@ -538,12 +540,34 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
             .with_context(|| format!("cannot create {DEFAULT_PLOTS}"))
             .map_err(bad_input)?;
     }
-    let written = crate::lab::plot::plot_all(&args.results, &args.out).map_err(|e| {
-        match e.is_bad_input() {
-            true => Failure::BadInput(e.into()),
-            false => Failure::Failed(e.into()),
+    // A validation.json is drawn as its own figure; the rest are results.
+    let (validations, results): (Vec<PathBuf>, Vec<PathBuf>) = args
+        .results
+        .iter()
+        .cloned()
+        .partition(|p| crate::lab::validate::is_validation(p));
+    let mut written = Vec::new();
+    if !results.is_empty() {
+        written = crate::lab::plot::plot_all(&results, &args.out).map_err(|e| {
+            match e.is_bad_input() {
+                true => Failure::BadInput(e.into()),
+                false => Failure::Failed(e.into()),
+            }
+        })?;
+    }
+    for path in &validations {
+        if !args.out.is_dir() {
+            std::fs::create_dir(&args.out)
+                .with_context(|| format!("cannot create {}", args.out.display()))
+                .map_err(bad_input)?;
         }
-    })?;
+        let drawn =
+            crate::lab::validate::redraw(path, &args.out).map_err(|e| match e.is_bad_input() {
+                true => Failure::BadInput(e.into()),
+                false => Failure::Failed(e.into()),
+            })?;
+        written.extend(drawn);
+    }
     for path in written {
         runner::show(&format!("{}\n", path.display()));
     }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::parser::Parser;
 use super::{AutoOr, ConfigError, NoiseCore, Origin};
-use crate::engine::{Group, Jitter, Slow, Stall};
+use crate::engine::{Group, Jitter, SimLoads, Slow, Stall};
 use crate::limits::*;
 use crate::noise::{NoiseForm, NoiseOffsets};
 use crate::policy::{Gate, LbStrategy, Named};
@@ -363,6 +363,16 @@ config_keys! {
     /// (so that balancers move and counts drift apart as on real threads).
     #[serde(skip_serializing_if = "Option::is_none")]
     sim_jitter: Option<Jitter> = "none", |p| p.jitter();
+    /// model | measured: the object loads the balancers see. model = each
+    /// subdomain's cost from the cost model, exact; measured = as braid run
+    /// measures them, the virtual time its updates took (the bursts and jitter that
+    /// fell in them included) at its owner's speed, so that a balancer sees the
+    /// scatter a real one sees.
+    #[serde(skip_serializing_if = "SimLoads::is_model")]
+    sim_loads: SimLoads = "model", |p| p.choice(&[
+        ("model", SimLoads::Model),
+        ("measured", SimLoads::Measured),
+    ]);
     /// Seconds between the checks of the residual estimate in ssync/async, as
     /// `braid run`'s monitor makes them (0.001), a refuted check then cutting the
     /// line as the runtime's restart does; 0 checks after every event, a refuted

@@ -46,14 +46,14 @@ fn every_default_parses_and_every_key_has_a_doc_or_shares_one() {
 fn every_key_in_the_key_list_is_accepted() {
     // (a uniform workload, lb_group = socket, the network's o and g at 0,
     // the costs validate measures at 0, no jitter, no lb_model, no
-    // lb_away_cost and no lb_gate are left out of the JSON, so reports from
-    // before those keys keep their digests)
+    // lb_away_cost, no lb_gate and the model's loads are left out of the
+    // JSON, so reports from before those keys keep their digests)
     let c = parse(
         "workload = random(1, 2)\nlb_group = node\nlb_away_cost = auto\nlb_gate = payoff\n\
          sim_node_overhead_ns = 1\n\
          sim_node_gap_ns = 1\nlb_model = m.json\nsim_row_ns = 1\nsim_cold_cell_ns = 1\n\
          sim_remote_edge_ns = 1\nsim_noise_switch_ns = 1\nsim_monitor_s = 0.001\n\
-         sim_jitter = 0.05:0.001",
+         sim_jitter = 0.05:0.001\nsim_loads = measured",
     )
     .unwrap();
     let json = serde_json::to_value(&c).unwrap();

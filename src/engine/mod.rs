@@ -16,7 +16,7 @@ pub use outcome::{
     TraceSample, Tried, host_nodes,
 };
 pub use progress::{Progress, ProgressNow};
-pub use simulated::{Jitter, SimCosts, SimSettings};
+pub use simulated::{Jitter, SimCosts, SimLoads, SimSettings};
 pub use speeds::MeasuredSpeeds;
 
 use std::sync::Arc;

@@ -28,9 +28,32 @@ pub struct SimSettings {
     /// runtime's monitor makes them (`sim_monitor_s`); `None`: after every
     /// event.
     pub monitor_s: Option<f64>,
+    /// The object loads a balancer sees (`sim_loads`).
+    pub loads: SimLoads,
     /// Speeds a real run measured, replayed on its threads' cores
     /// (`braid sim --replay-speeds`).
     pub replayed: Option<Arc<MeasuredSpeeds>>,
+}
+
+/// The object loads the simulator's balancers see (`sim_loads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SimLoads {
+    /// Each subdomain's cost from the cost model: exact.
+    #[default]
+    Model,
+    /// As `braid run` measures them: the virtual time a subdomain's
+    /// updates took (the bursts and jitter that fell in them included) at
+    /// its owner's speed over the interval.
+    Measured,
+}
+
+impl SimLoads {
+    /// The default, which reports leave out (so that reports written
+    /// before the key existed read the same).
+    pub fn is_model(&self) -> bool {
+        *self == SimLoads::Model
+    }
 }
 
 /// The simulator's costs, in nanoseconds of virtual time.

@@ -207,24 +207,12 @@ fn commonest(labels: impl IntoIterator<Item = Named>) -> Option<(Named, f64)> {
     best.map(|(c, k)| (c, k as f64 / n as f64))
 }
 
-/// Resamples drawn for a bootstrap interval.
-const RESAMPLES: usize = 4000;
-
-/// The 95% percentile-bootstrap interval of the mean of `values`
-/// ([`RESAMPLES`] resamples with replacement, drawn from a fixed seed so
-/// that a run prints the same interval again); `(x, x)` for one value.
+/// The 95% percentile-bootstrap interval of the mean of `values` (drawn
+/// from a fixed seed, so that a run prints the same interval again);
+/// `(x, x)` for one value.
 fn bootstrap_mean(values: &[f64]) -> (f64, f64) {
-    let n = values.len();
-    if n == 0 {
-        return (f64::NAN, f64::NAN);
-    }
-    let mut rng = crate::rng::SplitMix64(0x5EED_B007);
-    let mut means: Vec<f64> = (0..RESAMPLES)
-        .map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64)
-        .collect();
-    means.sort_by(f64::total_cmp);
-    let at = |q: f64| means[((q * (RESAMPLES - 1) as f64).round() as usize).min(RESAMPLES - 1)];
-    (at(0.025), at(0.975))
+    let mean = |ix: &[usize]| ix.iter().map(|&i| values[i]).sum::<f64>() / ix.len() as f64;
+    crate::lab::bootstrap::interval(values.len(), mean).unwrap_or((f64::NAN, f64::NAN))
 }
 
 /// Trains on `instances` (those with a label), `k` neighbours voting;

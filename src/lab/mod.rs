@@ -4,8 +4,9 @@
 //! ([`table`]) drawn from those files; a strategy chooser learned from
 //! them ([`learn`]); the simulator's costs measured in real runs on this
 //! machine ([`calibrate`]) and the simulator checked against the machine
-//! ([`validate`]).
+//! ([`validate`]), with the machine's own uncertainty ([`bootstrap`]).
 
+pub(crate) mod bootstrap;
 pub(crate) mod calibrate;
 pub(crate) mod experiment;
 pub(crate) mod learn;

@@ -64,6 +64,7 @@ pub(super) fn settings(plan: &Plan, replayed: Option<Arc<MeasuredSpeeds>>) -> Si
             .filter(|j| j.sd > 0.0 && replayed.is_none())
             .map(|j| (j, cfg.seed)),
         monitor_s: (cfg.sim_monitor_s > 0.0).then_some(cfg.sim_monitor_s),
+        loads: cfg.sim_loads,
         replayed,
     }
 }

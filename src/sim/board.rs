@@ -52,13 +52,79 @@ pub(crate) struct Loads {
     pub(crate) busy_ps: Vec<u64>,
     pub(crate) work_ps: Vec<f64>,
     pub(crate) core: Vec<(f64, u64)>,
+    /// Whether balancers see the loads as measured (busy time at the
+    /// owner's speed, as the runtime's) rather than the nominal work:
+    /// then with each subdomain's domain and cells, to share out a
+    /// thread's time at home as the runtime does ([`Loads::add`]).
+    pub(crate) measured: Option<Slabs>,
+}
+
+/// Each subdomain's domain, cells and the nominal cost of its last
+/// update (0 before its first).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Slabs {
+    pub(crate) domains: Vec<usize>,
+    pub(crate) cells: Vec<f64>,
+    pub(crate) last_ps: Vec<f64>,
+}
+
+impl Slabs {
+    pub(crate) fn of(problem: &crate::problem::Problem) -> Slabs {
+        Slabs {
+            domains: problem.subs.iter().map(|g| g.domain).collect(),
+            cells: problem.subs.iter().map(|g| g.cells() as f64).collect(),
+            last_ps: vec![0.0; problem.subs.len()],
+        }
+    }
 }
 
 impl Loads {
     /// An update of `sub` by thread `t` that cost `nominal_ps` and took
-    /// `took_ps`.
-    pub(crate) fn add(&mut self, sub: usize, t: usize, nominal_ps: f64, took_ps: u64) {
-        self.busy_ps[sub] += took_ps;
+    /// `took_ps`; `set` is what `t` holds.
+    ///
+    /// Measured, an update at home (a subdomain of `t`'s own domain) is
+    /// busy time shared out over the subdomains `t` holds there, each by
+    /// its nominal cost, as the runtime's slab pass shares its time
+    /// (`subdomain::slab`: the pass's time by cells, a workload's extra
+    /// work each region's own): a burst that falls in it weighs on all of
+    /// them, not on the one it fell in. A subdomain away from home is
+    /// swept on its own, in both.
+    pub(crate) fn add(
+        &mut self,
+        sub: usize,
+        t: usize,
+        nominal_ps: f64,
+        took_ps: u64,
+        set: &[usize],
+    ) {
+        let Loads {
+            busy_ps, measured, ..
+        } = self;
+        match measured {
+            Some(slabs) if slabs.domains[sub] == t => {
+                slabs.last_ps[sub] = nominal_ps;
+                // One not yet updated weighs as this one would at its size.
+                let per_cell = nominal_ps / slabs.cells[sub].max(1.0);
+                let weight = |h: usize| {
+                    let last = slabs.last_ps[h];
+                    if last > 0.0 {
+                        last
+                    } else {
+                        per_cell * slabs.cells[h]
+                    }
+                };
+                let home = || set.iter().filter(|&&h| slabs.domains[h] == t);
+                let total: f64 = home().map(|&h| weight(h)).sum();
+                if total > 0.0 {
+                    for &h in home() {
+                        busy_ps[h] += (took_ps as f64 * weight(h) / total).round() as u64;
+                    }
+                } else {
+                    busy_ps[sub] += took_ps;
+                }
+            }
+            _ => busy_ps[sub] += took_ps,
+        }
         self.work_ps[sub] += nominal_ps;
         self.core[t].0 += nominal_ps;
         self.core[t].1 += took_ps;
@@ -87,13 +153,16 @@ impl Board {
         }
     }
 
-    /// Starts measuring object loads.
-    pub(crate) fn measure_loads(&mut self) {
+    /// Starts measuring object loads; balancers see them `measured` (as
+    /// the runtime does, its subdomains' slabs given) or from the cost
+    /// model.
+    pub(crate) fn measure_loads(&mut self, measured: Option<Slabs>) {
         let (n, threads) = (self.counts.len(), self.updates.len());
         self.loads = Some(Loads {
             busy_ps: vec![0; n],
             work_ps: vec![0.0; n],
             core: vec![(0.0, 0); threads],
+            measured,
         });
     }
 }
@@ -118,7 +187,8 @@ impl schedule::View for Board {
         Some(self.loads.as_ref()?.busy_ps[sub] as f64 / PS_PER_S)
     }
     fn work_s(&self, sub: usize) -> Option<f64> {
-        Some(self.loads.as_ref()?.work_ps[sub] / PS_PER_S)
+        let loads = self.loads.as_ref().filter(|l| l.measured.is_none())?;
+        Some(loads.work_ps[sub] / PS_PER_S)
     }
     fn core_time(&self, t: usize) -> Option<(f64, f64)> {
         let (work, took) = self.loads.as_ref()?.core[t];

@@ -4,13 +4,15 @@
 //! worker does (set refresh and balancer turn at the top of a sweep, the
 //! staleness gate, skipping what it no longer owns or what is in flight).
 
-use super::board::{Board, Calls, Pending};
+use super::board::{Board, Calls, Pending, Slabs};
 use super::clock::{PS_PER_S, RANGE_PS, after, ps, seconds, step};
 use super::cores;
 use super::events::Events;
 use super::network::{self, Network};
 use super::timeline::Timeline;
-use crate::engine::{Numbers, Residual, Settings, SimCosts, SimSettings, StopReason, TraceSample};
+use crate::engine::{
+    Numbers, Residual, Settings, SimCosts, SimLoads, SimSettings, StopReason, TraceSample,
+};
 use crate::noise::NoisePlan;
 use crate::problem::{Neighbour, Problem, Side, residual_norm};
 use crate::schedule::calls::start_interval;
@@ -148,7 +150,8 @@ impl<'a> Simulation<'a> {
         let measure = settings.measure();
         let measures = measure.loads;
         if measures {
-            board.measure_loads();
+            let measured = sim.loads == SimLoads::Measured;
+            board.measure_loads(measured.then(|| Slabs::of(p)));
         }
         let numbers = sim.numbers;
         let (subs, r0) = if numbers == Numbers::Held {
@@ -463,7 +466,7 @@ impl<'a> Simulation<'a> {
                     let began = clock;
                     clock = tl.run(clock, cost);
                     if let Some(loads) = &mut self.board.loads {
-                        loads.add(s, t, cost, clock - began);
+                        loads.add(s, t, cost, clock - began, &self.board.sets[t]);
                     }
                     self.board.counts[s] += 1;
                     self.count_update(t);
@@ -557,7 +560,7 @@ impl<'a> Simulation<'a> {
         self.count_update(t);
         if let Some(loads) = &mut self.board.loads {
             let th = &self.threads[t];
-            loads.add(s, t, th.nominal, self.now - th.began);
+            loads.add(s, t, th.nominal, self.now - th.began, &self.board.sets[t]);
         }
     }
 

@@ -121,6 +121,62 @@ fn measured_loads_are_the_cost_model_exactly() {
 }
 
 #[test]
+fn measured_loads_are_the_time_at_home_shared_out_as_the_runtime_measures_it() {
+    // As above, but the balancer sees loads as the runtime measures them.
+    let dir = crate::scratch_dir("sim-measured-loads");
+    let map = dir.join("map.txt");
+    std::fs::write(&map, "1 4 2.5 1\n1 1 1 3\n").unwrap();
+    let mut overrides = vec![
+        format!("workload=map:{}", map.display()),
+        "max_iterations=2000".into(),
+        "domain_size=64".into(),
+        "threads=2".into(),
+        "noise=thread".into(),
+        "noise_cores=0:0.3".into(),
+        "sim_loads=measured".into(),
+    ];
+    let (plan, out, recorder) = run_recorded(&overrides, Duration::from_micros(200));
+    let want: Vec<f64> = (0..8)
+        .map(|s| home_s(&plan, s, plan.settings.workload.factor(s, 0.0)))
+        .collect();
+    let seen = recorder.loads.lock().unwrap();
+    assert!(seen.len() > 3, "{} calls", seen.len());
+    // Each load is this interval's busy time at its owner's speed in the
+    // interval: a pass cut by the call aside, the cost model's.
+    let mut off = 0.0f64;
+    for (loads, _) in &seen[1..] {
+        for (s, (got, want)) in loads.iter().zip(&want).enumerate() {
+            assert!((got / want - 1.0).abs() < 0.05, "{s}: {got} vs {want}");
+            off = off.max((got / want - 1.0).abs());
+        }
+    }
+    assert!(off > 1e-6, "measured loads that are the model's exactly");
+    // The noisy core's busy time: the parasite's bursts shared out over
+    // its slab by cost, not charged to the updates they fell in, so each
+    // of its subdomains is stretched alike (the cost model's loads, run
+    // beside this, leave each burst where it fell).
+    let stretch = |out: &Outcome, s: usize| {
+        out.subdomain_busy_s.as_ref().unwrap()[s] / (out.subdomain_updates[s] as f64 * want[s])
+    };
+    let noisy: Vec<usize> = (0..8)
+        .filter(|&s| plan.problem.subs[s].domain == 0)
+        .collect();
+    let spread = |out: &Outcome| {
+        let v: Vec<f64> = noisy.iter().map(|&s| stretch(out, s)).collect();
+        v.iter().copied().fold(0.0, f64::max) / v.iter().copied().fold(f64::MAX, f64::min)
+    };
+    assert!(noisy.iter().all(|&s| stretch(&out, s) > 1.1));
+    overrides.pop();
+    let (_, exact, _) = run_recorded(&overrides, Duration::from_micros(200));
+    assert!(
+        spread(&out) < 1.02 && spread(&exact) > spread(&out),
+        "measured {} exact {}",
+        spread(&out),
+        spread(&exact)
+    );
+}
+
+#[test]
 fn a_growing_workload_is_charged_at_the_progress_of_each_update() {
     // Nothing is heavy at the start; the region (r = 0.16 p cells) covers
     // the centre subdomains of the 4 x 4 layout first and the whole grid

@@ -2,9 +2,11 @@
 //! the braid, the payoff map, the effort over time) and the workloads'
 //! (strategies per workload, ULBA's gains) as PNG and SVG, and Table 2 and
 //! the workloads' ranking as Markdown and CSV, from the results files
-//! `braid experiment` writes. Drawn with plotters and an
+//! `braid experiment` writes; and the simulator against the machine
+//! ([`agreement`]), from what `braid validate` found. Drawn with plotters and an
 //! embedded DejaVu Sans, so no system font libraries are needed.
 
+pub(crate) mod agreement;
 mod braid;
 mod check;
 mod effort;

@@ -17,6 +17,8 @@ use crate::config::{Config, ConfigError};
 use crate::interrupt::Interrupt;
 use crate::lab::calibrate;
 use crate::lab::experiment::provenance::Provenance;
+use crate::lab::plot::PlotError;
+use crate::lab::plot::agreement::{Agreement, Line, Panel};
 use crate::plan::{Plan, PlanError};
 use crate::report::Report;
 use crate::topology::{Topology, TopologyError};
@@ -73,6 +75,15 @@ pub(crate) enum ValidateError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The figure could not be drawn or written.
+    #[error("{0}")]
+    Figure(#[from] PlotError),
+    /// A `validation.json` to redraw that is not one.
+    #[error("{}: not a validation.json of `braid validate`: {source}", path.display())]
+    NotValidation {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
 }
 
 impl ValidateError {
@@ -85,7 +96,8 @@ impl ValidateError {
                 | ValidateError::Topology(_)
                 | ValidateError::NoTrace(..)
                 | ValidateError::Out { .. }
-        )
+                | ValidateError::NotValidation { .. }
+        ) || matches!(self, ValidateError::Figure(e) if e.is_bad_input())
     }
 }
 
@@ -389,6 +401,7 @@ fn row(condition: &Condition, variant: &str, real: &[Report], sim: &[Report]) ->
         variant: variant.to_string(),
         real: times(real),
         sim: times(sim),
+        real_runs: real.iter().map(|r| r.time_to_solution_s).collect(),
         real_spread: median_of(real, &spread),
         sim_spread: median_of(sim, &spread),
         real_moves: median_of(real, &moves),
@@ -401,7 +414,79 @@ fn row(condition: &Condition, variant: &str, real: &[Report], sim: &[Report]) ->
 }
 
 impl Validation {
-    /// The table, and a line counting the verdicts.
+    /// The figure: times, ratios to the base and noisy over quiet, each
+    /// row's real median with the machine's interval and the tolerance,
+    /// and the simulator's median.
+    pub(crate) fn figure(&self) -> Agreement {
+        let cpu: Vec<&str> = self
+            .provenance
+            .cpu_model
+            .split_whitespace()
+            .take(4)
+            .collect();
+        let runs = self.repetitions;
+        let panel = |title: &str,
+                     unit: &str,
+                     (tolerance, ratio): (f64, bool),
+                     pick: &dyn Fn(&Row) -> Option<rows::Compared>| {
+            Panel {
+                title: title.into(),
+                unit: unit.into(),
+                tolerance,
+                ratio,
+                rows: self
+                    .rows
+                    .iter()
+                    .filter_map(|r| {
+                        let c = pick(r)?;
+                        Some(Line {
+                            // "trace vm-parasite19-core0.trace": "trace".
+                            condition: match r.condition.strip_prefix("trace ") {
+                                Some(_) => "trace".into(),
+                                None => r.condition.clone(),
+                            },
+                            variant: r.variant.clone(),
+                            real: c.real,
+                            interval: c.interval,
+                            sim: c.sim,
+                            verdict: c.verdict.word().to_string(),
+                        })
+                    })
+                    .collect(),
+            }
+        };
+        let panels = vec![
+            panel(
+                "time to solution",
+                "seconds to a relative residual of the tolerance (lower is better)",
+                (rows::TIME_TOLERANCE, false),
+                &|r| r.time,
+            ),
+            panel(
+                "over its plain variant: async(4) over async(1), a balanced one over async(4)",
+                "ratio of times to solution (below 1: faster than its plain variant)",
+                (rows::RATIO_TOLERANCE, true),
+                &|r| r.over_base,
+            ),
+            panel(
+                "noisy over quiet",
+                "ratio of times to solution (what the noise cost)",
+                (rows::RATIO_TOLERANCE, true),
+                &|r| r.over_quiet,
+            ),
+        ];
+        Agreement {
+            headline: format!(
+                "braid validate, {}: the simulator against {} ({runs} real runs a row, {runs} seeds)",
+                &self.date[..self.date.len().min(10)],
+                cpu.join(" ")
+            ),
+            panels: panels.into_iter().filter(|p| !p.rows.is_empty()).collect(),
+        }
+    }
+
+    /// The table, a line counting the verdicts, and one saying what the
+    /// machine's runs resolve.
     pub(crate) fn summary(&self) -> String {
         let count = |pick: &dyn Fn(&Row) -> Option<rows::Compared>| {
             let all: Vec<Verdict> = self
@@ -418,12 +503,45 @@ impl Validation {
         let (b, bs, bc, bn) = count(&|r| r.over_base);
         let (q, qs, qc, qn) = count(&|r| r.over_quiet);
         format!(
-            "{}\nagreement: time to solution within 15% in {t} of {tn} rows; ratio to the base \
-             within 5% in {b} of {bn} ({bs} of opposite sign, {bc} more where the machine's runs \
-             overlap); noisy over quiet within 5% in {q} of {qn} ({qs} of opposite sign, {qc} \
-             more where they overlap)\n",
-            rows::table(&self.rows)
+            "{}\nagreement (within the tolerance or the machine's 95% interval, whichever is \
+             wider): time to solution within 15% in {t} of {tn} rows; ratio to the base within 5% \
+             in {b} of {bn} ({bs} of opposite sign, {bc} more where the machine cannot tell the \
+             side); noisy over quiet within 5% in {q} of {qn} ({qs} of opposite sign, {qc} more \
+             where it cannot tell)\n{}\n",
+            rows::table(&self.rows),
+            self.resolution()
         )
+    }
+
+    /// How many runs the verdicts rest on and what they resolve: the
+    /// median half width of the machine's intervals, for times and for
+    /// ratios, and about how many runs a row would resolve the ratios'
+    /// 5% (the width shrinks as one over the root of the runs).
+    fn resolution(&self) -> String {
+        let widths = |pick: &dyn Fn(&Row) -> Vec<Option<rows::Compared>>| {
+            let w: Vec<f64> = self
+                .rows
+                .iter()
+                .flat_map(pick)
+                .flatten()
+                .filter_map(|c| c.resolution())
+                .collect();
+            crate::lab::bootstrap::median(w)
+        };
+        let time = widths(&|r| vec![r.time]);
+        let ratio = widths(&|r| vec![r.over_base, r.over_quiet]);
+        let runs = self.repetitions;
+        let mut line = format!(
+            "resolution: {runs} real runs a row, interleaved; the machine's 95% intervals are \
+             +-{:.1}% of a time (median over rows) and +-{:.1}% of a ratio",
+            time * 100.0,
+            ratio * 100.0
+        );
+        if ratio > rows::RATIO_TOLERANCE {
+            let needed = (runs as f64 * (ratio / rows::RATIO_TOLERANCE).powi(2)).ceil();
+            line += &format!(": a ratio's 5% takes about {needed:.0} runs a row on this machine");
+        }
+        line
     }
 }
 
@@ -435,15 +553,22 @@ fn writable(out: &Path) -> Result<(), ValidateError> {
         move |source| ValidateError::Out { path, source }
     };
     std::fs::create_dir_all(out).map_err(failed(out))?;
-    for name in ["calibration.txt", "validation.md", "validation.json"] {
+    for name in [
+        "calibration.txt",
+        "validation.md",
+        "validation.json",
+        "validation.png",
+        "validation.svg",
+    ] {
         let path = out.join(name);
         drop(AtomicFile::create(&path).map_err(failed(&path))?);
     }
     Ok(())
 }
 
-/// `calibration.txt` (config lines), `validation.md` (the table) and
-/// `validation.json` (everything), each written whole or not at all.
+/// `calibration.txt` (config lines), `validation.md` (the table),
+/// `validation.json` (everything) and `validation.png` and `.svg` (the
+/// figure), each written whole or not at all.
 fn write(v: &Validation, out: &Path) -> Result<(), ValidateError> {
     let failed = |path: &Path| {
         let path = path.to_path_buf();
@@ -471,7 +596,35 @@ fn write(v: &Validation, out: &Path) -> Result<(), ValidateError> {
         std::io::Write::write_all(&mut file, text.as_bytes()).map_err(failed(&path))?;
         file.commit().map_err(failed(&path))?;
     }
+    v.figure().draw(out, "validation")?;
     Ok(())
+}
+
+/// Draws `validation.png` and `.svg` into `out` from a `validation.json`
+/// (`braid plot` on one); the files written.
+pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, ValidateError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ValidateError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let v: Validation =
+        serde_json::from_str(&text).map_err(|source| ValidateError::NotValidation {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(v.figure().draw(out, "validation")?)
+}
+
+/// Whether `path` is a `validation.json` (a small JSON file whose fields
+/// are a validation's), not a results file: `braid plot` takes either.
+pub(crate) fn is_validation(path: &Path) -> bool {
+    const SMALL: u64 = 16 << 20;
+    path.extension().is_some_and(|e| e == "json")
+        && std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL)
+        && std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Validation>(&t).ok())
+            .is_some()
 }
 
 #[cfg(test)]
