@@ -1,13 +1,18 @@
 //! Figure 2, the braid: a few subdomains' update counts minus the mean
-//! count over time, from one traced run. BalancerSettings keeps the strands
-//! together; a ring marks a sample where the subdomain had moved to
-//! another thread.
+//! count over time, from one traced run. Balancing keeps the strands
+//! together; a strip below the strands shows where each one was, sample by
+//! sample: on the thread it started on or away from it, so that a run
+//! that moves its subdomains at every sample reads as churn at a glance
+//! (a ring per move hid the strands), and the legend counts the moves.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
 use super::{
-    Draw, DrawResult, Frame, Key, Mark, Stroke, TEXT, chart, colour, mesh, panel_title, seconds,
+    Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, chart, colour, mesh, panel_title,
+    seconds,
 };
 use crate::engine::EngineKind;
 use crate::engine::TraceSample;
@@ -27,8 +32,10 @@ struct Strand {
     first_owner: usize,
     /// (t, count - mean) per sample.
     points: Vec<(f64, f64)>,
-    /// Samples where the owner changed.
-    moves: Vec<(f64, f64)>,
+    /// Per sample: whether it was on the thread it started on.
+    home: Vec<bool>,
+    /// Samples at which its owner had changed since the one before.
+    moves: usize,
 }
 
 pub(super) struct Braid {
@@ -68,23 +75,24 @@ impl Braid {
             .into_iter()
             .map(|s| {
                 let mut points = Vec::new();
-                let mut moves = Vec::new();
-                let mut owner = owners0.get(s).copied();
+                let (mut home, mut moves) = (Vec::new(), 0);
+                let first = owners0.get(s).copied();
+                let mut owner = first;
                 for sample in trace {
                     let counts = &sample.counts;
                     let mean = counts.iter().sum::<u64>() as f64 / counts.len().max(1) as f64;
                     let count = counts.get(s).map_or(0.0, |&c| c as f64);
-                    let pt = (sample.t_s, count - mean);
-                    points.push(pt);
-                    if sample.owners.get(s).copied() != owner {
-                        moves.push(pt);
-                        owner = sample.owners.get(s).copied();
-                    }
+                    points.push((sample.t_s, count - mean));
+                    let now = sample.owners.get(s).copied();
+                    moves += usize::from(now != owner);
+                    owner = now;
+                    home.push(now == first);
                 }
                 Strand {
                     subdomain: s,
-                    first_owner: owners0.get(s).copied().unwrap_or(0),
+                    first_owner: first.unwrap_or(0),
                     points,
+                    home,
                     moves,
                 }
             })
@@ -104,10 +112,13 @@ impl Braid {
 
 /// The legend's strip below the strands, pixels.
 const LEGEND_PX: u32 = 130;
+/// The strands' chart, and a row of the owners' strip below it, pixels.
+const CHART_PX: u32 = 660;
+const ROW_PX: u32 = 26;
 
 impl Draw for Braid {
     fn size(&self) -> (u32, u32) {
-        (1200, 700 + LEGEND_PX)
+        (1200, CHART_PX + self.strip_px() + LEGEND_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -115,7 +126,8 @@ impl Draw for Braid {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
-        let (plot, keys) = root.split_vertically(700);
+        let (plot, rest) = root.split_vertically(CHART_PX);
+        let (strip, keys) = rest.split_vertically(self.strip_px());
         let pts = self.strands.iter().flat_map(|s| s.points.iter());
         let (t1, y0, y1) = pts.fold((0.0f64, 0.0f64, 0.0f64), |(t, lo, hi), &(x, y)| {
             (t.max(x), lo.min(y), hi.max(y))
@@ -128,7 +140,7 @@ impl Draw for Braid {
             y_labels: 80,
         };
         let x = 0.0..t1.max(1e-9);
-        let mut chart = chart(&plot, &self.title, frame, x, (y0 - pad)..(y1 + pad))?;
+        let mut chart = chart(&plot, &self.title, frame, x.clone(), (y0 - pad)..(y1 + pad))?;
         mesh(&mut chart)
             .x_desc(format!("time ({})", seconds(self.virtual_time)))
             .y_desc("update count minus the mean over all subdomains")
@@ -138,30 +150,83 @@ impl Draw for Braid {
         for (i, s) in self.strands.iter().enumerate() {
             let c = colour(i);
             chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))?;
-            chart.draw_series(
-                s.moves
-                    .iter()
-                    .map(|&p| Circle::new(p, 5, c.stroke_width(2))),
-            )?;
             legend.push(Key::new(
                 format!(
-                    "subdomain {} (thread {} at start)",
-                    s.subdomain, s.first_owner
+                    "subdomain {} (thread {} at start; moved at {} of {} samples)",
+                    s.subdomain,
+                    s.first_owner,
+                    s.moves,
+                    s.points.len()
                 ),
                 c,
                 Stroke::Solid,
                 Mark::None,
             ));
         }
-        legend.push(Key {
-            open: true,
-            ..Key::new(
-                "ring: it moved to another thread since the previous sample",
-                BLACK,
-                Stroke::None,
-                Mark::Circle,
-            )
-        });
+        self.draw_strip(&strip, x, frame)?;
+        // What the strip's two shades mean, shown in the first strand's.
+        legend.push(Key::new(
+            "strip below: on the thread it started on",
+            colour(0),
+            Stroke::None,
+            Mark::Square,
+        ));
+        legend.push(Key::new(
+            "strip below: on another thread",
+            light(colour(0)),
+            Stroke::None,
+            Mark::Square,
+        ));
         super::draw_keys(&keys, &legend, TEXT)
+    }
+}
+
+/// `c` at 30% on white: a strand away from its start thread.
+fn light(c: RGBColor) -> RGBColor {
+    let l = |x: u8| (255.0 - 0.3 * (255.0 - f64::from(x))).round() as u8;
+    RGBColor(l(c.0), l(c.1), l(c.2))
+}
+
+impl Braid {
+    fn strip_px(&self) -> u32 {
+        ROW_PX * self.strands.len() as u32 + 20
+    }
+
+    /// Under the strands, aligned with their time axis: a row per strand,
+    /// each sample's interval in the strand's colour where it sat on its
+    /// start thread and a light shade of it where it sat elsewhere.
+    fn draw_strip<DB: DrawingBackend>(
+        &self,
+        area: &DrawingArea<DB, Shift>,
+        x: std::ops::Range<f64>,
+        frame: Frame,
+    ) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let n = self.strands.len() as f64;
+        let mut chart = ChartBuilder::on(area)
+            .margin_left(frame.margin)
+            .margin_right(frame.margin)
+            .margin_bottom(20)
+            .y_label_area_size(frame.y_labels)
+            .build_cartesian_2d(x, 0.0..n.max(1.0))?;
+        for (i, s) in self.strands.iter().enumerate() {
+            let c = colour(i);
+            let y = n - 1.0 - i as f64;
+            let cells = s.points.windows(2).zip(&s.home[1..]).map(|(w, &home)| {
+                let fill = if home { c.filled() } else { light(c).filled() };
+                Rectangle::new([(w[0].0, y + 0.12), (w[1].0, y + 0.88)], fill)
+            });
+            chart.draw_series(cells)?;
+            let (px, py) = chart.backend_coord(&(0.0, y + 0.5));
+            let base = area.get_base_pixel();
+            area.draw(&Text::new(
+                s.subdomain.to_string(),
+                (px - 10 - base.0, py - base.1),
+                TextStyle::from((FONT, TEXT).into_font()).pos(Pos::new(HPos::Right, VPos::Center)),
+            ))?;
+        }
+        Ok(())
     }
 }

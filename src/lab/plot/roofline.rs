@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 
-use super::{Draw, DrawResult, FONT, colour, legend, render};
+use super::{DESC, Draw, DrawResult, FONT, Key, Mark, Stroke, TEXT, colour, draw_keys, render};
 
 /// A bandwidth ceiling: a cache level or memory.
 #[derive(Debug, Clone)]
@@ -52,9 +52,83 @@ impl Roofline {
 
 const X: std::ops::Range<f64> = 0.05..4.0;
 
+/// The chart's and the legend strip's heights, pixels.
+const CHART_PX: u32 = 620;
+const LEGEND_PX: u32 = 190;
+
+/// Points at one intensity are set apart sideways by this factor a step
+/// (the legend says so), each kernel in one colour and each size in one
+/// marker, so that none hides another.
+const DODGE: f64 = 1.07;
+const SIZE_MARKS: [Mark; 4] = [Mark::Circle, Mark::Triangle, Mark::Square, Mark::Diamond];
+
+impl Roofline {
+    /// Each point's drawn x (set apart from the others at its intensity),
+    /// colour and marker: a colour per kernel (the label's first word), a
+    /// marker per size (the rank of its label among its kernel's).
+    fn placed(&self) -> Vec<(f64, RGBColor, Mark)> {
+        let kind = |p: &Point| p.label.split(' ').next().unwrap_or("").to_string();
+        let mut kinds: Vec<String> = Vec::new();
+        for p in &self.points {
+            if !kinds.contains(&kind(p)) {
+                kinds.push(kind(p));
+            }
+        }
+        self.points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let same: Vec<usize> = (0..self.points.len())
+                    .filter(|&j| self.points[j].flop_per_byte == p.flop_per_byte)
+                    .collect();
+                let at = same.iter().position(|&j| j == i).unwrap_or(0) as f64;
+                let mid = (same.len() as f64 - 1.0) / 2.0;
+                let k = kinds.iter().position(|x| *x == kind(p)).unwrap_or(0);
+                let rank = (0..i).filter(|&j| kind(&self.points[j]) == kind(p)).count();
+                (
+                    p.flop_per_byte * DODGE.powf(at - mid),
+                    colour(self.ceilings.len() + k),
+                    SIZE_MARKS[rank % SIZE_MARKS.len()],
+                )
+            })
+            .collect()
+    }
+
+    fn keys(&self) -> Vec<Key> {
+        let mut keys: Vec<Key> = self
+            .ceilings
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                Key::new(
+                    format!("{} {:.0} GB/s", c.name, c.gb_per_s),
+                    colour(i),
+                    Stroke::Solid,
+                    Mark::None,
+                )
+            })
+            .collect();
+        keys.push(Key::new(
+            format!("FMA peak {:.0} Gflop/s", self.peak_gflops),
+            BLACK,
+            Stroke::Dashed(8, 4),
+            Mark::None,
+        ));
+        for (p, (_, c, m)) in self.points.iter().zip(self.placed()) {
+            keys.push(Key::new(
+                format!("{}: {:.1} Gflop/s", p.label, p.gflops),
+                c,
+                Stroke::None,
+                m,
+            ));
+        }
+        keys
+    }
+}
+
 impl Draw for Roofline {
     fn size(&self) -> (u32, u32) {
-        (900, 640)
+        (1100, CHART_PX + LEGEND_PX)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, plotters::coord::Shift>) -> DrawResult
@@ -62,6 +136,7 @@ impl Draw for Roofline {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
+        let (top, keys) = root.split_vertically(CHART_PX);
         let low = self
             .points
             .iter()
@@ -72,14 +147,14 @@ impl Draw for Roofline {
         if !(y.start > 0.0 && y.end.is_finite() && y.start < y.end) {
             return Err(format!("a roofline from {} to {} Gflop/s", y.start, y.end).into());
         }
-        let mut chart = ChartBuilder::on(root)
+        let mut chart = ChartBuilder::on(&top)
             .caption(
                 format!("Roofline of one core: {}", self.machine),
-                (FONT, 20),
+                (FONT, 22),
             )
-            .margin(12)
-            .x_label_area_size(45)
-            .y_label_area_size(60)
+            .margin(14)
+            .x_label_area_size(60)
+            .y_label_area_size(80)
             .build_cartesian_2d(X.log_scale(), y.log_scale())?;
         chart
             .configure_mesh()
@@ -87,50 +162,48 @@ impl Draw for Roofline {
             .disable_y_mesh()
             .x_label_formatter(&|x| short(*x))
             .y_label_formatter(&|y| short(*y))
-            .x_desc("arithmetic intensity, flop per byte (8 read + 8 written per cell)")
+            .x_desc(
+                "arithmetic intensity, flop per byte (8 read + 8 written per cell); \
+                 points at one intensity set apart sideways",
+            )
             .y_desc("Gflop/s")
-            .axis_desc_style((FONT, 15))
-            .label_style((FONT, 13))
+            .axis_desc_style((FONT, DESC))
+            .label_style((FONT, TEXT))
             .draw()?;
         let steps: Vec<f64> = (0..=60)
             .map(|k| X.start * (X.end / X.start).powf(k as f64 / 60.0))
             .collect();
         for (i, c) in self.ceilings.iter().enumerate() {
-            let col = colour(i);
-            chart
-                .draw_series(LineSeries::new(
-                    steps
-                        .iter()
-                        .map(|&x| (x, (c.gb_per_s * x).min(self.peak_gflops))),
-                    col.stroke_width(2),
-                ))?
-                .label(format!("{} {:.0} GB/s", c.name, c.gb_per_s))
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], col.stroke_width(2)));
+            chart.draw_series(LineSeries::new(
+                steps
+                    .iter()
+                    .map(|&x| (x, (c.gb_per_s * x).min(self.peak_gflops))),
+                colour(i).stroke_width(2),
+            ))?;
         }
-        chart
-            .draw_series(LineSeries::new(
-                [(X.start, self.peak_gflops), (X.end, self.peak_gflops)],
-                BLACK.stroke_width(1),
-            ))?
-            .label(format!("FMA peak {:.0} Gflop/s", self.peak_gflops))
-            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
-        // Points at one intensity lie close together: each gets its own
-        // colour and a legend entry instead of a label beside it, and each
-        // is drawn smaller than the one before, so that none hides another.
-        let n = self.points.len() as i32;
-        for (i, p) in self.points.iter().enumerate() {
-            let col = colour(self.ceilings.len() + i);
-            let radius = 4 + 2 * (n - 1 - i as i32).max(0);
-            chart
-                .draw_series([Circle::new(
-                    (p.flop_per_byte, p.gflops),
-                    radius,
-                    col.filled(),
-                )])?
-                .label(format!("{}: {:.1} Gflop/s", p.label, p.gflops))
-                .legend(move |(x, y)| Circle::new((x + 10, y), 5, col.filled()));
+        chart.draw_series(DashedLineSeries::new(
+            [(X.start, self.peak_gflops), (X.end, self.peak_gflops)],
+            8,
+            4,
+            BLACK.stroke_width(1),
+        ))?;
+        for (p, (x, c, m)) in self.points.iter().zip(self.placed()) {
+            let at = EmptyElement::at((x, p.gflops));
+            let style = c.filled();
+            match m {
+                Mark::Triangle => {
+                    chart.draw_series([at + TriangleMarker::new((0, 0), 8, style)])?
+                }
+                Mark::Square => {
+                    chart.draw_series([at + Rectangle::new([(-6, -6), (6, 6)], style)])?
+                }
+                Mark::Diamond => chart.draw_series([
+                    at + Polygon::new(vec![(0, -8), (7, 0), (0, 8), (-7, 0)], style)
+                ])?,
+                _ => chart.draw_series([at + Circle::new((0, 0), 6, style)])?,
+            };
         }
-        legend(&mut chart, SeriesLabelPosition::LowerRight, 14)
+        draw_keys(&keys.margin(0, 0, 20, 0), &self.keys(), TEXT)
     }
 }
 
@@ -168,5 +241,36 @@ mod tests {
         );
         r.peak_gflops = f64::NAN;
         assert!(r.draw(&dir, "bad").is_err());
+    }
+
+    #[test]
+    fn points_at_one_intensity_are_set_apart_each_kernel_a_colour_each_size_a_marker() {
+        let point = |label: &str, flop_per_byte| Point {
+            label: label.into(),
+            flop_per_byte,
+            gflops: 16.0,
+        };
+        let r = Roofline {
+            machine: "test".into(),
+            ceilings: Vec::new(),
+            peak_gflops: 100.0,
+            points: vec![
+                point("plain 24x24", 0.25),
+                point("residual 24x24", 0.44),
+                point("plain 150x150", 0.25),
+                point("residual 150x150", 0.44),
+            ],
+        };
+        let placed = r.placed();
+        // Two at 0.25, two at 0.44: apart, around their intensity.
+        assert!(placed[0].0 < 0.25 && placed[2].0 > 0.25, "{placed:?}");
+        assert!((placed[0].0 * placed[2].0 - 0.25 * 0.25).abs() < 1e-12);
+        assert!(placed[1].0 < 0.44 && placed[3].0 > 0.44);
+        // plain in one colour, residual in another; 24x24 and 150x150 in
+        // two markers, the same for both kernels.
+        assert_eq!(placed[0].1, placed[2].1);
+        assert_ne!(placed[0].1, placed[1].1);
+        assert_ne!(placed[0].2, placed[2].2);
+        assert_eq!(placed[0].2, placed[1].2);
     }
 }
