@@ -75,13 +75,14 @@ fn the_policy_sees_virtual_rates_and_the_residuals_when_they_are_computed() {
     }
 }
 
-#[test]
-fn measured_loads_are_the_cost_model_exactly() {
-    let dir = crate::scratch_dir("sim-loads");
+/// Two threads, a 2 x 4 map workload (2 domains side by side, 4
+/// subdomains each), a 30% parasite on core 0; the map in a scratch
+/// directory `scratch`, kept while the returned guard lives.
+fn mapped_beside_a_parasite(scratch: &str) -> (crate::Scratch, Vec<String>) {
+    let dir = crate::scratch_dir(scratch);
     let map = dir.join("map.txt");
-    // 2 domains side by side, 4 subdomains each: a 2 x 4 map.
     std::fs::write(&map, "1 4 2.5 1\n1 1 1 3\n").unwrap();
-    let overrides = [
+    let overrides = vec![
         format!("workload=map:{}", map.display()),
         "max_iterations=2000".into(),
         "domain_size=64".into(),
@@ -89,6 +90,12 @@ fn measured_loads_are_the_cost_model_exactly() {
         "noise=thread".into(),
         "noise_cores=0:0.3".into(),
     ];
+    (dir, overrides)
+}
+
+#[test]
+fn measured_loads_are_the_cost_model_exactly() {
+    let (_dir, overrides) = mapped_beside_a_parasite("sim-loads");
     let (plan, out, recorder) = run_recorded(&overrides, Duration::from_micros(200));
     // At home (nothing moves).
     let want: Vec<f64> = (0..8)
@@ -123,18 +130,8 @@ fn measured_loads_are_the_cost_model_exactly() {
 #[test]
 fn measured_loads_are_the_time_at_home_shared_out_as_the_runtime_measures_it() {
     // As above, but the balancer sees loads as the runtime measures them.
-    let dir = crate::scratch_dir("sim-measured-loads");
-    let map = dir.join("map.txt");
-    std::fs::write(&map, "1 4 2.5 1\n1 1 1 3\n").unwrap();
-    let mut overrides = vec![
-        format!("workload=map:{}", map.display()),
-        "max_iterations=2000".into(),
-        "domain_size=64".into(),
-        "threads=2".into(),
-        "noise=thread".into(),
-        "noise_cores=0:0.3".into(),
-        "sim_loads=measured".into(),
-    ];
+    let (_dir, mut overrides) = mapped_beside_a_parasite("sim-measured-loads");
+    overrides.push("sim_loads=measured".into());
     let (plan, out, recorder) = run_recorded(&overrides, Duration::from_micros(200));
     let want: Vec<f64> = (0..8)
         .map(|s| home_s(&plan, s, plan.settings.workload.factor(s, 0.0)))
