@@ -74,6 +74,16 @@ pub enum Variant {
         /// The bound, in updates.
         staleness: u64,
     },
+    /// Bulk-synchronous and balanced (`sync(n)+BALANCER(f)`, simulated
+    /// only): `subdomains` per domain, a barrier per iteration, and at the
+    /// barrier a balancer whose call stalls every thread, as in the
+    /// bulk-synchronous codes ULBA models (anticipating-load-imbalance-ulba.txt).
+    Bulk {
+        /// Subdomains per domain.
+        subdomains: usize,
+        /// The balancer.
+        balancer: LabelBalancer,
+    },
     /// `subdomains` per domain, no waiting, balanced or not.
     Async {
         /// Subdomains per domain.
@@ -123,6 +133,10 @@ pub enum Interval {
     /// `lb_interval = auto`: when the imbalance accumulated since the last
     /// call is predicted to cost what a call does (`schedule::calls`).
     Auto,
+    /// `lb_interval = degradation`: ULBA's trigger in a bulk-synchronous
+    /// run, when the iterations since the last call have together lost
+    /// what a call costs (`schedule::degradation`).
+    Degradation,
 }
 
 impl Interval {
@@ -130,7 +144,7 @@ impl Interval {
     pub fn duration(self) -> Option<Duration> {
         match self {
             Interval::Seconds(s) => Some(Duration::from_secs_f64(s)),
-            Interval::Auto => None,
+            Interval::Auto | Interval::Degradation => None,
         }
     }
 }
@@ -140,6 +154,7 @@ impl fmt::Display for Interval {
         match self {
             Interval::Seconds(s) => write!(f, "{s}"),
             Interval::Auto => f.write_str("auto"),
+            Interval::Degradation => f.write_str("degradation"),
         }
     }
 }
@@ -149,6 +164,7 @@ impl Serialize for Interval {
         match self {
             Interval::Seconds(v) => s.serialize_f64(*v),
             Interval::Auto => s.serialize_str("auto"),
+            Interval::Degradation => s.serialize_str("degradation"),
         }
     }
 }
@@ -165,8 +181,9 @@ impl<'de> Deserialize<'de> for Interval {
         match Repr::deserialize(d)? {
             Repr::Seconds(v) => Ok(Interval::Seconds(v)),
             Repr::Text(t) if t == "auto" => Ok(Interval::Auto),
+            Repr::Text(t) if t == "degradation" => Ok(Interval::Degradation),
             Repr::Text(t) => Err(serde::de::Error::custom(format!(
-                "expected auto or a number of seconds, found `{t}`"
+                "expected auto, degradation or a number of seconds, found `{t}`"
             ))),
         }
     }
@@ -195,7 +212,7 @@ impl Variant {
     /// ```
     pub fn mode(&self) -> Mode {
         match self {
-            Variant::Sync => Mode::Sync,
+            Variant::Sync | Variant::Bulk { .. } => Mode::Sync,
             Variant::Ssync { .. } => Mode::Ssync,
             Variant::Async { .. } => Mode::Async,
         }
@@ -212,15 +229,16 @@ impl Variant {
     /// Subdomains per domain: the paper's sync and ssync use one.
     pub fn subdomains(&self) -> usize {
         match *self {
-            Variant::Async { subdomains, .. } => subdomains,
+            Variant::Async { subdomains, .. } | Variant::Bulk { subdomains, .. } => subdomains,
             _ => 1,
         }
     }
 
-    /// The balancer, in a balanced async label only.
+    /// The balancer, in a balanced async or sync label only.
     pub fn balancer(&self) -> Option<LabelBalancer> {
         match *self {
             Variant::Async { balancer, .. } => balancer,
+            Variant::Bulk { balancer, .. } => Some(balancer),
             _ => None,
         }
     }
@@ -229,8 +247,9 @@ impl Variant {
 /// A label that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown variant `{label}`: {reason}; expected sync, ssync(n), async(n) or \
-     async(n)+BALANCER(f) (f seconds between calls, or auto), where BALANCER is split, \
+    "unknown variant `{label}`: {reason}; expected sync, ssync(n), async(n), \
+     async(n)+BALANCER(f) (f seconds between calls, or auto) or, simulated, \
+     sync(n)+BALANCER(f), where BALANCER is split, \
      joint or hybrid (Algorithm 1; hybrid takes (f,k)), auto, or a strategy ({}) alone \
      or with -split or -hybrid",
     label_strategies()
@@ -268,6 +287,21 @@ impl Variant {
         };
         let mut v = if base == "sync" {
             Variant::Sync
+        } else if let Some(args) = call(base, "sync") {
+            let subdomains = one_arg(args)
+                .filter(|&n| n > 0 && n <= crate::limits::MAX_SUBDOMAINS)
+                .ok_or_else(|| fail("sync(n) takes a positive whole number of subdomains"))?;
+            let Some(lb) = balancing else {
+                return Err(fail(
+                    "sync(n) is balanced at its barrier: sync(n)+BALANCER(f); plain sync is \
+                     `sync`",
+                ));
+            };
+            let balancer = label_balancer(lb).map_err(|reason| fail(&reason))?;
+            return Ok(Variant::Bulk {
+                subdomains,
+                balancer,
+            });
         } else if let Some(args) = call(base, "ssync") {
             let staleness = one_arg(args).ok_or_else(|| fail("ssync takes a whole number"))?;
             Variant::Ssync { staleness }
@@ -288,7 +322,10 @@ impl Variant {
         };
         if let Some(lb) = balancing {
             let Variant::Async { balancer, .. } = &mut v else {
-                return Err(fail("only async variants can be balanced"));
+                return Err(fail(
+                    "only async(n) and sync(n) variants can be balanced (sync's barrier \
+                     needs its subdomains: sync(4)+greedy(auto))",
+                ));
             };
             *balancer = Some(label_balancer(lb).map_err(|reason| fail(&reason))?);
         }
@@ -310,13 +347,17 @@ fn label_balancer(lb: &str) -> Result<LabelBalancer, String> {
         if f == "auto" {
             return Ok(Interval::Auto);
         }
+        if f == "degradation" {
+            return Ok(Interval::Degradation);
+        }
         f.parse::<f64>()
             .ok()
             .filter(|f| (0.0..=crate::limits::MAX_SECONDS).contains(f))
             .map(Interval::Seconds)
             .ok_or_else(|| {
                 format!(
-                    "the balancing interval is auto or a number of seconds from 0 to {:e}",
+                    "the balancing interval is auto, degradation or a number of seconds from 0 \
+                     to {:e}",
                     crate::limits::MAX_SECONDS
                 )
             })
@@ -389,24 +430,35 @@ impl fmt::Display for Variant {
         match *self {
             Variant::Sync => write!(f, "sync"),
             Variant::Ssync { staleness } => write!(f, "ssync({staleness})"),
+            Variant::Bulk {
+                subdomains,
+                balancer,
+            } => write!(f, "sync({subdomains})+{balancer}"),
             Variant::Async {
                 subdomains,
                 balancer,
             } => {
                 write!(f, "async({subdomains})")?;
-                let Some(b) = balancer else {
-                    return Ok(());
-                };
-                let i = b.interval;
-                match b.pick {
-                    Pick::Auto => write!(f, "+auto({i})"),
-                    Pick::Learned => write!(f, "+learned({i})"),
-                    Pick::One(n) => match n.scope {
-                        Scope::Hybrid { period } => write!(f, "+{n}({i},{period})"),
-                        _ => write!(f, "+{n}({i})"),
-                    },
+                match balancer {
+                    Some(b) => write!(f, "+{b}"),
+                    None => Ok(()),
                 }
             }
+        }
+    }
+}
+
+impl fmt::Display for LabelBalancer {
+    /// A label's balancer part: `greedy(0.001)`, `hybrid(0.001,5)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let i = self.interval;
+        match self.pick {
+            Pick::Auto => write!(f, "auto({i})"),
+            Pick::Learned => write!(f, "learned({i})"),
+            Pick::One(n) => match n.scope {
+                Scope::Hybrid { period } => write!(f, "{n}({i},{period})"),
+                _ => write!(f, "{n}({i})"),
+            },
         }
     }
 }
@@ -453,6 +505,10 @@ mod tests {
             "async(4)+auto(0.001)",
             "async(4)+auto(auto)",
             "async(4)+split(auto)",
+            "sync(16)+greedy(auto)",
+            "sync(4)+anticipate(0.001)",
+            "sync(4)+hybrid(0.001,5)",
+            "sync(16)+anticipate(degradation)",
         ] {
             assert_eq!(Variant::parse(label).unwrap().to_string(), label);
         }
@@ -488,6 +544,9 @@ mod tests {
             (a.mode(), a.subdomains(), a.balancer()),
             (Mode::Async, 4, None)
         );
+        let b = Variant::parse("sync(16)+greedy(auto)").unwrap();
+        assert_eq!((b.mode(), b.subdomains()), (Mode::Sync, 16));
+        assert_eq!(b.balancer().unwrap().interval, Interval::Auto);
     }
 
     #[test]
@@ -500,6 +559,9 @@ mod tests {
             "async(x)",
             "ssync(-1)",
             "sync+split(0.1)",
+            "sync(4)",
+            "sync(0)+greedy(0.1)",
+            "sync(4)+greedy",
             "async(4)+split",
             "async(4)+split(-1)",
             "async(4)+hybrid(0.1)",

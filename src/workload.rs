@@ -37,6 +37,7 @@
 //! | `hotspot(f, x, y, r)` | `f` within `r` of `(x, y)`, else 1 (the grid's edges cut the circle) |
 //! | `moving(f, x, y, r, vx, vy)` | `f` within `r` of `(x + vx p, y + vy p)`, else 1; the circle wraps around the grid's edges |
 //! | `growing(f, x, y, r0, dr)` | `f` within `r0 + dr p` of `(x, y)`, else 1 |
+//! | `overloading(v, x, y)` | per subdomain: `1 + x (1 - y) p`, and `x y / v` more per unit of progress on the `v` share of domains `seed` picks (ULBA's application model) |
 //! | `map:FILE` | the file's value over its share of the grid |
 //! | `lbdata:PATH`, `lbdata(S):PATH` | per subdomain: the task times of a recorded run (a directory of `data.<N>.json`, or `DIR/STEM`), phase by phase, in units of `S` seconds (rules in src/workload/recorded.rs) |
 //!
@@ -46,6 +47,12 @@
 //! value per subdomain (`rows x columns` of subdomains) gives each equal
 //! subdomain its value; a coarser one is spread over its cells, a finer one
 //! averaged.
+//!
+//! `overloading(v, x, y)` is ULBA's model (anticipating-load-imbalance-ulba.txt,
+//! Eq. 1 and Table II) on braid's objects: the grid's work grows by `x`
+//! of its starting work per iteration, a share `y` of that on the
+//! `N = round(v P)` overloading domains' subdomains, wherever they are
+//! moved. It grows without bound, so it is simulated only.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -110,6 +117,19 @@ pub enum WorkloadSpec {
         /// Growth of the radius per unit of progress.
         dr: f64,
     },
+    /// ULBA's application model (its Eq. 1 and Table II): every cell's
+    /// cost grows linearly with progress, and the cells of a few domains
+    /// (threads' starting shares) grow faster.
+    Overloading {
+        /// The share of domains that overload (ULBA's `N = P v`).
+        v: f64,
+        /// The whole grid's growth per iteration, as a share of its
+        /// starting work (ULBA's `Delta_W = x W(0)`).
+        x: f64,
+        /// The share of that growth that goes to the overloading domains
+        /// (ULBA's `y`; the rest is spread over every cell).
+        y: f64,
+    },
     /// Factors from a file (relative to the working directory).
     Map(PathBuf),
     /// Costs from a recording of LB data files (relative to the working
@@ -130,6 +150,7 @@ const NAMED: &[(&str, &[&str])] = &[
     ("hotspot", &["f", "x", "y", "r"]),
     ("moving", &["f", "x", "y", "r", "vx", "vy"]),
     ("growing", &["f", "x", "y", "r0", "dr"]),
+    ("overloading", &["v", "x", "y"]),
 ];
 
 /// Every form a `workload` value takes, for a message that lists them:
@@ -282,6 +303,11 @@ impl WorkloadSpec {
                 r0: args[3],
                 dr: args[4],
             },
+            "overloading" => WorkloadSpec::Overloading {
+                v: args[0],
+                x: args[1],
+                y: args[2],
+            },
             _ => unreachable!("every name in NAMED is matched here"),
         };
         spec.check()?;
@@ -354,6 +380,27 @@ impl WorkloadSpec {
                 fraction("the radius", r)?;
                 rate("vx", vx)?;
                 rate("vy", vy)
+            }
+            WorkloadSpec::Overloading { v, x, y } => {
+                if !(v > 0.0 && v < 1.0) {
+                    return Err(WorkloadError(format!(
+                        "v {} is not a share of the domains above 0 and below 1",
+                        show(v)
+                    )));
+                }
+                if !(x > 0.0 && x <= MAX_RATE) {
+                    return Err(WorkloadError(format!(
+                        "x {} is not a growth per iteration above 0 and at most {MAX_RATE}",
+                        show(x)
+                    )));
+                }
+                if !(0.0..=1.0).contains(&y) {
+                    return Err(WorkloadError(format!(
+                        "y {} is not a share of the growth in [0, 1]",
+                        show(y)
+                    )));
+                }
+                Ok(())
             }
             WorkloadSpec::Growing {
                 factor: f,
@@ -438,6 +485,7 @@ impl fmt::Display for WorkloadSpec {
                 r0,
                 dr,
             } => write!(f, "growing({factor},{x},{y},{r0},{dr})"),
+            WorkloadSpec::Overloading { v, x, y } => write!(f, "overloading({v},{x},{y})"),
             WorkloadSpec::Map(file) => write!(f, "map:{}", file.display()),
             WorkloadSpec::LbData {
                 path,
@@ -480,6 +528,9 @@ enum Kind {
     Recorded(Arc<Recorded>),
     /// A region that moves or grows with progress.
     Region(Region),
+    /// Each subdomain's factor grows by its rate per unit of progress,
+    /// from 1.
+    Linear(Arc<[f64]>),
 }
 
 /// A circle of cells with `factor` inside, moving and growing with
@@ -570,6 +621,9 @@ impl Workload {
                 r0,
                 dr,
             } => region(factor, x, y, r0, (0.0, 0.0), dr),
+            &WorkloadSpec::Overloading { v, x, y } => {
+                Kind::Linear(overloading_rates(problem, v, x, y, seed).into())
+            }
             WorkloadSpec::Map(file) => Kind::Fixed(read_map(file, problem)?.into()),
             WorkloadSpec::LbData {
                 path,
@@ -595,6 +649,7 @@ impl Workload {
         match &self.kind {
             Kind::Region(r) => r.velocity != (0.0, 0.0) || r.growth != 0.0,
             Kind::Recorded(r) => r.moves(),
+            Kind::Linear(_) => true,
             Kind::Uniform | Kind::Fixed(_) => false,
         }
     }
@@ -618,6 +673,7 @@ impl Workload {
             Kind::Fixed(f) => f[sub],
             Kind::Recorded(r) => r.factor(sub, p),
             Kind::Region(r) => r.factor(sub, p),
+            Kind::Linear(rates) => 1.0 + rates[sub] * p,
         }
     }
 
@@ -633,7 +689,7 @@ impl Workload {
             Kind::Fixed(f) => f.iter().copied().fold(f64::INFINITY, f64::min),
             // A recording is replayed above its reference (below it, as
             // one sweep: `recorded`'s rules say so).
-            Kind::Recorded(_) => 1.0,
+            Kind::Recorded(_) | Kind::Linear(_) => 1.0,
             Kind::Region(r) => r.factor.min(1.0),
         }
     }
@@ -645,8 +701,37 @@ impl Workload {
             Kind::Fixed(f) => f.iter().copied().fold(0.0, f64::max),
             Kind::Recorded(r) => r.greatest_factor(),
             Kind::Region(r) => r.factor.max(1.0),
+            // Grows for as long as the run goes.
+            Kind::Linear(_) => f64::INFINITY,
         }
     }
+}
+
+/// `overloading(v, x, y)`'s growth per unit of progress for each
+/// subdomain: `x (1 - y)` everywhere, and on the `N = round(v P)` domains
+/// `seed` picks (at least 1, fewer than `P`) `x y P / N` more, so that the
+/// whole grid grows by `x` of its starting work per iteration (ULBA's
+/// `Delta_W = a P + m N`).
+fn overloading_rates(problem: &Problem, v: f64, x: f64, y: f64, seed: u64) -> Vec<f64> {
+    let p = problem.threads;
+    let n = ((v * p as f64).round() as usize).clamp(1, p.saturating_sub(1).max(1));
+    // The first n of a seeded shuffle of the domains.
+    let mut domains: Vec<usize> = (0..p).collect();
+    let mut rng = SplitMix64(seed ^ 0x6F76_6572_6C6F_6164); // "overload"
+    for i in 0..n {
+        let j = i + (rng.unit() * (p - i) as f64) as usize;
+        domains.swap(i, j.min(p - 1));
+    }
+    let mut over = vec![false; p];
+    for &d in &domains[..n] {
+        over[d] = true;
+    }
+    let (a, m) = (x * (1.0 - y), x * y * p as f64 / n as f64);
+    problem
+        .subs
+        .iter()
+        .map(|g| if over[g.domain] { a + m } else { a })
+        .collect()
 }
 
 /// The cells of a subdomain, as a rectangle in cells from the grid's

@@ -81,13 +81,20 @@ fn the_same_inputs_give_byte_identical_output() {
 #[test]
 fn simulated_sync_equals_sequential_jacobi_bit_for_bit() {
     let dir = scratch("sim_sync_bits");
-    for (threads, subdomains) in [(1, 1), (3, 4), (6, 6)] {
+    // The balanced one moves subdomains between threads at its barriers,
+    // and is still sequential Jacobi.
+    for (variant, threads, subdomains) in [
+        ("sync", 1, 1),
+        ("sync", 3, 4),
+        ("sync", 6, 6),
+        ("sync(4)+greedy(0.00001)", 3, 4),
+    ] {
         let grid = dir.join(format!("g{threads}_{subdomains}.npy"));
         let r = report_sim(
             &dir,
             &[
                 "--variant",
-                "sync",
+                variant,
                 "numerics=true",
                 "--grid",
                 grid.to_str().unwrap(),
@@ -97,13 +104,23 @@ fn simulated_sync_equals_sequential_jacobi_bit_for_bit() {
                 "max_iterations=57",
                 "noise=thread",
                 "noise_cores=0:0.3",
+                "sim_speed=0:0.5",
             ],
         );
         assert_eq!(r["clock"], "virtual");
+        if variant != "sync" {
+            assert!(
+                r["lb"]["moves"].as_u64().unwrap() > 0,
+                "{variant} moved nothing"
+            );
+        }
         let got: Array2<f64> = read_npy(&grid).unwrap();
         let want = sequential_jacobi(&Problem::new(13, threads, subdomains).unwrap(), 57);
         let differ = common::bits_differing(&got, &want);
-        assert_eq!(differ, 0, "{threads} threads x {subdomains} subdomains");
+        assert_eq!(
+            differ, 0,
+            "{variant}: {threads} threads x {subdomains} subdomains"
+        );
     }
 }
 
@@ -1033,4 +1050,27 @@ fn the_payoff_gate_stops_the_moves_that_lose_and_keeps_those_that_win() {
             moves(&held)
         );
     }
+}
+
+#[test]
+fn ulbas_trigger_calls_a_bulk_synchronous_balancer_only_once_iterations_slow_down() {
+    // 64 threads of 16 subdomains, a call costing about 7 iterations.
+    let calls = |workload: &str| {
+        let r = sim(&[
+            "--variant",
+            "sync(16)+greedy(degradation)",
+            "sim_topology=pack:2 core:32",
+            "domain_size=32",
+            &format!("workload={workload}"),
+            "max_iterations=100",
+            "sim_balancer_ns=10000",
+        ]);
+        r["lb"]["calls"].as_u64().unwrap()
+    };
+    // Even iterations lose nothing against the first: never a call.
+    assert_eq!(calls("uniform"), 0);
+    // ULBA's model, 5% of the domains overloading: iterations slow down
+    // and the calls come, fewer than one a barrier.
+    let n = calls("overloading(0.05,0.1,0.9)");
+    assert!((1..50).contains(&n), "{n} calls");
 }

@@ -215,7 +215,9 @@ config_keys! {
     /// Seconds between balancer calls (paper: 0.001); auto = when a call has paid
     /// for itself (the effort-metric paper's rule): sqrt(2 C / g) with C the measured
     /// cost of a call and g the growth per second of the loss rate, kept within 4 and
-    /// 4000 sweeps of the subdomains (src/schedule/calls.rs).
+    /// 4000 sweeps of the subdomains (src/schedule/calls.rs); degradation = ULBA's
+    /// trigger, for sync(n)+BALANCER only: a call once the iterations since the last
+    /// have lost what a call costs (src/schedule/degradation.rs).
     lb_interval: Interval = "0.001", |p| p.interval();
     /// What split and hybrid keep moves within: socket (the paper's) or node
     /// (the host: across MPI ranks, or the simulator's host:N level; in one

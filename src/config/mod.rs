@@ -253,7 +253,16 @@ impl Config {
     /// The paper label of this configuration.
     pub fn variant(&self) -> Variant {
         match self.mode {
-            Mode::Sync => Variant::Sync,
+            Mode::Sync => match self.pick() {
+                None => Variant::Sync,
+                Some(pick) => Variant::Bulk {
+                    subdomains: self.subdomains,
+                    balancer: LabelBalancer {
+                        pick,
+                        interval: self.lb_interval,
+                    },
+                },
+            },
             Mode::Ssync => Variant::Ssync {
                 staleness: self.staleness,
             },

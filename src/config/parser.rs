@@ -91,9 +91,12 @@ impl Parser<'_> {
             .ok_or_else(|| self.bad(format!("{unit} from 0 to {max:e}{note}")))
     }
 
-    /// Seconds between balancer calls, or `auto`.
+    /// Seconds between balancer calls, `auto` or `degradation`.
     pub(super) fn interval(&self) -> Result<Interval, ConfigError> {
-        match self.auto_or(|p| p.seconds(" (or auto)"))? {
+        if self.value == "degradation" {
+            return Ok(Interval::Degradation);
+        }
+        match self.auto_or(|p| p.seconds(" (or auto, or degradation)"))? {
             AutoOr::Auto => Ok(Interval::Auto),
             AutoOr::Value(s) => Ok(Interval::Seconds(s)),
         }

@@ -81,6 +81,13 @@ pub enum Scheme {
         /// The balancer, if any.
         balancer: Option<BalancerSettings>,
     },
+    /// A barrier after every iteration, balanced at the barrier: a call
+    /// stalls every thread (the simulator only; `plan` refuses it for real
+    /// threads).
+    Bulk {
+        /// The balancer.
+        balancer: BalancerSettings,
+    },
 }
 
 impl Scheme {
@@ -92,7 +99,7 @@ impl Scheme {
     /// ```
     pub fn mode(&self) -> Mode {
         match self {
-            Scheme::Sync => Mode::Sync,
+            Scheme::Sync | Scheme::Bulk { .. } => Mode::Sync,
             Scheme::Ssync { .. } => Mode::Ssync,
             Scheme::Async { .. } => Mode::Async,
         }
@@ -106,10 +113,11 @@ impl Scheme {
         }
     }
 
-    /// The balancer, in a balanced async run only.
+    /// The balancer, in a balanced async or bulk-synchronous run only.
     pub fn balancer(&self) -> Option<&BalancerSettings> {
         match self {
             Scheme::Async { balancer } => balancer.as_ref(),
+            Scheme::Bulk { balancer } => Some(balancer),
             _ => None,
         }
     }

@@ -218,20 +218,14 @@ fn variant_parts(label: &str) -> (String, String, String, String) {
         return Default::default();
     };
     let scheme = match v {
-        Variant::Sync => "sync",
+        Variant::Sync | Variant::Bulk { .. } => "sync",
         Variant::Ssync { .. } => "ssync",
         Variant::Async { .. } => "async",
     };
-    let Variant::Async {
-        balancer: Some(b), ..
-    } = v
-    else {
+    let Some(b) = v.balancer() else {
         return (scheme.into(), String::new(), String::new(), String::new());
     };
-    let interval = match b.interval {
-        crate::variant::Interval::Seconds(s) => s.to_string(),
-        crate::variant::Interval::Auto => "auto".into(),
-    };
+    let interval = b.interval.to_string();
     let (strategy, scope) = match b.pick {
         Pick::Auto => ("auto".to_string(), String::new()),
         Pick::Learned => ("learned".to_string(), String::new()),

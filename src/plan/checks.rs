@@ -9,7 +9,7 @@ use crate::config::{AutoOr, Config};
 use crate::engine::{Numbers, SimSettings};
 use crate::limits::MAX_WORK_FACTOR;
 use crate::noise::NoiseForm;
-use crate::variant::{BalancerKind, Mode, Strategy};
+use crate::variant::{BalancerKind, Interval, Mode, Strategy};
 
 fn invalid(key: &'static str, message: impl Into<String>) -> Result<(), PlanError> {
     Err(PlanError::Invalid {
@@ -29,10 +29,10 @@ pub(super) fn cross_keys(cfg: &Config) -> Result<(), PlanError> {
 
 /// The balancer and the staleness fit the mode; a strategy has a scope.
 fn scheme(cfg: &Config) -> Result<(), PlanError> {
-    if cfg.mode != Mode::Async && cfg.balancer != BalancerKind::None {
+    if cfg.mode == Mode::Ssync && cfg.balancer != BalancerKind::None {
         return invalid(
             "balancer",
-            format!("balancing needs mode = async (mode is {:?})", cfg.mode).to_lowercase(),
+            "balancing needs mode = async, or mode = sync in the simulator (mode is ssync)",
         );
     }
     if cfg.balancer == BalancerKind::None && cfg.lb_strategy.kind != Strategy::Progressive {
@@ -53,6 +53,16 @@ fn scheme(cfg: &Config) -> Result<(), PlanError> {
         return invalid(
             "lb_strategy",
             "balancer = learned chooses among its model's strategies; leave lb_strategy out",
+        );
+    }
+    if cfg.lb_interval == Interval::Degradation
+        && cfg.balancer != BalancerKind::None
+        && cfg.mode != Mode::Sync
+    {
+        return invalid(
+            "lb_interval",
+            "degradation is ULBA's trigger, counted in iterations of a bulk-synchronous run: \
+             use it with sync(n)+BALANCER(degradation) in braid sim, or auto here",
         );
     }
     if cfg.mode == Mode::Sync && cfg.staleness != 0 {
@@ -172,6 +182,22 @@ pub(super) fn runnable(
     Ok(())
 }
 
+/// Real threads only: a sync run is balanced in the simulator only (its
+/// workers have no call at their barrier).
+pub(super) fn real_scheme(cfg: &Config) -> Result<(), PlanError> {
+    if cfg.mode == Mode::Sync && cfg.balancer != BalancerKind::None {
+        return invalid(
+            "balancer",
+            format!(
+                "a sync run is balanced at its barrier in the simulator only: simulate `{}` \
+                 with braid sim, or balance async(n) on real threads",
+                cfg.variant()
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// Subdomains of a whole run are bounded before their geometry is built.
 pub(super) fn subdomain_count(threads: usize, subdomains: usize) -> Result<(), PlanError> {
     let total = threads as u128 * subdomains as u128;
@@ -242,6 +268,17 @@ pub(super) fn real_workload(plan: &Plan) -> Result<(), PlanError> {
         );
     }
     let greatest = plan.settings.workload.greatest_factor();
+    if greatest.is_infinite() {
+        return invalid(
+            "workload",
+            format!(
+                "braid run sweeps a subdomain f times per update, at most {MAX_WORK_FACTOR}, \
+                 and the costs of `{}` grow for as long as the run goes; simulate it with \
+                 braid sim",
+                plan.config.workload
+            ),
+        );
+    }
     if greatest > MAX_WORK_FACTOR {
         return invalid(
             "workload",

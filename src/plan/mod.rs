@@ -227,6 +227,7 @@ impl Plan {
         let placement = topology.place(threads, config.oversubscribe)?;
         if engine == EngineKind::Run {
             checks::runnable(&placement, config.oversubscribe)?;
+            checks::real_scheme(config)?;
         }
         let mut config = config.clone();
         config.threads = AutoOr::Value(threads);
@@ -331,7 +332,10 @@ fn settings(cfg: &Config, problem: &Problem, workload: Workload) -> Result<Setti
     let seconds = |s: f64| (s > 0.0).then(|| Duration::from_secs_f64(s));
     Ok(Settings {
         scheme: match cfg.mode {
-            Mode::Sync => Scheme::Sync,
+            Mode::Sync => match policies::balancer(cfg, problem)? {
+                None => Scheme::Sync,
+                Some(balancer) => Scheme::Bulk { balancer },
+            },
             Mode::Ssync => Scheme::Ssync {
                 staleness: cfg.staleness,
             },

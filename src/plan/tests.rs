@@ -134,7 +134,11 @@ fn a_strategy_without_a_balancer_scope_is_refused_not_ignored() {
 #[test]
 fn impossible_combinations_are_rejected() {
     for (text, key) in [
-        ("mode = sync\nbalancer = joint", "balancer"),
+        ("mode = ssync\nbalancer = joint", "balancer"),
+        (
+            "balancer = joint\nlb_interval = degradation",
+            "bulk-synchronous",
+        ),
         ("mode = sync\nstaleness = 3", "staleness"),
         (
             "noise = trace\nnoise_cores = 1:x.trace, 2",
@@ -158,6 +162,19 @@ fn impossible_combinations_are_rejected() {
         let e = checked(text).unwrap_err().to_string();
         assert!(e.contains(key), "{text:?} -> {e}");
     }
+}
+
+#[test]
+fn a_sync_run_is_balanced_at_its_barrier_in_the_simulator_and_refused_on_real_threads() {
+    let cfg = checked("mode = sync\nbalancer = joint\nthreads = 2\n").unwrap();
+    assert_eq!(cfg.variant().to_string(), "sync(4)+joint(0.001)");
+    let e = Plan::new(&cfg, &Topology::uniform(1, 2))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("balancer") && e.contains("braid sim"), "{e}");
+    let plan = Plan::simulated(&cfg).unwrap();
+    assert!(matches!(plan.settings.scheme, Scheme::Bulk { .. }));
+    assert_eq!(plan.settings.scheme.mode(), Mode::Sync);
 }
 
 /// `cfg` simulated on the largest machine braid takes: 2^24 cores.

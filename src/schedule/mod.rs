@@ -3,7 +3,8 @@
 //! call under `balancer = auto` ([`choose`]), how the policy is called and its
 //! moves applied to owners and per-thread sets, which subdomain a thread
 //! may update ([`gate`]), when an update computes its residual
-//! ([`residual`]), when a run stops and how a refuted estimate tightens
+//! ([`residual`]), when a bulk-synchronous run's degradation calls for a
+//! call ([`degradation`]), when a run stops and how a refuted estimate tightens
 //! ([`stop`]), and when the trace takes a sample ([`sampler`]).
 //!
 //! The core never touches a clock, a thread or an atomic. It works on
@@ -16,6 +17,7 @@
 
 pub(crate) mod calls;
 pub(crate) mod choose;
+pub(crate) mod degradation;
 pub(crate) mod gate;
 pub(crate) mod loads;
 pub(crate) mod residual;

@@ -16,13 +16,14 @@ use crate::engine::{
 use crate::noise::NoisePlan;
 use crate::problem::{Neighbour, Problem, Side, residual_norm};
 use crate::schedule::calls::start_interval;
+use crate::schedule::degradation::Degradation;
 use crate::schedule::{
     self, Caller, EstimateLine, Gate, ResidualSchedule, Rotation, Sampler, StopRule, Verdicts,
     residual::Look,
 };
 use crate::subdomain::{self, EdgeVersion, Subdomain, Subdomains};
 use crate::topology::Placement;
-use crate::variant::Mode;
+use crate::variant::{Interval, Mode};
 
 /// A simulation in progress: the run's state in plain arrays, each
 /// thread's virtual core and place in its sweep, the event queue and the
@@ -56,6 +57,9 @@ pub(super) struct Simulation<'a> {
     pub(super) now: u64,
     events: Events,
     pub(super) balance: Option<Calls>,
+    /// ULBA's trigger, in a bulk-synchronous run at `lb_interval =
+    /// degradation`: the barrier calls when it says so.
+    degradation: Option<Degradation>,
     pub(super) trace: Vec<TraceSample>,
     sampler: Option<Sampler>,
     pub(super) stop: Option<StopReason>,
@@ -201,9 +205,18 @@ impl<'a> Simulation<'a> {
             now: 0,
             events: Events::new(p.threads),
             balance: settings.scheme.balancer().map(|b| Calls {
-                rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
+                // Under ULBA's trigger the barrier decides when: due always.
+                rotation: match b.interval {
+                    Interval::Degradation => Rotation::new(p.threads, 0),
+                    i => Rotation::new(p.threads, ps(start_interval(i))),
+                },
                 caller: Caller::new(b, measure),
             }),
+            degradation: settings
+                .scheme
+                .balancer()
+                .filter(|b| b.interval == Interval::Degradation)
+                .map(|_| Degradation::new(sim.costs.balancer_ns * 1e-9)),
             trace: Vec::new(),
             sampler: settings.trace_interval.map(|every| Sampler::new(ps(every))),
             stop: None,
@@ -446,7 +459,19 @@ impl<'a> Simulation<'a> {
     pub(super) fn run_sync(&mut self) {
         loop {
             self.sample();
-            let start = self.now;
+            // Balanced (`sync(n)+...`): the call is made at the barrier,
+            // and every thread waits for it.
+            let due = self.degradation.as_ref().is_none_or(Degradation::due);
+            let start = match self.balance {
+                Some(_) if due => self.barrier_call(self.now),
+                _ => self.now,
+            };
+            if let Some(d) = &mut self.degradation
+                && due
+            {
+                // Due, the call is made (the rotation is always due).
+                d.called(seconds(start - self.now));
+            }
             let mut end = start;
             for t in 0..self.threads.len() {
                 let mut clock = start;
@@ -469,10 +494,19 @@ impl<'a> Simulation<'a> {
                         loads.add(s, t, cost, clock - began, &self.board.sets[t]);
                     }
                     self.board.counts[s] += 1;
+                    self.rehomes += u64::from(self.board.pending[s] & Pending::SOCKETS != 0);
+                    self.board.pending[s] = 0;
                     self.count_update(t);
                 }
                 end = end.max(clock);
             }
+            if let Some(d) = &mut self.degradation {
+                d.iteration(seconds(end - start));
+            }
+            // The budget counts a domain's updates: a thread that holds
+            // more subdomains after a move does not end the run sooner.
+            let per_domain = self.problem.subdomains_per_domain() as u64;
+            self.most_updates = self.board.counts.first().map_or(0, |&c| c * per_domain);
             // Across nodes, the iteration's exchange waits a latency more.
             let network = if self.spans_nodes {
                 self.costs.node_latency_ns
@@ -484,6 +518,19 @@ impl<'a> Simulation<'a> {
                 return;
             }
         }
+    }
+
+    /// A bulk-synchronous call at the barrier at `now`: the thread whose
+    /// turn it is balances if a call is due (as at the top of its sweep in
+    /// async), every thread picks up its set, and all start after the
+    /// call. Returns when they start.
+    fn barrier_call(&mut self, now: u64) -> u64 {
+        let turn = self.balance.as_ref().map_or(0, |b| b.rotation.turn());
+        let start = self.sweep_start(turn, now);
+        for t in 0..self.threads.len() {
+            self.refresh(t);
+        }
+        start
     }
 
     // ----- ssync / async ------------------------------------------------

@@ -117,6 +117,44 @@ fn a_region_is_the_same_work_whatever_the_decomposition() {
     assert!((want - 1.094).abs() < 0.001);
 }
 #[test]
+fn overloading_grows_the_grid_by_x_a_step_a_share_y_of_it_on_n_seeded_domains() {
+    // ULBA's model: Delta_W = a P + m N with a = x (1 - y), m = x y P / N.
+    let spec = spec("overloading(0.1, 0.2, 0.8)");
+    let p = Problem::new(8, 40, 4).unwrap();
+    let w = Workload::build(&spec, &p, 3).unwrap();
+    assert!(w.moves());
+    for progress in [0.0, 1.0, 7.5] {
+        let got = total_work(&w, &p, progress);
+        let want = 1.0 + 0.2 * progress;
+        assert!(
+            (got - want).abs() < 1e-12,
+            "at {progress}: {got} against {want}"
+        );
+    }
+    // 4 of 40 domains overload, each subdomain of theirs alike.
+    let rate = |s: usize| w.factor(s, 1.0) - 1.0;
+    let a = 0.2 * (1.0 - 0.8);
+    let over: Vec<usize> = (0..40).filter(|&d| rate(d * 4) > a + 1e-12).collect();
+    assert_eq!(over.len(), 4, "{over:?}");
+    for &d in &over {
+        for k in 0..4 {
+            assert!((rate(d * 4 + k) - (a + 0.2 * 0.8 * 10.0)).abs() < 1e-12);
+        }
+    }
+    // Another seed picks other domains.
+    let other = Workload::build(&spec, &p, 4).unwrap();
+    assert_ne!(w.factors(160, 1.0), other.factors(160, 1.0));
+    for bad in [
+        "overloading(0, 0.1, 0.9)",
+        "overloading(1, 0.1, 0.9)",
+        "overloading(0.1, 0, 0.9)",
+        "overloading(0.1, 0.1, 1.5)",
+    ] {
+        assert!(bad.parse::<WorkloadSpec>().is_err(), "{bad}");
+    }
+}
+
+#[test]
 fn random_factors_are_seeded_and_within_their_bounds() {
     let a = factors("random(0.5, 1.5)");
     assert!(a.iter().all(|&f| (0.5..=1.5).contains(&f)), "{a:?}");
@@ -268,7 +306,7 @@ fn every_named_workload_in_the_one_list_parses_and_is_hinted() {
     let forms = super::forms();
     for (name, params) in super::NAMED {
         // Numbers that every bound accepts (a factor of 2, a centre of
-        // 0.5, a radius or rate of 0.1, or lo = 1 < hi = 2).
+        // 0.5, a radius or rate of 0.1, lo = 1 < hi = 2, or shares of 0.1).
         let args = vec!["1"; params.len()].join(",");
         let args = if *name == "random" {
             "1,2".into()
@@ -279,6 +317,10 @@ fn every_named_workload_in_the_one_list_parses_and_is_hinted() {
         let spec = WorkloadSpec::parse(&text).or_else(|_| {
             let ok = vec!["0.1"; params.len() - 1].join(",");
             WorkloadSpec::parse(&format!("{name}(2,{ok})"))
+        });
+        // Shares only (overloading's v, x and y).
+        let spec = spec.or_else(|_| {
+            WorkloadSpec::parse(&format!("{name}({})", vec!["0.1"; params.len()].join(",")))
         });
         assert!(spec.is_ok(), "{text}: {spec:?}");
         assert!(

@@ -103,13 +103,29 @@ fn parts(label: &str) -> (RGBColor, f64, Mark) {
     (colour(i), shade(&v), mark)
 }
 
+/// A balanced sync variant is drawn as its balancer is in async: the
+/// strategy's colour and shade (the label tells the two apart).
+fn as_async(v: &crate::variant::Variant) -> crate::variant::Variant {
+    use crate::variant::Variant;
+    match *v {
+        Variant::Bulk {
+            subdomains,
+            balancer,
+        } => Variant::Async {
+            subdomains,
+            balancer: Some(balancer),
+        },
+        v => v,
+    }
+}
+
 /// A variant's family: `sync`, `ssync`, `async` (no balancer), or its
 /// balancer's strategy (`greedy`, `steal`, ...; over a split or hybrid
 /// scope too) or scope (`joint`, `split`, `hybrid`), `auto`, `learned`.
 fn family(v: &crate::variant::Variant) -> String {
     use crate::variant::{Pick, Variant};
-    let name = match v {
-        Variant::Sync => "sync".to_string(),
+    let name = match &as_async(v) {
+        Variant::Sync | Variant::Bulk { .. } => "sync".to_string(),
         Variant::Ssync { .. } => "ssync".to_string(),
         Variant::Async { balancer: None, .. } => "async".to_string(),
         Variant::Async {
@@ -131,8 +147,8 @@ fn family(v: &crate::variant::Variant) -> String {
 fn shade(v: &crate::variant::Variant) -> f64 {
     use crate::policy::{Scope, Strategy};
     use crate::variant::{Interval, Pick, Variant};
-    let t = match *v {
-        Variant::Sync => 0.0,
+    let t = match as_async(v) {
+        Variant::Sync | Variant::Bulk { .. } => 0.0,
         Variant::Ssync { staleness } => (staleness.max(1) as f64).log10(),
         Variant::Async {
             subdomains,
