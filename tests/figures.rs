@@ -72,6 +72,10 @@ const SETS: &[(&[&str], &str)] = &[
         &["plots/workloads/data/ulba-costly-sim.jsonl"],
         "plots/workloads/costly",
     ),
+    (
+        &["plots/workloads/data/ulba-bulk-sim.jsonl"],
+        "plots/workloads/bulk",
+    ),
     (&["plots/scale/data/scale-sim.jsonl"], "plots/scale"),
     (
         &["plots/scale/data/scale-large-sim.jsonl"],
