@@ -29,6 +29,10 @@
 //!   with `monitor_s` the estimate is looked at once a period, as the
 //!   runtime's monitor does.
 //! * sync: each iteration ends at the slowest thread plus `barrier_ns`.
+//!   Balanced (`sync(n)+BALANCER(f)`), a call due is made at the barrier,
+//!   by the thread whose turn it is, and every thread starts the next
+//!   iteration after it; at `lb_interval = degradation` ULBA's trigger
+//!   (`schedule::degradation`) says when one is due.
 //! * Across nodes (`sim_topology = host:N ...`), LogGP's network
 //!   ([`network`]): an update also pays `node_overhead_ns` and
 //!   `node_byte_ns` per byte for each edge it sends to a subdomain owned
