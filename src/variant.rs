@@ -249,7 +249,7 @@ impl Variant {
 #[error(
     "unknown variant `{label}`: {reason}; expected sync, ssync(n), async(n), \
      async(n)+BALANCER(f) (f seconds between calls, or auto) or, simulated, \
-     sync(n)+BALANCER(f), where BALANCER is split, \
+     sync(n)+BALANCER(f) (f may also be degradation), where BALANCER is split, \
      joint or hybrid (Algorithm 1; hybrid takes (f,k)), auto, or a strategy ({}) alone \
      or with -split or -hybrid",
     label_strategies()
