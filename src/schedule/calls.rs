@@ -526,9 +526,13 @@ impl Caller {
 
 /// The interval before the first call has measured anything.
 pub(crate) fn start_interval(interval: Interval) -> std::time::Duration {
-    interval
-        .duration()
-        .unwrap_or_else(|| std::time::Duration::from_secs_f64(AUTO_START_S))
+    match interval {
+        // Always due: the engine's barrier asks `schedule::degradation`.
+        Interval::Degradation => std::time::Duration::ZERO,
+        i => i
+            .duration()
+            .unwrap_or_else(|| std::time::Duration::from_secs_f64(AUTO_START_S)),
+    }
 }
 
 /// Seconds until the next call: `sqrt(2 cost / g)` with `g / 2` the slope

@@ -45,7 +45,9 @@ impl Degradation {
         }
         self.recent.push(seconds);
         let reference = *self.reference.get_or_insert(seconds);
-        let mut sorted = self.recent.clone();
+        let mut sorted = [0.0; 3];
+        let sorted = &mut sorted[..self.recent.len()];
+        sorted.copy_from_slice(&self.recent);
         sorted.sort_by(f64::total_cmp);
         self.lost += sorted[sorted.len() / 2] - reference;
     }

@@ -205,11 +205,7 @@ impl<'a> Simulation<'a> {
             now: 0,
             events: Events::new(p.threads),
             balance: settings.scheme.balancer().map(|b| Calls {
-                // Under ULBA's trigger the barrier decides when: due always.
-                rotation: match b.interval {
-                    Interval::Degradation => Rotation::new(p.threads, 0),
-                    i => Rotation::new(p.threads, ps(start_interval(i))),
-                },
+                rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
                 caller: Caller::new(b, measure),
             }),
             degradation: settings
