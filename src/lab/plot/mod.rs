@@ -1,6 +1,7 @@
 //! `braid plot`: the paper's figures (landscape, time-to-solution boxes,
 //! the braid, the payoff map, the effort over time) and the workloads'
-//! (strategies per workload, ULBA's gains) as PNG and SVG, and Table 2 and
+//! (strategies per workload, each workload's cost and owner maps, ULBA's
+//! gains) as PNG and SVG, and Table 2 and
 //! the workloads' ranking as Markdown and CSV, from the results files
 //! `braid experiment` writes; and the simulator against the machine
 //! ([`agreement`]), from what `braid validate` found. Drawn with plotters and an
@@ -14,6 +15,7 @@ mod gains;
 mod glyphs;
 mod landscape;
 mod look;
+mod maps;
 mod payoff;
 pub mod roofline;
 mod scale;
@@ -244,7 +246,8 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
 /// A record with only what its figure draws: the report's lists per
 /// thread and per subdomain go (the braid keeps its trace and cores, the
 /// effort figure its effort series, the payoff and workloads figures their
-/// counts), so that a plot's memory grows with
+/// counts, the workloads' maps their loads and owners up to
+/// [`maps::MAP_SUBDOMAINS`] subdomains), so that a plot's memory grows with
 /// the records by a few kilobytes each, not with their threads
 /// (docs/experiments.md: `scale-sim`'s records plot in 28 MB, 262 before).
 fn drawn_only(mut r: Record) -> Record {
@@ -257,10 +260,15 @@ fn drawn_only(mut r: Record) -> Record {
         if !matches!(r.figure, Figure::Payoff | Figure::Workloads) {
             rep.subdomain_updates = Vec::new();
         }
-        rep.subdomain_busy_s = None;
+        // The workloads' maps draw each subdomain's cost and owner, and the
+        // owners' sockets, up to a size a map can show.
+        let mapped = r.figure == Figure::Workloads && rep.owners.len() <= maps::MAP_SUBDOMAINS;
+        if !mapped {
+            rep.subdomain_busy_s = None;
+            rep.owners = Vec::new();
+            rep.thread_sockets = Vec::new();
+        }
         rep.thread_updates = Vec::new();
-        rep.owners = Vec::new();
-        rep.thread_sockets = Vec::new();
         rep.topology.sockets = Vec::new();
         if r.figure != Figure::Braid {
             rep.cores = Vec::new();
@@ -351,6 +359,10 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
                 let stem = format!("workloads-{}", engine.command());
                 written.extend(render(&fig, dir, &stem)?);
                 written.extend(fig.write_table(dir, &stem)?);
+            }
+            let maps = maps::Maps::new(&records);
+            if !maps.is_empty() {
+                written.extend(render(&maps, dir, &format!("maps-{}", engine.command()))?);
             }
         }
     }
@@ -820,6 +832,15 @@ mod memory_tests {
             assert_eq!(rep.threads, 256);
             assert!(rep.iteration_rate > 0.0 && rep.lb.as_ref().unwrap().calls > 0);
         }
+        // The workloads' maps keep each subdomain's load and owner up to the
+        // most a map draws, and no more.
+        let small = drawn_only(record(Figure::Workloads, 4));
+        let rep = small.report.as_ref().unwrap();
+        assert_eq!((rep.owners.len(), rep.thread_sockets.len()), (16, 4));
+        let large = drawn_only(record(Figure::Workloads, 300));
+        let rep = large.report.as_ref().unwrap();
+        assert!(1200 > maps::MAP_SUBDOMAINS && rep.owners.is_empty());
+        assert!(rep.subdomain_busy_s.is_none() && rep.thread_sockets.is_empty());
         // The braid keeps its trace and where its threads ran.
         let braid = drawn_only(record(Figure::Braid, 4));
         let rep = braid.report.as_ref().unwrap();
