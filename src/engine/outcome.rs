@@ -99,12 +99,13 @@ impl LbStats {
     ///
     /// ```
     /// use braid::engine::{Effort, LbStats};
-    /// let e = Effort { t_s: 0.0, interval_s: 1.0, lost_s: 0.5, cost_s: 0.0 };
+    /// let e = Effort { t_s: 0.0, interval_s: 1.0, lost_s: 0.5, cost_s: 0.0, moves: 1 };
     /// let mut lb = LbStats { calls: 5, moves: 0, cross_socket_moves: 0, time_s: 0.0,
     ///     effort: vec![e; 5], ran: vec![], tried: vec![] };
     /// lb.coarsen(2);
     /// assert_eq!(lb.effort.len(), 2);
     /// assert_eq!(lb.effort.iter().map(|e| e.interval_s).sum::<f64>(), 5.0);
+    /// assert_eq!(lb.effort.iter().map(|e| e.moves).sum::<u64>(), 5);
     /// ```
     pub fn coarsen(&mut self, max: usize) {
         let max = max.max(1);
@@ -139,6 +140,10 @@ pub struct Effort {
     pub lost_s: f64,
     /// The cost of the call that began it, seconds.
     pub cost_s: f64,
+    /// The subdomains the call that began it moved (0 in records written
+    /// before 2026-11-29, which did not keep them).
+    #[serde(default)]
+    pub moves: u64,
 }
 
 impl Effort {
@@ -146,7 +151,7 @@ impl Effort {
     ///
     /// ```
     /// use braid::engine::Effort;
-    /// let e = Effort { t_s: 0.0, interval_s: 0.01, lost_s: 0.0003, cost_s: 0.0001 };
+    /// let e = Effort { t_s: 0.0, interval_s: 0.01, lost_s: 0.0003, cost_s: 0.0001, moves: 2 };
     /// assert!((e.effort() - 0.04).abs() < 1e-12);
     /// ```
     pub fn effort(&self) -> f64 {
@@ -164,6 +169,7 @@ impl Effort {
             interval_s: self.interval_s + next.interval_s,
             lost_s: self.lost_s + next.lost_s,
             cost_s: self.cost_s + next.cost_s,
+            moves: self.moves + next.moves,
         }
     }
 }

@@ -157,6 +157,9 @@ pub(crate) struct Caller {
     /// Seconds (engine clock) at the previous call, and its cost.
     last_s: f64,
     last_cost_s: f64,
+    /// The moves counted when the last interval was measured: those since
+    /// are the next interval's (its opening call's).
+    measured_moves: u64,
     /// The last intervals' lengths and loss rates, oldest first, and the
     /// last one's sweep time (what `auto` fits and is bounded by).
     losses: Vec<(f64, f64)>,
@@ -209,6 +212,7 @@ impl Caller {
             history: Vec::new(),
             last_s: 0.0,
             last_cost_s: 0.0,
+            measured_moves: 0,
             losses: Vec::new(),
             sweep_s: None,
             meter: loads.then(LoadMeter::default),
@@ -438,7 +442,9 @@ impl Caller {
             interval_s,
             lost_s: loss * interval_s,
             cost_s: self.last_cost_s,
+            moves: self.stats.moves - self.measured_moves,
         };
+        self.measured_moves = self.stats.moves;
         if let Some(c) = &mut self.chooser {
             c.record(effort.lost_s + effort.cost_s, interval_s);
         }

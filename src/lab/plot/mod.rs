@@ -275,9 +275,9 @@ fn drawn_only(mut r: Record) -> Record {
             rep.trace = None;
         }
         if let Some(lb) = rep.lb.as_mut() {
-            lb.ran = Vec::new();
             lb.tried = Vec::new();
             if r.figure != Figure::Effort {
+                lb.ran = Vec::new();
                 lb.effort = Vec::new();
             }
         }

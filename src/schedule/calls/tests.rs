@@ -139,3 +139,28 @@ fn the_policy_sees_each_threads_updates_and_rate_since_the_previous_call() {
     assert_eq!(seen[0], (vec![5, 3], vec![10.0, 6.0], 0.5));
     assert_eq!(seen[1], (vec![4, 7], vec![2.0, 3.5], 2.0));
 }
+
+#[test]
+fn each_interval_of_the_effort_counts_the_moves_of_the_call_that_began_it() {
+    let mut b = Board {
+        counts: vec![0; 3],
+        owners: vec![0, 0, 1],
+        updates: vec![0, 0],
+        sets: vec![vec![0, 1], vec![2]],
+        ..Board::default()
+    };
+    let mut c = Caller::of(Arc::new(MoveFirstOfThread0));
+    // Calls at 1, 2, 3 and 4 s: the first two move one subdomain each, the
+    // last two find nothing left on thread 0.
+    for (k, now) in [1.0, 2.0, 3.0, 4.0].into_iter().enumerate() {
+        b.updates = vec![k as u64 * 10 + 10, k as u64 * 10 + 10];
+        let moves = c.decide(&b, &[0, 0], now);
+        c.apply(&moves, &[0, 0], &mut b);
+    }
+    let stats = c.stats();
+    let moves: Vec<(f64, u64)> = stats.effort.iter().map(|e| (e.t_s, e.moves)).collect();
+    // The interval from 0 s began with no call; those from 1 and 2 s with
+    // the calls that moved; that from 3 s with one that did not.
+    assert_eq!(moves, [(0.0, 0), (1.0, 1), (2.0, 1), (3.0, 0)]);
+    assert_eq!(stats.moves, 2);
+}
