@@ -83,8 +83,16 @@ const SETS: &[(&[&str], &str)] = &[
     ),
 ];
 
-/// Figures committed without records of this kind (`braid roofline`).
-const NOT_FROM_RECORDS: &[&str] = &["plots/roofline.svg"];
+/// Figures committed without records of this kind: the roofline (`cargo
+/// bench --bench compare -- roofline` measures and draws it) and the
+/// learned chooser's regrets (`braid learn --evaluate ... --plot`, which
+/// probes every instance in the simulator first; `tests/learned.rs` draws
+/// one).
+const NOT_FROM_RECORDS: &[&str] = &[
+    "plots/roofline.svg",
+    "plots/workloads/regret-learn-test-sim.svg",
+    "plots/workloads/regret-learn-noise-sim.svg",
+];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

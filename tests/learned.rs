@@ -130,6 +130,39 @@ fn a_chooser_trained_on_a_suite_names_the_best_strategy_on_its_training_instance
         "{right} of {} right",
         labels.len()
     );
+    // Evaluated on the same instances, the regrets drawn: a row per
+    // balancer, named; a directory that is not there is refused before any
+    // probe runs.
+    std::fs::create_dir_all(dir.join("figs")).unwrap();
+    let evaluate = |plot: &str| {
+        let args = [
+            "learn",
+            "--evaluate",
+            "model.json",
+            "tiny.jsonl",
+            "--plot",
+            plot,
+        ];
+        braid(&dir, &args)
+    };
+    let r = evaluate("figs");
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let svg = std::fs::read_to_string(dir.join("figs/regret-tiny.svg")).unwrap();
+    for name in ["split", "steal", "greedy"] {
+        assert!(
+            svg.contains(&format!(">\n{name}\n<")) || svg.contains(&format!(">\n{name} (")),
+            "{name}"
+        );
+    }
+    assert!(dir.join("figs/regret-tiny.png").is_file());
+    let r = evaluate("nowhere");
+    assert_eq!(r.status, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--plot nowhere: no such directory"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("probed"), "{}", r.stderr);
 }
 
 #[test]

@@ -167,6 +167,10 @@ struct LearnArgs {
     /// accuracy, and each balancer's regret against the best per instance
     #[arg(long, value_name = "MODEL.json", conflicts_with = "out")]
     evaluate: Option<PathBuf>,
+    /// With --evaluate: also draw the regrets as `regret-STEM.png` and
+    /// `.svg` in this directory (STEM: the first results file's)
+    #[arg(long, value_name = "DIR", requires = "evaluate")]
+    plot: Option<PathBuf>,
     /// Neighbours that vote (1: each training instance's own best)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=crate::policy::learned::MAX_K as i64))]
     k: u16,
@@ -443,6 +447,53 @@ fn table(args: &TableArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The regrets of `e` drawn into `dir` as `regret-STEM`, STEM the first
+/// results file's.
+fn regret_figure(
+    e: &crate::lab::learn::Evaluation,
+    model: &Path,
+    results: &[PathBuf],
+    dir: &Path,
+) -> Result<Vec<PathBuf>, Failure> {
+    use crate::lab::plot::regret::{RegretFigure, RegretRow};
+    let name = |p: &Path| {
+        p.file_stem()
+            .map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into())
+    };
+    let stem = format!("regret-{}", name(&results[0]));
+    let inputs: Vec<String> = results.iter().map(|p| name(p)).collect();
+    let figure = RegretFigure {
+        headline: format!(
+            "{} on {} held-out instance(s) ({})",
+            model
+                .file_name()
+                .map_or_else(|| name(model), |n| n.to_string_lossy().into()),
+            e.instances,
+            inputs.join(", ")
+        ),
+        subtitle: format!(
+            "the model named the best fixed strategy at its first call in {:.1}% (always naming \
+             {}: {:.1}%)",
+            100.0 * e.accuracy,
+            e.baseline.0,
+            100.0 * e.baseline.1
+        ),
+        rows: (e.regret.iter())
+            .map(|r| RegretRow {
+                name: r.balancer.clone(),
+                variant: r.label.clone(),
+                mean: r.mean,
+                interval: r.interval,
+                failed: r.failed,
+            })
+            .collect(),
+    };
+    figure.draw(dir, &stem).map_err(|e| match e.is_bad_input() {
+        true => Failure::BadInput(e.into()),
+        false => Failure::Failed(e.into()),
+    })
+}
+
 /// `braid learn`: train a chooser, or evaluate one.
 fn learn(args: &LearnArgs) -> Result<(), Failure> {
     use crate::lab::learn;
@@ -456,6 +507,12 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         ),
         None => None,
     };
+    if let Some(dir) = args.plot.as_ref().filter(|d| !d.is_dir()) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--plot {}: no such directory",
+            dir.display()
+        )));
+    }
     if let Some(out) = &args.out {
         let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
         if dir.is_some_and(|d| !d.is_dir()) {
@@ -496,6 +553,12 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
                 100.0 * r.interval.0,
                 100.0 * r.interval.1
             );
+        }
+        if let Some(dir) = &args.plot {
+            let file = args.evaluate.as_deref().expect("clap requires --evaluate");
+            for path in regret_figure(&e, file, &args.results, dir)? {
+                eprintln!("braid: wrote {}", path.display());
+            }
         }
         return Ok(());
     }

@@ -306,6 +306,8 @@ pub(crate) struct Evaluation {
 pub(crate) struct Regret {
     /// The label without its interval, e.g. `greedy`.
     pub balancer: String,
+    /// A whole label that ran it, e.g. `async(4)+greedy(0.001)`.
+    pub label: String,
     /// Instances it ran and converged on, and those it did not converge on.
     pub converged: usize,
     pub failed: usize,
@@ -327,6 +329,7 @@ pub(crate) fn evaluate(
     let mut commonest_right = 0;
     let trained = commonest(model.points.iter().map(|p| model.classes[p.class]));
     let mut each: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
+    let mut labels: BTreeMap<String, String> = BTreeMap::new();
     for i in instances {
         let Some((named, best_label)) = &i.best else {
             continue;
@@ -338,6 +341,7 @@ pub(crate) fn evaluate(
         commonest_right += usize::from(trained.is_some_and(|(c, _)| c == *named));
         let best = i.tts[best_label].expect("the best converged");
         for (label, tts) in &i.tts {
+            labels.entry(short(label)).or_insert_with(|| label.clone());
             let e = each.entry(short(label)).or_default();
             match tts {
                 Some(t) => e.0.push(t / best - 1.0),
@@ -353,6 +357,7 @@ pub(crate) fn evaluate(
     let mut regret: Vec<Regret> = each
         .into_iter()
         .map(|(balancer, (regrets, failed))| Regret {
+            label: labels[&balancer].clone(),
             balancer,
             converged: regrets.len(),
             failed,

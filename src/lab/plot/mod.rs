@@ -17,6 +17,7 @@ mod landscape;
 mod look;
 mod maps;
 mod payoff;
+pub(crate) mod regret;
 pub mod roofline;
 mod scale;
 mod stats;
@@ -465,8 +466,12 @@ where
             .into());
         }
     }
-    Ok(ChartBuilder::on(area)
-        .caption(title, (FONT, frame.caption))
+    let mut builder = ChartBuilder::on(area);
+    // No caption without a title: a panel under a headline of its own.
+    if !title.is_empty() {
+        builder.caption(title, (FONT, frame.caption));
+    }
+    Ok(builder
         .margin(frame.margin)
         .x_label_area_size(frame.x_labels)
         .y_label_area_size(frame.y_labels)
