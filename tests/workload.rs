@@ -208,7 +208,9 @@ fn compact(json: &str) -> String {
 }
 
 /// A quiet uniform simulation at paper scale prints the report it printed
-/// when the effort came to count the mode-weighted loss rate over the
+/// when each effort interval came to keep the moves of the call that began
+/// it (2026-11-29: a `moves` field in each of `lb.effort`'s entries, nothing
+/// else). Before, when the effort came to count the mode-weighted loss rate over the
 /// interval, `u D`, not the slowest thread's gap integrated, `u D^2 / 2`
 /// (2026-11-28: `lb.effort`'s `lost_s` alone changed). Before, when a subdomain at home came to pay its share
 /// of its slab's pass (written 2026-11-26: `sim_update_ns` 300 -> 100, shared
@@ -234,7 +236,9 @@ fn a_quiet_uniform_simulation_is_unchanged_byte_for_byte() {
 }
 
 /// A noisy simulation across nodes with hybrid balancing prints the report
-/// it printed when the effort came to count the mode-weighted loss rate
+/// it printed when each effort interval came to keep its opening call's
+/// moves (2026-11-29, a `moves` field in `lb.effort`'s entries alone
+/// changed); before, when the effort came to count the mode-weighted loss rate
 /// over the interval (2026-11-28, `lost_s` alone changed); before, when the
 /// balancers stopped moving work on jitter and a
 /// subdomain at home came to pay its share of its slab's pass (written
