@@ -167,15 +167,7 @@ fn best_owners(at: &[&Record], p: &Problem) -> Option<(String, Vec<(Place, usize
 impl Maps {
     /// A row per workload whose runs kept their per-subdomain lists.
     pub(super) fn new(records: &[&Record]) -> Maps {
-        let mut workloads: Vec<String> = Vec::new();
-        for r in records {
-            if let Some(w) = &r.sample.workload
-                && !workloads.contains(w)
-            {
-                workloads.push(w.clone());
-            }
-        }
-        let rows = workloads
+        let rows = super::workloads::workload_order(records)
             .into_iter()
             .filter_map(|w| {
                 let at: Vec<&Record> = (records.iter().copied())

@@ -49,7 +49,7 @@ fn tts(r: &Record) -> Option<f64> {
 }
 
 /// The workloads in the order the records first name them.
-fn workload_order(records: &[&Record]) -> Vec<String> {
+pub(super) fn workload_order(records: &[&Record]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in records {
         if let Some(w) = &r.sample.workload
