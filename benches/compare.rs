@@ -31,6 +31,11 @@
 //!   not positive or the kernel beats its bound by more than 10% (a wrong
 //!   bound).
 //!
+//! Every ratio is also kept rep by rep, with the goal an issue set for it,
+//! in `target/speed.json`, and drawn as `target/speed.png` (the roofline as
+//! `target/roofline.json` and `.png`); `braid plot target/speed.json`
+//! draws either again.
+//!
 //! The C references are in `benches/c/` and built here with the system gcc.
 
 use std::path::{Path, PathBuf};
@@ -44,6 +49,7 @@ use braid::policy::{
     Anticipate, Bounds, Greedy, Policy, Progressive, Refine, ResidualFirst, Scope, Snapshot, Steal,
 };
 use braid::report::Report;
+use braid::speed::{Measure, Speed, SpeedRow};
 use braid::topology::Topology;
 
 fn main() {
@@ -64,20 +70,25 @@ fn main() {
     let all = sections.is_empty();
     let want = |s: &str| all || sections.contains(&s);
     println!("braid speed ratios, median of {reps} interleaved reps (>= 1.0: braid is as fast)\n");
+    let mut command = "cargo bench --bench compare --".to_string();
+    for s in &sections {
+        command += &format!(" {s}");
+    }
+    let mut speed = Speed::now(&format!("{command} --reps {reps}"));
     if want("kernel") {
-        kernel_vs_c(reps);
+        kernel_vs_c(reps, &mut speed);
     }
     if want("sync") {
-        sync_vs_openmp(reps);
+        sync_vs_openmp(reps, &mut speed);
     }
     if want("tts") {
-        time_to_solution(reps);
+        time_to_solution(reps, &mut speed);
     }
     if want("subsplit") {
-        subsplit_cost(reps);
+        subsplit_cost(reps, &mut speed);
     }
     if want("lb") {
-        balancing_cost(reps);
+        balancing_cost(reps, &mut speed);
     }
     if want("policy") {
         policy_cost(reps);
@@ -86,10 +97,42 @@ fn main() {
         noise_effect(reps);
     }
     if want("sim") {
-        sim_speed(reps);
+        sim_speed(reps, &mut speed);
     }
     if want("roofline") {
         roofline(reps);
+    }
+    // What was compared, rep by rep, beside its figure: `braid plot
+    // target/speed.json` draws it again.
+    if !speed.rows.is_empty() {
+        match speed.write(out_dir(), "speed") {
+            Ok(files) => println!("written: {}\n", files[0].display()),
+            Err(e) => panic!("speed: cannot write the figure: {e}"),
+        }
+    }
+}
+
+/// Where the benchmark leaves its data and figures: `target/`.
+fn out_dir() -> &'static Path {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().unwrap_or(tmp)
+}
+
+/// A row of the speed figure: `what` in `group`, each rep's value.
+fn row(
+    group: &str,
+    what: &str,
+    variant: Option<&str>,
+    reps: Vec<f64>,
+    goal: Option<f64>,
+) -> SpeedRow {
+    SpeedRow {
+        group: group.to_string(),
+        what: what.to_string(),
+        variant: variant.map(str::to_string),
+        measure: Measure::Ratio,
+        reps,
+        goal,
     }
 }
 
@@ -128,7 +171,7 @@ fn last_core() -> usize {
         .expect("a core")
 }
 
-fn kernel_vs_c(reps: usize) {
+fn kernel_vs_c(reps: usize, speed: &mut Speed) {
     let c = compile("stencil.c", &["-fopenmp-simd"]);
     let core = last_core();
     println!("kernel, single thread pinned to core {core}:\n");
@@ -171,12 +214,27 @@ fn kernel_vs_c(reps: usize) {
         let cost = median(res_cost);
         println!(
             "| {h}x{w} | plain | {rp:.0} | {cp:.0} | {:.3} | |",
-            median(plain_ratio)
+            median(plain_ratio.clone())
         );
         println!(
             "| {h}x{w} | with residual | {rr:.0} | {cr:.0} | {:.3} | {cost:.3} |",
-            median(res_ratio)
+            median(res_ratio.clone())
         );
+        let group = "kernel on one core / C";
+        speed.rows.push(row(
+            group,
+            &format!("plain, {h}x{w}"),
+            None,
+            plain_ratio,
+            None,
+        ));
+        speed.rows.push(row(
+            group,
+            &format!("residual, {h}x{w}"),
+            None,
+            res_ratio,
+            None,
+        ));
     }
     println!();
 }
@@ -267,12 +325,12 @@ fn noise_effect(reps: usize) {
     println!();
 }
 
-fn sync_vs_openmp(reps: usize) {
+fn sync_vs_openmp(reps: usize, speed: &mut Speed) {
     let omp = compile("jacobi_omp.c", &["-fopenmp"]);
     println!("sync, 2 threads, default config (300x600 grid, 5000 iterations):\n");
     println!("| braid sync Mcell/s | OpenMP Mcell/s | braid / OpenMP |");
     println!("|---|---|---|");
-    print_rates(reps, || {
+    let ratios = print_rates(reps, || {
         let r = braid_run("sync");
         let out = Command::new(&omp)
             .args([r.grid.height, r.grid.width, 5000].map(|n| n.to_string()))
@@ -284,13 +342,19 @@ fn sync_vs_openmp(reps: usize) {
         let rate: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
         (r.cell_updates_per_s, rate)
     });
+    // The goals of issue 30.
+    let group = "sync, cell rate";
+    let what = "2 threads, 300² each / OpenMP";
+    speed
+        .rows
+        .push(row(group, what, Some("sync"), ratios, Some(0.95)));
     // One thread: the whole run (halo, counters, barrier of one) against
     // the bare C sweep on the same 300x300 domain, pinned to the same core.
     let c = compile("stencil.c", &["-fopenmp-simd"]);
     println!("sync, 1 thread, 300x300, whole run vs the C sweep alone:\n");
     println!("| braid sync Mcell/s | C sweep Mcell/s | braid / C |");
     println!("|---|---|---|");
-    print_rates(reps, || {
+    let ratios = print_rates(reps, || {
         let r = braid_run_with("sync", &["threads=1", "max_iterations=3000"]);
         let out = Command::new("taskset")
             .args(["-c", &r.cores[0].to_string()])
@@ -301,12 +365,17 @@ fn sync_vs_openmp(reps: usize) {
         let secs: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
         (r.cell_updates_per_s, 300.0 * 300.0 * 3000.0 / secs)
     });
+    let what = "1 thread, whole run / C sweep";
+    speed
+        .rows
+        .push(row(group, what, Some("sync"), ratios, Some(0.95)));
 }
 
 /// Runs `rep` (braid's cell rate, the reference's) `reps` times and prints
 /// the row `| braid Mcell/s | reference Mcell/s | braid / reference |` of
-/// medians (the ratio's median is of the per-rep ratios).
-fn print_rates(reps: usize, mut rep: impl FnMut() -> (f64, f64)) {
+/// medians (the ratio's median is of the per-rep ratios); returns the
+/// per-rep ratios.
+fn print_rates(reps: usize, mut rep: impl FnMut() -> (f64, f64)) -> Vec<f64> {
     let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..reps {
         let (braid, reference) = rep();
@@ -318,8 +387,9 @@ fn print_rates(reps: usize, mut rep: impl FnMut() -> (f64, f64)) {
         "| {:.0} | {:.0} | {:.3} |\n",
         median(ours),
         median(theirs),
-        median(ratios)
+        median(ratios.clone())
     );
+    ratios
 }
 
 /// The time-to-solution problem: 2 threads, 150 x 150 per thread, 1e-4.
@@ -395,7 +465,7 @@ impl Parasite {
     }
 }
 
-fn time_to_solution(reps: usize) {
+fn time_to_solution(reps: usize, speed: &mut Speed) {
     let omp = compile("jacobi_tts.c", &["-fopenmp", "-lm"]);
     let problem = braid::problem::Problem::new(150, 2, 1).unwrap();
     let grid = problem.initial_grid();
@@ -448,23 +518,53 @@ fn time_to_solution(reps: usize) {
                 }
             }
         }
-        let mut against_c = Vec::new();
-        for (label, row) in variants.iter().zip(rows) {
-            let [b, c, bi, ci, rate, ratio] = row.map(median);
+        let group = match noisy {
+            false => "time to solution, quiet",
+            true => "the same beside a 19% parasite",
+        };
+        // The issues' goals: the first three of issue 30 (quiet), the
+        // rest of issue 42.
+        let goal = |label: &str| match (noisy, label) {
+            (false, "async(4)") => Some(0.95),
+            (false, "async(4)+split(0.001)") => Some(1.05),
+            _ => None,
+        };
+        // Each rep's C / braid time, by variant.
+        let mut per_rep = Vec::new();
+        for (label, measured) in variants.iter().zip(rows) {
+            per_rep.push(measured[5].clone());
+            let [b, c, bi, ci, rate, ratio] = measured.map(median);
             println!("| {label} | {b:.4} | {c:.4} | {bi:.0} | {ci:.0} | {rate:.0} | {ratio:.3} |");
-            against_c.push(ratio);
+            let what = format!("{label} / C");
+            let reps = per_rep.last().unwrap().clone();
+            speed
+                .rows
+                .push(row(group, &what, Some(label), reps, goal(label)));
         }
         // The balanced variants (the last three) against the plain ones,
-        // each as its C / braid median.
-        let (one, four) = (against_c[1], against_c[2]);
-        let balanced = &against_c[3..];
-        let best = balanced.iter().copied().fold(0.0, f64::max);
-        let worst = balanced.iter().copied().fold(f64::INFINITY, f64::min);
+        // rep by rep: the best and the worst of the rep's balanced runs.
+        let of_rep = |k: usize, pick: fn(f64, f64) -> f64, start: f64, plain: usize| {
+            let balanced = per_rep[3..].iter().map(|r| r[k]).fold(start, pick);
+            balanced / per_rep[plain][k]
+        };
+        let best: Vec<f64> = (0..reps).map(|k| of_rep(k, f64::max, 0.0, 1)).collect();
+        let worst: Vec<f64> = (0..reps)
+            .map(|k| of_rep(k, f64::min, f64::INFINITY, 2))
+            .collect();
         println!(
-            "\nbest balanced over async(1): {:.3}; worst balanced over async(4): {:.3}",
-            best / one,
-            worst / four
+            "\nbest balanced over async(1): {:.3}; worst balanced over async(4): {:.3} \
+             (medians of the reps' ratios)",
+            median(best.clone()),
+            median(worst.clone())
         );
+        let goals = match noisy {
+            true => (Some(0.98), Some(1.0)),
+            false => (None, None),
+        };
+        let what = "best balanced / async(1)";
+        speed.rows.push(row(group, what, None, best, goals.0));
+        let what = "worst balanced / async(4)";
+        speed.rows.push(row(group, what, None, worst, goals.1));
         if let Some(p) = parasite {
             println!(
                 "\n(the parasite measured a duty of {:.3} on itself)",
@@ -480,6 +580,7 @@ fn time_to_solution(reps: usize) {
     println!("|---|---|---|---|");
     for label in ["sync", "async(1)", "async(4)"] {
         let (mut with, mut without, mut ratios) = (vec![], vec![], vec![]);
+        let goal = (label == "async(1)").then_some(0.97);
         for _ in 0..reps {
             let w = braid_run_with(label, &TTS);
             let iterations = w.thread_updates.iter().max().unwrap() / w.subdomains as u64;
@@ -493,13 +594,18 @@ fn time_to_solution(reps: usize) {
             "| {label} | {:.0} | {:.0} | {:.3} |",
             median(with),
             median(without),
-            median(ratios)
+            median(ratios.clone())
         );
+        let group = "iteration rate with a tolerance";
+        let what = format!("{label}, with / without");
+        speed
+            .rows
+            .push(row(group, &what, Some(label), ratios, goal));
     }
     println!();
 }
 
-fn subsplit_cost(reps: usize) {
+fn subsplit_cost(reps: usize, speed: &mut Speed) {
     println!("cost of sub-splitting, 2 threads, default config (5000 iterations):\n");
     println!("| per thread | async(4) it/s | async(1) it/s | async(4) / async(1) |");
     println!("|---|---|---|---|");
@@ -517,13 +623,20 @@ fn subsplit_cost(reps: usize) {
             "| {size}x{size} | {:.0} | {:.0} | {:.3} |",
             median(four),
             median(one),
-            median(ratios)
+            median(ratios.clone())
         );
+        let (group, what) = (
+            "iteration rate",
+            format!("async(4) / async(1), {size}² each"),
+        );
+        speed
+            .rows
+            .push(row(group, &what, Some("async(4)"), ratios, Some(0.98)));
     }
     println!();
 }
 
-fn balancing_cost(reps: usize) {
+fn balancing_cost(reps: usize, speed: &mut Speed) {
     println!(
         "cost of balancing, 2 threads, default config (300x300 per thread, 5000 iterations), \
          no noise: rate over async(4)'s, and the moves (median, most):\n"
@@ -545,9 +658,17 @@ fn balancing_cost(reps: usize) {
             "| {label} | {:.0} | {:.0} | {:.3} | {:.0} | {most:.0} |",
             median(rate),
             median(none),
-            median(ratios),
+            median(ratios.clone()),
             median(moves)
         );
+        let what = format!("{label} / async(4), quiet, most moves {most:.0}");
+        speed.rows.push(row(
+            "iteration rate",
+            &what,
+            Some(label),
+            ratios,
+            Some(0.98),
+        ));
     }
     println!();
 }
@@ -689,7 +810,7 @@ fn simulate(label: &str, overrides: &[&str]) -> (f64, u64) {
     )
 }
 
-fn sim_speed(reps: usize) {
+fn sim_speed(reps: usize, speed: &mut Speed) {
     println!("simulator speed, one core, virtual cores with one at 19% noise:\n");
     println!(
         "| simulation | real time | subdomain updates / real s | vs bare kernel on the same data |"
@@ -702,7 +823,9 @@ fn sim_speed(reps: usize) {
             &["sim_topology=host:64 pack:2 core:32", "max_iterations=1000"],
         ),
     ];
-    for (machine, overrides) in machines {
+    // Issue 47's goals, for every counts-only simulation.
+    let goals = [3e7, 2e7];
+    for ((machine, overrides), goal) in machines.into_iter().zip(goals) {
         for label in [
             "async(4)",
             "async(4)+joint(0.001)",
@@ -711,11 +834,33 @@ fn sim_speed(reps: usize) {
         ] {
             let runs: Vec<(f64, u64)> = (0..reps).map(|_| simulate(label, overrides)).collect();
             let secs = median(runs.iter().map(|r| r.0).collect());
-            let rate = median(runs.iter().map(|r| r.1 as f64 / r.0).collect());
+            let rates: Vec<f64> = runs.iter().map(|r| r.1 as f64 / r.0).collect();
+            let rate = median(rates.clone());
             println!(
                 "| {label}, counts only, {machine} | {:.3} s | {:.2e} | |",
                 secs, rate
             );
+            // Sync steps every thread at once and runs 5-10x faster than
+            // any other: the table has it, the figure's axis is kept for
+            // the rows the goal is about.
+            if label == "sync" {
+                continue;
+            }
+            let group = "simulator, counts only";
+            let short = match machine.starts_with("host") {
+                true => "4096 threads",
+                false => "2 x 18",
+            };
+            speed.rows.push(SpeedRow {
+                measure: Measure::UpdatesPerS,
+                ..row(
+                    group,
+                    &format!("{label}, {short}"),
+                    Some(label),
+                    rates,
+                    Some(goal),
+                )
+            });
         }
     }
     // Numerics: cells per real second against the bare kernel sweeping the
@@ -740,31 +885,32 @@ fn sim_speed(reps: usize) {
         (blocks * h * w * sweeps) as f64 / t.elapsed().as_secs_f64()
     };
     for label in ["async(4)", "sync"] {
-        let runs: Vec<(f64, u64)> = (0..reps)
-            .map(|_| simulate(label, &["numerics=true", "max_iterations=400"]))
-            .collect();
-        let (cells_per_update, kernel_rate) = if label == "sync" {
-            (
-                300.0 * 300.0,
-                median((0..reps).map(|_| blocks_rate(36, 300, 300)).collect()),
-            )
-        } else {
-            (
-                150.0 * 150.0,
-                median((0..reps).map(|_| blocks_rate(144, 150, 150)).collect()),
-            )
+        // Interleaved: each rep's simulation, then the kernel on its data.
+        let (cells_per_update, blocks, side) = match label {
+            "sync" => (300.0 * 300.0, 36, 300),
+            _ => (150.0 * 150.0, 144, 150),
         };
-        let rate = median(
-            runs.iter()
-                .map(|r| r.1 as f64 * cells_per_update / r.0)
-                .collect(),
-        );
+        let (mut secs, mut rates, mut ratios) = (vec![], vec![], vec![]);
+        for _ in 0..reps {
+            let (s, updates) = simulate(label, &["numerics=true", "max_iterations=400"]);
+            let rate = updates as f64 * cells_per_update / s;
+            ratios.push(rate / blocks_rate(blocks, side, side));
+            secs.push(s);
+            rates.push(rate);
+        }
         println!(
             "| {label}, numerics, 400 iterations | {:.3} s | {:.2e} cells/s | {:.3} |",
-            median(runs.iter().map(|r| r.0).collect()),
-            rate,
-            rate / kernel_rate
+            median(secs),
+            median(rates),
+            median(ratios.clone())
         );
+        let (group, what) = (
+            "simulator, numerics",
+            format!("{label}, 2 x 18 / bare kernel"),
+        );
+        speed
+            .rows
+            .push(row(group, &what, Some(label), ratios, None));
     }
     println!();
 }
@@ -987,10 +1133,10 @@ fn roofline(reps: usize) {
         peak_gflops: peak,
         points,
     };
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let dir = tmp.parent().unwrap_or(tmp);
-    match figure.draw(dir, "roofline") {
-        Ok(files) => println!("drawn: {}\n", files[0].display()),
+    // What was measured beside its figure: `braid plot
+    // target/roofline.json` draws it again.
+    match figure.write(out_dir(), "roofline") {
+        Ok(files) => println!("written: {}\n", files[0].display()),
         Err(e) => panic!("roofline: cannot draw the figure: {e}"),
     }
     assert!(

@@ -73,6 +73,8 @@ pub(crate) mod parasites;
 pub mod plan;
 /// The roofline figure the speed benchmark draws.
 pub use lab::plot::roofline;
+/// The speed benchmark's ratios against references and goals, and their figure.
+pub use lab::plot::speed;
 pub mod policy;
 pub mod problem;
 #[cfg(feature = "mpi")]

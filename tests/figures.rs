@@ -15,6 +15,8 @@ use common::{braid, scratch};
 /// committed in (the commands in the docs that draw them).
 const SETS: &[(&[&str], &str)] = &[
     (&["plots/validate/data/validation.json"], "plots/validate"),
+    (&["plots/speed/data/speed.json"], "plots/speed"),
+    (&["plots/data/roofline.json"], "plots"),
     (
         &["plots/data/braid-run.jsonl", "plots/data/braid-sim.jsonl"],
         "plots",
@@ -83,13 +85,10 @@ const SETS: &[(&[&str], &str)] = &[
     ),
 ];
 
-/// Figures committed without records of this kind: the roofline (`cargo
-/// bench --bench compare -- roofline` measures and draws it) and the
-/// learned chooser's regrets (`braid learn --evaluate ... --plot`, which
-/// probes every instance in the simulator first; `tests/learned.rs` draws
-/// one).
+/// Figures committed without records of this kind: the learned chooser's
+/// regrets (`braid learn --evaluate ... --plot`, which probes every
+/// instance in the simulator first; `tests/learned.rs` draws one).
 const NOT_FROM_RECORDS: &[&str] = &[
-    "plots/roofline.svg",
     "plots/workloads/regret-learn-test-sim.svg",
     "plots/workloads/regret-learn-noise-sim.svg",
 ];

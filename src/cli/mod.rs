@@ -135,7 +135,8 @@ struct ExperimentArgs {
 #[derive(Debug, Args)]
 struct PlotArgs {
     /// Results files written by `braid experiment`, or a `validation.json`
-    /// of `braid validate` (redrawn as validation.png and .svg)
+    /// of `braid validate` (redrawn as validation.png and .svg), or the
+    /// `speed.json` and `roofline.json` of `cargo bench --bench compare`
     #[arg(value_name = "RESULTS.jsonl", required = true)]
     results: Vec<PathBuf>,
     /// Directory for the PNG, SVG, Markdown and CSV files (the default keeps
@@ -603,12 +604,19 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
             .with_context(|| format!("cannot create {DEFAULT_PLOTS}"))
             .map_err(bad_input)?;
     }
-    // A validation.json is drawn as its own figure; the rest are results.
-    let (validations, results): (Vec<PathBuf>, Vec<PathBuf>) = args
+    // A validation.json, and the benchmark's speed.json and roofline.json,
+    // are each drawn as their own figure; the rest are results.
+    let (validations, rest): (Vec<PathBuf>, Vec<PathBuf>) = args
         .results
         .iter()
         .cloned()
         .partition(|p| crate::lab::validate::is_validation(p));
+    let (speeds, rest): (Vec<PathBuf>, Vec<PathBuf>) = rest
+        .into_iter()
+        .partition(|p| crate::lab::plot::speed::is_speed(p));
+    let (rooflines, results): (Vec<PathBuf>, Vec<PathBuf>) = rest
+        .into_iter()
+        .partition(|p| crate::lab::plot::roofline::read(p).is_some());
     let mut written = Vec::new();
     if !results.is_empty() {
         written = crate::lab::plot::plot_all(&results, &args.out).map_err(|e| {
@@ -618,17 +626,37 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
             }
         })?;
     }
+    let own_figures = validations.len() + speeds.len() + rooflines.len();
+    if own_figures > 0 && !args.out.is_dir() {
+        std::fs::create_dir(&args.out)
+            .with_context(|| format!("cannot create {}", args.out.display()))
+            .map_err(bad_input)?;
+    }
     for path in &validations {
-        if !args.out.is_dir() {
-            std::fs::create_dir(&args.out)
-                .with_context(|| format!("cannot create {}", args.out.display()))
-                .map_err(bad_input)?;
-        }
         let drawn =
             crate::lab::validate::redraw(path, &args.out).map_err(|e| match e.is_bad_input() {
                 true => Failure::BadInput(e.into()),
                 false => Failure::Failed(e.into()),
             })?;
+        written.extend(drawn);
+    }
+    for path in &speeds {
+        let drawn = crate::lab::plot::speed::redraw(path, &args.out).map_err(|e| {
+            match e.is_bad_input() {
+                true => Failure::BadInput(e.into()),
+                false => Failure::Failed(e.into()),
+            }
+        })?;
+        written.extend(drawn);
+    }
+    for path in &rooflines {
+        // Read again: the partition only asked whether it is one.
+        let roofline = crate::lab::plot::roofline::read(path)
+            .with_context(|| format!("{}: not a roofline", path.display()))
+            .map_err(bad_input)?;
+        let drawn = roofline
+            .draw(&args.out, "roofline")
+            .map_err(|e| Failure::Failed(anyhow::anyhow!(e)))?;
         written.extend(drawn);
     }
     for path in written {

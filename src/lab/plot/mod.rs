@@ -20,6 +20,7 @@ mod payoff;
 pub(crate) mod regret;
 pub mod roofline;
 mod scale;
+pub mod speed;
 mod stats;
 mod table;
 mod tts;

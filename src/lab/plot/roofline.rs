@@ -6,11 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
 
 use super::{DESC, Draw, DrawResult, FONT, Key, Mark, Stroke, TEXT, colour, draw_keys, render};
 
 /// A bandwidth ceiling: a cache level or memory.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ceiling {
     /// What it is ("L1", "memory").
     pub name: String,
@@ -19,7 +20,7 @@ pub struct Ceiling {
 }
 
 /// One measured kernel.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     /// What ran ("plain 150x150").
     pub label: String,
@@ -30,7 +31,7 @@ pub struct Point {
 }
 
 /// A roofline to draw.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Roofline {
     /// The caption's machine.
     pub machine: String,
@@ -48,6 +49,33 @@ impl Roofline {
         super::register_font();
         render(self, dir, stem).map_err(|e| e.to_string())
     }
+
+    /// Writes `stem.json` (what was measured, which `braid plot` draws
+    /// again), `stem.png` and `stem.svg` into `dir`.
+    pub fn write(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
+        let json = dir.join(format!("{stem}.json"));
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        braid_noise::files::write_atomic(&json, |out| {
+            out.write_all(text.as_bytes())?;
+            out.write_all(b"\n")
+        })
+        .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
+        let mut files = vec![json];
+        files.extend(self.draw(dir, stem)?);
+        Ok(files)
+    }
+}
+
+/// The roofline in `path`, if it is one (a small JSON file whose fields
+/// are a [`Roofline`]'s).
+pub(crate) fn read(path: &Path) -> Option<Roofline> {
+    const SMALL: u64 = 1 << 20;
+    if !(path.extension().is_some_and(|e| e == "json")
+        && std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL))
+    {
+        return None;
+    }
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
 const X: std::ops::Range<f64> = 0.05..4.0;
@@ -160,8 +188,8 @@ impl Draw for Roofline {
             .configure_mesh()
             .disable_x_mesh()
             .disable_y_mesh()
-            .x_label_formatter(&|x| short(*x))
-            .y_label_formatter(&|y| short(*y))
+            .x_label_formatter(&|x| one_two_five(*x))
+            .y_label_formatter(&|y| one_two_five(*y))
             .x_desc(
                 "arithmetic intensity, flop per byte (8 read + 8 written per cell); \
                  points at one intensity set apart sideways",
@@ -207,6 +235,23 @@ impl Draw for Roofline {
     }
 }
 
+/// A log axis's tick label at 1, 2 and 5 times a power of ten only: the
+/// axis steps through every digit, and near the top of a decade (0.8, 0.9)
+/// the labels run into each other.
+fn one_two_five(v: f64) -> String {
+    if !(v > 0.0 && v.is_finite()) {
+        return String::new();
+    }
+    let mantissa = v / 10f64.powf(v.log10().floor());
+    let shown = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|m| (mantissa - m).abs() < 1e-6 * m);
+    match shown {
+        true => short(v),
+        false => String::new(),
+    }
+}
+
 /// A tick label without the float's noise: `0.3`, not `0.30000000000000004`.
 fn short(v: f64) -> String {
     let s = format!("{v:.2}");
@@ -241,6 +286,41 @@ mod tests {
         );
         r.peak_gflops = f64::NAN;
         assert!(r.draw(&dir, "bad").is_err());
+    }
+
+    #[test]
+    fn a_log_axis_labels_only_ones_twos_and_fives() {
+        let shown: Vec<String> = [
+            0.05, 0.06, 0.1, 0.2, 0.3, 0.5, 0.8, 0.9, 1.0, 2.0, 4.0, 500.0,
+        ]
+        .iter()
+        .map(|&v| one_two_five(v))
+        .filter(|l| !l.is_empty())
+        .collect();
+        assert_eq!(shown, ["0.05", "0.1", "0.2", "0.5", "1", "2", "500"]);
+        assert_eq!(one_two_five(0.0), "");
+    }
+
+    #[test]
+    fn a_roofline_written_is_read_back_whole() {
+        let dir = crate::scratch_dir("roofline-json");
+        let r = Roofline {
+            machine: "test".into(),
+            ceilings: vec![Ceiling {
+                name: "L1".into(),
+                gb_per_s: 200.0,
+            }],
+            peak_gflops: 100.0,
+            points: vec![Point {
+                label: "plain 24x24".into(),
+                flop_per_byte: 0.25,
+                gflops: 16.0,
+            }],
+        };
+        let files = r.write(&dir, "roofline").unwrap();
+        assert_eq!(files.len(), 3);
+        assert_eq!(read(&files[0]), Some(r));
+        assert_eq!(read(&files[1]), None);
     }
 
     #[test]

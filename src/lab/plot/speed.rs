@@ -1,0 +1,432 @@
+//! braid's speed against its references and goals, as `cargo bench
+//! --bench compare` measured it: a row per comparison (braid over a C or
+//! OpenMP reference, or one braid variant over another), every rep drawn
+//! and its median marked, parity at 1, and the goal an issue set as a tick
+//! with whether the median meets it; the simulator's own rate in a panel
+//! of its own. The benchmark writes [`Speed`] as `speed.json` beside the
+//! figure, and `braid plot speed.json` draws it again.
+
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use serde::{Deserialize, Serialize};
+
+use super::look::{draw_mark, look};
+use super::{
+    Draw, DrawResult, FONT, Frame, Mark, PlotError, TEXT, chart, mesh, register_font, render,
+};
+
+/// What the benchmark measured in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    /// The CPU it ran on, as `/proc/cpuinfo` names it.
+    pub machine: String,
+    /// When (UTC, ISO 8601).
+    pub date: String,
+    /// The source's revision (`git describe`, `-dirty` with changes).
+    pub revision: String,
+    /// The command that measured it.
+    pub command: String,
+    /// Every comparison, in the order the benchmark made them.
+    pub rows: Vec<SpeedRow>,
+}
+
+/// What a row's values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// braid's rate over a reference's, or one variant's over another's,
+    /// taken in the same rep (>= 1: braid, or the first, is as fast).
+    Ratio,
+    /// The simulator's subdomain updates per real second.
+    UpdatesPerS,
+}
+
+/// One comparison, rep by rep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpeedRow {
+    /// The benchmark's group ("time to solution, quiet").
+    pub group: String,
+    /// What over what ("async(4)+split(0.001) / C").
+    pub what: String,
+    /// The variant it times, for its colour and marker as in every figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// Whether the values are ratios or the simulator's rates.
+    pub measure: Measure,
+    /// Each rep's value.
+    pub reps: Vec<f64>,
+    /// The least an issue asks of the median, if it set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<f64>,
+}
+
+impl SpeedRow {
+    /// The median of the reps (NaN without any).
+    ///
+    /// ```
+    /// use braid::speed::{Measure, SpeedRow};
+    /// let row = SpeedRow { group: "g".into(), what: "w".into(), variant: None,
+    ///     measure: Measure::Ratio, reps: vec![1.2, 0.9, 1.0, 1.1], goal: Some(1.0) };
+    /// assert!((row.median() - 1.05).abs() < 1e-12);
+    /// assert_eq!(row.met(), Some(true));
+    /// ```
+    pub fn median(&self) -> f64 {
+        let mut v: Vec<f64> = self
+            .reps
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect();
+        if v.is_empty() {
+            return f64::NAN;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        match n % 2 {
+            1 => v[n / 2],
+            _ => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+        }
+    }
+
+    /// Whether the median meets the goal, if there is one.
+    pub fn met(&self) -> Option<bool> {
+        self.goal.map(|g| self.median() >= g)
+    }
+
+    /// How the row is shown: in the ratio panel as is, the simulator's
+    /// rate in millions.
+    fn scale(&self) -> f64 {
+        match self.measure {
+            Measure::Ratio => 1.0,
+            Measure::UpdatesPerS => 1e-6,
+        }
+    }
+}
+
+impl Speed {
+    /// An empty run on this machine, dated now.
+    pub fn now(command: &str) -> Speed {
+        Speed {
+            machine: crate::lab::experiment::provenance::cpu_model(),
+            date: crate::lab::table::iso8601(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0.0, |d| d.as_secs_f64()),
+            ),
+            revision: env!("BRAID_GIT_REVISION").to_string(),
+            command: command.to_string(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Writes `stem.json`, `stem.png` and `stem.svg` into `dir`.
+    pub fn write(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
+        let json = dir.join(format!("{stem}.json"));
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        braid_noise::files::write_atomic(&json, |out| {
+            out.write_all(text.as_bytes())?;
+            out.write_all(b"\n")
+        })
+        .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
+        let mut files = vec![json];
+        files.extend(self.draw(dir, stem).map_err(|e| e.to_string())?);
+        Ok(files)
+    }
+
+    /// Writes `stem.png` and `stem.svg` into `dir`.
+    pub(crate) fn draw(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
+        if self.rows.is_empty() {
+            return Err(PlotError::Empty(format!(
+                "the speed measured on {}",
+                self.date
+            )));
+        }
+        register_font();
+        render(self, dir, stem)
+    }
+
+    /// The panels drawn: the ratios, then the simulator's rates, each
+    /// only if measured.
+    fn panels(&self) -> Vec<(Measure, Vec<&SpeedRow>)> {
+        [Measure::Ratio, Measure::UpdatesPerS]
+            .into_iter()
+            .map(|m| (m, self.rows.iter().filter(|r| r.measure == m).collect()))
+            .filter(|(_, rows): &(Measure, Vec<&SpeedRow>)| !rows.is_empty())
+            .collect()
+    }
+}
+
+/// The x axis of a panel, in the units it shows: every rep and goal (and
+/// parity, for ratios), padded.
+fn x_range(measure: Measure, rows: &[&SpeedRow]) -> (f64, f64) {
+    let parity = match measure {
+        Measure::Ratio => Some(1.0),
+        Measure::UpdatesPerS => None,
+    };
+    let values = rows
+        .iter()
+        .flat_map(|r| r.reps.iter().chain(&r.goal).map(move |v| v * r.scale()))
+        .chain(parity)
+        .filter(|v| v.is_finite());
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    let pad = ((hi - lo) * 0.06).max(hi.abs() * 0.01).max(1e-9);
+    (lo - pad, hi + pad)
+}
+
+const HEADLINE_PX: u32 = 84;
+const ROW_PX: u32 = 30;
+const FRAME_PX: u32 = 100;
+const LABELS_PX: u32 = 440;
+const STATUS_PX: u32 = 210;
+const WIDTH: u32 = 1200;
+
+impl Draw for Speed {
+    fn size(&self) -> (u32, u32) {
+        let panels = self.panels();
+        let rows: usize = panels.iter().map(|(_, r)| r.len()).sum();
+        (
+            WIDTH,
+            HEADLINE_PX + FRAME_PX * panels.len().max(1) as u32 + ROW_PX * rows.max(1) as u32,
+        )
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let (top, mut rest) = root.split_vertically(HEADLINE_PX);
+        let left = TextStyle::from((FONT, 22).into_font()).pos(Pos::new(HPos::Left, VPos::Top));
+        top.draw(&Text::new(
+            "braid's speed against its references and goals".to_string(),
+            (12, 10),
+            left,
+        ))?;
+        let small = TextStyle::from((FONT, TEXT).into_font()).pos(Pos::new(HPos::Left, VPos::Top));
+        let reps = self.rows.iter().map(|r| r.reps.len()).max().unwrap_or(0);
+        top.draw(&Text::new(
+            format!(
+                "{}, {} ({}), {reps} interleaved reps: each rep a ring, the median filled, \
+                 the goal a bar",
+                self.machine,
+                &self.date[..self.date.len().min(10)],
+                self.revision
+            ),
+            (12, 46),
+            small,
+        ))?;
+        for (measure, rows) in self.panels() {
+            let height = FRAME_PX + ROW_PX * rows.len() as u32;
+            let (area, below) = rest.split_vertically(height);
+            rest = below;
+            draw_panel(&area, measure, &rows)?;
+        }
+        Ok(())
+    }
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    measure: Measure,
+    rows: &[&SpeedRow],
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let (x0, x1) = x_range(measure, rows);
+    let n = rows.len() as f64;
+    let (plot, status) = area.split_horizontally(WIDTH - STATUS_PX);
+    let frame = Frame {
+        caption: 0,
+        margin: 12,
+        x_labels: 60,
+        y_labels: LABELS_PX,
+    };
+    let mut chart = chart(&plot, "", frame, x0..x1, -0.6..(n - 0.4))?;
+    let desc = match measure {
+        Measure::Ratio => "braid over its reference, rate or 1 / time (>= 1: braid as fast)",
+        Measure::UpdatesPerS => "the simulator: million subdomain updates per real second",
+    };
+    // As many decimals as the axis's span needs.
+    let decimals = (1.0 - (x1 - x0).log10().floor()).clamp(0.0, 3.0) as usize;
+    mesh(&mut chart)
+        .x_desc(desc)
+        .x_label_formatter(&|x| format!("{x:.decimals$}"))
+        .y_labels(0)
+        .disable_y_mesh()
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    if measure == Measure::Ratio {
+        chart.draw_series([PathElement::new(
+            vec![(1.0, -0.6), (1.0, n - 0.4)],
+            BLACK.mix(0.35).stroke_width(1),
+        )])?;
+    }
+    let font = TextStyle::from((FONT, TEXT).into_font());
+    let base = plot.get_base_pixel();
+    let status_base = status.get_base_pixel();
+    let mut group = "";
+    for (i, r) in rows.iter().enumerate() {
+        // The first row on top.
+        let y = n - 1.0 - i as f64;
+        if i % 2 == 0 {
+            chart.draw_series([Rectangle::new(
+                [(x0, y - 0.5), (x1, y + 0.5)],
+                BLACK.mix(0.04).filled(),
+            )])?;
+        }
+        let (colour, mark) = match &r.variant {
+            Some(v) => (look(v).colour, look(v).mark),
+            None => (BLACK, Mark::Circle),
+        };
+        for v in &r.reps {
+            draw_mark(&mut chart, mark, (v * r.scale(), y), (0, 3), colour, true)?;
+        }
+        let median = r.median() * r.scale();
+        if median.is_finite() {
+            draw_mark(&mut chart, mark, (median, y), (0, 6), colour, false)?;
+        }
+        if let Some(g) = r.goal {
+            let g = g * r.scale();
+            chart.draw_series([PathElement::new(
+                vec![(g, y - 0.42), (g, y + 0.42)],
+                RGBColor(200, 30, 30).stroke_width(3),
+            )])?;
+        }
+        // The group named once, on its first row.
+        let label = match r.group == group {
+            true => r.what.clone(),
+            false => format!("{}: {}", r.group, r.what),
+        };
+        group = &r.group;
+        let (px, py) = chart.backend_coord(&(x0, y));
+        plot.draw(&Text::new(
+            label,
+            (px - 10 - base.0, py - base.1),
+            font.pos(Pos::new(HPos::Right, VPos::Center)),
+        ))?;
+        let shown = |v: f64| match r.measure {
+            Measure::Ratio => format!("{v:.3}"),
+            Measure::UpdatesPerS => format!("{:.1}", v * r.scale()),
+        };
+        let said = match (r.goal, r.met()) {
+            (Some(g), Some(true)) => format!("{} >= {}: met", shown(r.median()), shown(g)),
+            (Some(g), _) => format!("{} < {}: not met", shown(r.median()), shown(g)),
+            _ => shown(r.median()),
+        };
+        status.draw(&Text::new(
+            said,
+            (8, py - status_base.1),
+            font.pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+    }
+    Ok(())
+}
+
+/// Whether `path` is a `speed.json` the benchmark wrote (a small JSON file
+/// whose fields are a [`Speed`]'s), not a results file.
+pub(crate) fn is_speed(path: &Path) -> bool {
+    read(path).is_some()
+}
+
+fn read(path: &Path) -> Option<Speed> {
+    const SMALL: u64 = 1 << 20;
+    if !(path.extension().is_some_and(|e| e == "json")
+        && std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL))
+    {
+        return None;
+    }
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Draws `path` (a [`Speed`]) into `out` as `speed.png` and `.svg`.
+pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    let speed = read(path).ok_or_else(|| PlotError::Empty(path.display().to_string()))?;
+    speed.draw(out, "speed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(what: &str, measure: Measure, reps: &[f64], goal: Option<f64>) -> SpeedRow {
+        SpeedRow {
+            group: "g".into(),
+            what: what.into(),
+            variant: Some("async(4)".into()),
+            measure,
+            reps: reps.to_vec(),
+            goal,
+        }
+    }
+
+    #[test]
+    fn a_goal_is_met_by_the_median_not_by_the_best_rep() {
+        let r = row("a", Measure::Ratio, &[0.9, 0.95, 1.2], Some(1.0));
+        assert_eq!(r.met(), Some(false));
+        let r = row("a", Measure::Ratio, &[0.9, 1.05, 1.2], Some(1.0));
+        assert_eq!(r.met(), Some(true));
+        assert_eq!(row("a", Measure::Ratio, &[1.0], None).met(), None);
+    }
+
+    #[test]
+    fn the_axis_holds_every_rep_every_goal_and_parity() {
+        let rows = [
+            row("a", Measure::Ratio, &[1.1, 1.3], Some(1.05)),
+            row("b", Measure::Ratio, &[1.2], Some(1.4)),
+        ];
+        let refs: Vec<&SpeedRow> = rows.iter().collect();
+        let (lo, hi) = x_range(Measure::Ratio, &refs);
+        assert!(lo < 1.0 && hi > 1.4, "{lo} {hi}");
+        // Rates are shown in millions, and parity is not theirs.
+        let rates = [row("s", Measure::UpdatesPerS, &[2.9e7, 3.1e7], Some(3e7))];
+        let refs: Vec<&SpeedRow> = rates.iter().collect();
+        let (lo, hi) = x_range(Measure::UpdatesPerS, &refs);
+        assert!(
+            lo > 25.0 && lo < 29.0 && hi > 31.0 && hi < 33.0,
+            "{lo} {hi}"
+        );
+    }
+
+    #[test]
+    fn a_speed_is_written_read_back_and_drawn_the_same() {
+        let dir = crate::scratch_dir("speed");
+        let speed = Speed {
+            rows: vec![
+                row(
+                    "async(4) / C",
+                    Measure::Ratio,
+                    &[1.02, 1.08, 0.99],
+                    Some(1.05),
+                ),
+                row("2 x 18", Measure::UpdatesPerS, &[2.9e7, 3.0e7], Some(3e7)),
+            ],
+            ..Speed::now("test")
+        };
+        let files = speed.write(&dir, "speed").unwrap();
+        assert_eq!(files.len(), 3);
+        assert!(is_speed(&files[0]));
+        let again = dir.join("again");
+        std::fs::create_dir(&again).unwrap();
+        let drawn = redraw(&files[0], &again).unwrap();
+        let svg = |p: &Path| std::fs::read_to_string(p).unwrap();
+        assert_eq!(svg(&files[2]), svg(&drawn[1]));
+        assert!(svg(&files[2]).contains("not met"));
+        // A results file or an empty run is not a speed to draw.
+        let empty = Speed {
+            rows: Vec::new(),
+            ..speed
+        };
+        assert!(empty.draw(&dir, "empty").is_err());
+        std::fs::write(dir.join("other.json"), "{\"figure\": \"tts\"}").unwrap();
+        assert!(!is_speed(&dir.join("other.json")));
+    }
+}
