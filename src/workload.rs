@@ -37,7 +37,7 @@
 //! | `hotspot(f, x, y, r)` | `f` within `r` of `(x, y)`, else 1 (the grid's edges cut the circle) |
 //! | `moving(f, x, y, r, vx, vy)` | `f` within `r` of `(x + vx p, y + vy p)`, else 1; the circle wraps around the grid's edges |
 //! | `growing(f, x, y, r0, dr)` | `f` within `r0 + dr p` of `(x, y)`, else 1 |
-//! | `overloading(v, x, y)` | per subdomain: `1 + x (1 - y) p`, and `x y / v` more per unit of progress on the `v` share of domains `seed` picks (ULBA's application model) |
+//! | `overloading(v, x, y)` | per subdomain: `1 + x (1 - y) p / P`, and `x y p / N` more on the `N = round(v P)` domains `seed` picks, at progress `p` over `P` domains (ULBA's application model) |
 //! | `map:FILE` | the file's value over its share of the grid |
 //! | `lbdata:PATH`, `lbdata(S):PATH` | per subdomain: the task times of a recorded run (a directory of `data.<N>.json`, or `DIR/STEM`), phase by phase, in units of `S` seconds (rules in src/workload/recorded.rs) |
 //!
@@ -50,9 +50,10 @@
 //!
 //! `overloading(v, x, y)` is ULBA's model (anticipating-load-imbalance-ulba.txt,
 //! Eq. 1 and Table II) on braid's objects: the grid's work grows by `x`
-//! of its starting work per iteration, a share `y` of that on the
-//! `N = round(v P)` overloading domains' subdomains, wherever they are
-//! moved. It grows without bound, so it is simulated only.
+//! of one domain's starting work per iteration (`Delta_W = x W(0) / P`), a
+//! share `y` of that on the `N = round(v P)` overloading domains'
+//! subdomains, wherever they are moved. It grows without bound, so it is
+//! simulated only.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -708,10 +709,12 @@ impl Workload {
 }
 
 /// `overloading(v, x, y)`'s growth per unit of progress for each
-/// subdomain: `x (1 - y)` everywhere, and on the `N = round(v P)` domains
-/// `seed` picks (at least 1, fewer than `P`) `x y P / N` more, so that the
-/// whole grid grows by `x` of its starting work per iteration (ULBA's
-/// `Delta_W = a P + m N`).
+/// subdomain, as a share of its starting cost: `x (1 - y) / P` everywhere,
+/// and on the `N = round(v P)` domains `seed` picks (at least 1, fewer
+/// than `P`) `x y / N` more, so that the whole grid grows by `x` of one
+/// domain's starting work per iteration: ULBA's Table II, `Delta_W =
+/// x W(0) / P = a P + m N` (until 2026-11-29 braid grew the grid by `x` of
+/// its whole work, `P` times Table II's rate).
 fn overloading_rates(problem: &Problem, v: f64, x: f64, y: f64, seed: u64) -> Vec<f64> {
     let p = problem.threads;
     let n = ((v * p as f64).round() as usize).clamp(1, p.saturating_sub(1).max(1));
@@ -726,7 +729,7 @@ fn overloading_rates(problem: &Problem, v: f64, x: f64, y: f64, seed: u64) -> Ve
     for &d in &domains[..n] {
         over[d] = true;
     }
-    let (a, m) = (x * (1.0 - y), x * y * p as f64 / n as f64);
+    let (a, m) = (x * (1.0 - y) / p as f64, x * y / n as f64);
     problem
         .subs
         .iter()

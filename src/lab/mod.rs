@@ -12,4 +12,5 @@ pub(crate) mod experiment;
 pub(crate) mod learn;
 pub(crate) mod plot;
 pub(crate) mod table;
+pub(crate) mod ulba;
 pub(crate) mod validate;

@@ -117,15 +117,16 @@ fn a_region_is_the_same_work_whatever_the_decomposition() {
     assert!((want - 1.094).abs() < 0.001);
 }
 #[test]
-fn overloading_grows_the_grid_by_x_a_step_a_share_y_of_it_on_n_seeded_domains() {
-    // ULBA's model: Delta_W = a P + m N with a = x (1 - y), m = x y P / N.
+fn overloading_grows_the_grid_by_x_of_a_domain_a_step_a_share_y_of_it_on_n_seeded_domains() {
+    // ULBA's Table II: Delta_W = x W(0) / P = a P + m N, with a = x (1 - y)
+    // / P and m = x y / N of a domain's starting work.
     let spec = spec("overloading(0.1, 0.2, 0.8)");
     let p = Problem::new(8, 40, 4).unwrap();
     let w = Workload::build(&spec, &p, 3).unwrap();
     assert!(w.moves());
     for progress in [0.0, 1.0, 7.5] {
         let got = total_work(&w, &p, progress);
-        let want = 1.0 + 0.2 * progress;
+        let want = 1.0 + 0.2 / 40.0 * progress;
         assert!(
             (got - want).abs() < 1e-12,
             "at {progress}: {got} against {want}"
@@ -133,12 +134,12 @@ fn overloading_grows_the_grid_by_x_a_step_a_share_y_of_it_on_n_seeded_domains() 
     }
     // 4 of 40 domains overload, each subdomain of theirs alike.
     let rate = |s: usize| w.factor(s, 1.0) - 1.0;
-    let a = 0.2 * (1.0 - 0.8);
+    let a = 0.2 * (1.0 - 0.8) / 40.0;
     let over: Vec<usize> = (0..40).filter(|&d| rate(d * 4) > a + 1e-12).collect();
     assert_eq!(over.len(), 4, "{over:?}");
     for &d in &over {
         for k in 0..4 {
-            assert!((rate(d * 4 + k) - (a + 0.2 * 0.8 * 10.0)).abs() < 1e-12);
+            assert!((rate(d * 4 + k) - (a + 0.2 * 0.8 / 4.0)).abs() < 1e-12);
         }
     }
     // Another seed picks other domains.

@@ -138,6 +138,15 @@ impl Gains {
         self.gains.is_empty()
     }
 
+    /// ULBA's Fig. 3 from its own model beside these gains, if every
+    /// instance is its application model (`overloading(v, x, y)`).
+    pub(super) fn model(&self) -> Option<super::ulba_model::UlbaModel> {
+        let gains: Vec<(String, String, f64)> = (self.gains.iter())
+            .map(|g| (g.instance.clone(), g.standard.clone(), g.percent()))
+            .collect();
+        super::ulba_model::UlbaModel::new(&self.anticipating, &self.standards, &gains)
+    }
+
     /// One row per instance and standard strategy, as `stem.csv`.
     pub(super) fn write_csv(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
         let mut csv = String::from(

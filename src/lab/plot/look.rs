@@ -44,7 +44,7 @@ pub(super) const PALETTE: [(u8, u8, u8); 16] = [
 ];
 
 /// The models' grey, which no variant takes.
-const MODEL_GREY: usize = 7;
+pub(super) const MODEL_GREY: usize = 7;
 
 /// Each family's palette colour and marker.
 const FAMILY: &[(&str, usize, Mark)] = &[

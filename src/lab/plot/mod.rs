@@ -24,6 +24,7 @@ pub mod speed;
 mod stats;
 mod table;
 mod tts;
+mod ulba_model;
 mod workloads;
 
 use std::path::{Path, PathBuf};
@@ -372,6 +373,10 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
     if !gains.is_empty() {
         written.extend(render(&gains, dir, "gains")?);
         written.extend(gains.write_csv(dir, "gains")?);
+        // ULBA's own model beside instances of its application model.
+        if let Some(model) = gains.model() {
+            written.extend(render(&model, dir, "ulba-model")?);
+        }
     }
     let scale = scale::Scale::new(&of(Figure::Scale));
     if !scale.is_empty() {
