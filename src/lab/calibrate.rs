@@ -37,9 +37,16 @@ pub(crate) struct Measured {
     balancer_size: (usize, usize),
 }
 
+/// The median; of an even count, the mean of the middle two (the upper
+/// one alone, as this took before 2026-11-29, biased every two-sample
+/// measurement to its larger value).
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let n = v.len();
+    match n % 2 {
+        0 if n > 0 => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+        _ => v[n / 2],
+    }
 }
 
 /// Measures every cost for runs like `cfg` (its threads, subdomains and
@@ -516,11 +523,15 @@ fn remote_edge_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
 
 /// The duty of the parasite the switch cost is measured under.
 const SWITCH_DUTY: f64 = 0.19;
+/// Interleaved quiet and noisy pairs the switch cost is the median of: a
+/// pair's quiet ratio of the threads' rates scatters by about 3% here, so
+/// two pairs (as until 2026-11-29) read 31-55 us where 5 read 20-25.
+const SWITCH_PAIRS: usize = 5;
 
 /// What a worker loses besides each parasite burst on its core (the
 /// switches, its caches refilled after), in nanoseconds: real runs like
 /// `cfg` for 0.3 s, quiet and with a `SWITCH_DUTY` parasite on the first
-/// thread's core, twice each, interleaved. The first thread's rate against
+/// thread's core, [`SWITCH_PAIRS`] times each, interleaved. The first thread's rate against
 /// the others' (or its own quiet rate, alone) gives the share of the core
 /// it lost; the simulator's parasite takes `duty / (1 - duty)` of its sleep
 /// per burst, and the switch is what makes up the rest. `None` if the runs
@@ -528,7 +539,7 @@ const SWITCH_DUTY: f64 = 0.19;
 fn noise_switch_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
     let mut losses = Vec::new();
     let mut sleep_ns = 0.0;
-    for _ in 0..2 {
+    for _ in 0..SWITCH_PAIRS {
         let (quiet, _) = noisy_run(cfg, machine, false)?;
         let (noisy, sleep) = noisy_run(cfg, machine, true)?;
         sleep_ns = sleep;
@@ -842,6 +853,13 @@ impl fmt::Display for Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {
+        assert_eq!(median(vec![0.30, 0.24]), 0.27);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
 
     fn point(rows: f64, cells: f64, ns: f64) -> Point {
         Point {
