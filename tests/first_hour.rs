@@ -181,12 +181,18 @@ fn run_and_sim_show_progress_on_stderr_and_keep_stdout_for_the_report() {
             "max_iterations=100000000",
         ])
         .args(match engine {
-            "run" => &["threads=1", "domain_size=200", "time_limit=1.5"][..],
+            // 300 x 300 on one thread needs about 5 s to reach 1e-12 on a
+            // Zen 5 core (200 x 200 reached it in 0.95 s, inside the limit).
+            "run" => &["threads=1", "domain_size=300", "time_limit=1.5"][..],
             _ => &[
                 "numerics=true",
-                "domain_size=96",
+                // Long enough in real time for an ETA (a look 0.3 s after
+                // one a third of the way in) on a fast machine too, and
+                // short of 1e-12 (about 1.8 simulated s at 128 x 128): 0.6
+                // simulated s take about 2.5 s on a Zen 5 core.
+                "domain_size=128",
                 "sim_topology=pack:1 core:4 pu:1",
-                "time_limit=0.3",
+                "time_limit=0.6",
             ][..],
         })
         .env("BRAID_PROGRESS_S", "0.2")

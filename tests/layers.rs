@@ -53,8 +53,13 @@ const LEVELS: &[&[&str]] = &[
     // where a real run's parasites start. The library ends here.
     &["drive"],
     // The lab (src/lab/): -> experiment; the simulator's costs measured by
-    // real runs; how well a few runs pin a statistic down.
-    &["lab::experiment", "lab::calibrate", "lab::bootstrap"],
+    // real runs; how well a few runs pin a statistic down; ULBA's own model.
+    &[
+        "lab::experiment",
+        "lab::calibrate",
+        "lab::bootstrap",
+        "lab::ulba",
+    ],
     // Figures and tables from results, and a chooser learned from them.
     &["lab::plot", "lab::table", "lab::learn"],
     // The simulator checked against the machine (both engines, a table).

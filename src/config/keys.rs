@@ -351,6 +351,12 @@ config_keys! {
     sim_row_ns: f64 = "18", |p| p.cost();
     #[serde(skip_serializing_if = "is_zero")]
     sim_cold_cell_ns: f64 = "0", |p| p.cost();
+    /// Per block beyond the first of a home slab's pass, shared by the subdomains it
+    /// sweeps: with some of a domain's subdomains away, its thread sweeps those left
+    /// as several blocks, each with halos and edges of its own (`braid validate`
+    /// measures it with one subdomain moved; 0 leaves it out).
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_block_ns: f64 = "0", |p| p.cost();
     /// Per cell of each edge an update reads from a subdomain another thread owns
     /// (its cache lines come from the other core).
     #[serde(skip_serializing_if = "is_zero")]

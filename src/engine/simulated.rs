@@ -75,6 +75,9 @@ pub struct SimCosts {
     /// another core of the same socket (its cells are in the other core's
     /// caches).
     pub cold_cell_ns: f64,
+    /// Per block beyond the first of a home slab's pass (some of its
+    /// subdomains away), shared by the subdomains the pass sweeps.
+    pub block_ns: f64,
     /// Extra per cell for the first update of a subdomain after it moved to
     /// another socket (cold caches, remote memory).
     pub remote_cell_ns: f64,

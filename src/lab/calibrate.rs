@@ -29,6 +29,8 @@ pub(crate) struct Measured {
     updates_measured: bool,
     /// Whether real runs with a parasite could be made.
     switch_measured: bool,
+    /// Whether real runs with a subdomain moved could be made.
+    block_measured: bool,
     /// The sub-splits the update costs were fitted on: subdomains per
     /// thread, rows, cells, ns per update in a real run's home slab and on
     /// its own.
@@ -61,6 +63,7 @@ pub(crate) fn measure(cfg: &Config) -> Measured {
         .as_ref()
         .and_then(|m| update_fit(cfg, m, remote_edge.unwrap_or(0.0)));
     let switch = machine.as_ref().and_then(|m| noise_switch_ns(cfg, m));
+    let block = machine.as_ref().and_then(|m| block_ns(cfg, m));
     let jitter = jitter.map(|j| Jitter {
         core_sd: fit.as_ref().map_or(0.0, |f| f.core_sd.min(1.0)),
         ..j
@@ -68,9 +71,15 @@ pub(crate) fn measure(cfg: &Config) -> Measured {
     // The rest on a thread of its own pinned to the first CPU: the
     // caller keeps every CPU it had (`braid validate` runs real runs after).
     std::thread::scope(|s| {
-        s.spawn(|| pinned_costs(cfg, machine.as_ref(), jitter, fit, switch, remote_edge))
-            .join()
-            .expect("the calibration thread does not panic")
+        s.spawn(|| {
+            let mut measured =
+                pinned_costs(cfg, machine.as_ref(), jitter, fit, switch, remote_edge);
+            measured.costs.block_ns = block.unwrap_or(0.0);
+            measured.block_measured = block.is_some();
+            measured
+        })
+        .join()
+        .expect("the calibration thread does not panic")
     })
 }
 
@@ -125,6 +134,7 @@ fn pinned_costs(
         remote_measured: remote.is_some(),
         updates_measured: fit.is_some(),
         switch_measured: switch.is_some(),
+        block_measured: false,
         updates: fit.as_ref().map_or_else(Vec::new, |f| {
             f.points
                 .iter()
@@ -551,6 +561,89 @@ fn noise_switch_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
     Some((per_burst(loss) - per_burst(SWITCH_DUTY)).max(0.0))
 }
 
+/// What a home slab's pass pays per block beyond the first, in
+/// nanoseconds: quiet real runs like `cfg` for 0.3 s, as they are and with
+/// one subdomain of the first domain moved to the second thread at the
+/// first call, [`SWITCH_PAIRS`] pairs interleaved. The first thread then
+/// sweeps the subdomains it has left as more blocks; what its updates cost
+/// more, times the subdomains it holds, over the blocks added, is a
+/// block's cost (the cost model shares it the same way:
+/// `sim::slab_shape`). The subdomain moved is, pair by pair, each of those
+/// whose leaving adds the most blocks, and the cost their mean. `None` if no move adds a block (one subdomain a domain, or
+/// a row of two), there is one thread, or the runs cannot be made here.
+fn block_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
+    let plan = Plan::new(cfg, machine).ok()?;
+    let p = &plan.problem;
+    if plan.placement.threads() < 2 {
+        return None;
+    }
+    let per = p.subdomains_per_domain();
+    let shape = |away: usize| crate::sim::slab_shape::blocks(p.sub_rows, p.sub_cols, |k| k != away);
+    let most = (0..per).map(shape).max()?;
+    let added = most.checked_sub(1).filter(|&b| b > 0)? as f64;
+    // Every subdomain whose leaving adds as many blocks, in turn: which one
+    // leaves matters (a block left to start mid-line sweeps slower).
+    let candidates: Vec<usize> = (0..per).filter(|&k| shape(k) == most).collect();
+    let held = (per - 1) as f64;
+    let first_ns = |moved: Option<usize>| -> Option<f64> {
+        let (_, outcome) = real_run(cfg, machine, 0.3, &[], 0.0, |plan| {
+            if let Some(away) = moved {
+                let policy = std::sync::Arc::new(OneMove { sub: away, to: 1 });
+                plan.settings.scheme = crate::engine::Scheme::Async {
+                    balancer: Some(crate::engine::BalancerSettings::every(
+                        policy,
+                        std::time::Duration::from_millis(1),
+                    )),
+                };
+            }
+        })?;
+        let updates = *outcome.thread_updates.first()?;
+        (updates > 0).then(|| outcome.elapsed_s * 1e9 / updates as f64)
+    };
+    let pairs = SWITCH_PAIRS.max(candidates.len());
+    let mut extra = Vec::new();
+    for i in 0..pairs {
+        let quiet = first_ns(None)?;
+        let moved = first_ns(Some(candidates[i % candidates.len()]))?;
+        extra.push(moved - quiet);
+    }
+    // The mean: the candidates' costs differ, and each is as likely to move.
+    let mean = extra.iter().sum::<f64>() / extra.len() as f64;
+    Some((mean * held / added).max(0.0))
+}
+
+/// A balancer that moves one subdomain to one thread and nothing else:
+/// how [`block_ns`] leaves a hole in a slab.
+#[derive(Debug)]
+struct OneMove {
+    sub: usize,
+    to: usize,
+}
+
+impl Policy for OneMove {
+    fn decide(&self, snap: &Snapshot<'_>) -> Vec<crate::policy::Move> {
+        match snap.owners.get(self.sub) {
+            Some(&from) if from != self.to => vec![crate::policy::Move {
+                sub: self.sub,
+                from,
+                to: self.to,
+            }],
+            _ => Vec::new(),
+        }
+    }
+
+    fn name(&self) -> crate::policy::Named {
+        crate::policy::Named {
+            strategy: crate::policy::Strategy::Prescribed,
+            scope: Scope::Joint,
+        }
+    }
+
+    fn sends_guests_home(&self) -> bool {
+        false
+    }
+}
+
 /// A real run like `cfg` for 0.3 s, with the parasite or not: the first
 /// thread's rate over the others' mean (over its own, alone), and the
 /// parasite's sleep in nanoseconds.
@@ -793,6 +886,15 @@ impl Measured {
                 "a noise work iteration".into(),
             ),
         ]);
+        lines.push((
+            "sim_block_ns",
+            format!("{:.0}", c.block_ns),
+            if self.block_measured {
+                "per block beyond the first of a home slab's pass, real runs like this one's with a subdomain moved".into()
+            } else {
+                "NOT measured: no single move adds a block to a slab here, or real runs could not be made".into()
+            },
+        ));
         lines.push((
             "sim_noise_switch_ns",
             format!("{:.0}", c.noise_switch_ns),

@@ -162,7 +162,7 @@ fn row(r: &Record) -> Vec<String> {
         rep.map(|p| p.lb.as_ref().map_or(0, |lb| lb.moves).to_string())
             .unwrap_or_default(),
         machine
-            .map(|m| iso8601(m.started_unix_s))
+            .map(|m| crate::busy::iso8601(m.started_unix_s))
             .unwrap_or_default(),
         num(machine.map(|m| m.started_unix_s)),
         num(machine.and_then(|m| m.load_avg_1m)),
@@ -242,37 +242,18 @@ fn variant_parts(label: &str) -> (String, String, String, String) {
     (scheme.into(), strategy, scope, interval)
 }
 
-/// `2026-11-24T12:03:05Z` for seconds since 1970 (UTC), to the second.
-pub(crate) fn iso8601(unix_s: f64) -> String {
-    let secs = unix_s.max(0.0) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn timestamps_are_utc_dates() {
-        assert_eq!(iso8601(0.0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso8601(951_782_400.0), "2000-02-29T00:00:00Z");
-        assert_eq!(iso8601(1_795_521_930.9), "2026-11-24T12:05:30Z");
+        assert_eq!(crate::busy::iso8601(0.0), "1970-01-01T00:00:00Z");
+        assert_eq!(crate::busy::iso8601(951_782_400.0), "2000-02-29T00:00:00Z");
+        assert_eq!(
+            crate::busy::iso8601(1_795_521_930.9),
+            "2026-11-24T12:05:30Z"
+        );
     }
 
     #[test]

@@ -59,6 +59,7 @@ mod jitter;
 mod network;
 mod outcome;
 mod simulation;
+pub(crate) mod slab_shape;
 pub(crate) mod steps;
 pub(crate) mod timeline;
 

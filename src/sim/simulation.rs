@@ -9,6 +9,7 @@ use super::clock::{PS_PER_S, RANGE_PS, after, ps, seconds, step};
 use super::cores;
 use super::events::Events;
 use super::network::{self, Network};
+use super::slab_shape;
 use super::timeline::Timeline;
 use crate::engine::{
     Numbers, Residual, Settings, SimCosts, SimLoads, SimSettings, StopReason, TraceSample,
@@ -240,7 +241,7 @@ impl<'a> Simulation<'a> {
         // A price changes with the owner where it depends on where a
         // subdomain is: across nodes, with remote edges, and away from its
         // home slab (which pays the update's own costs).
-        let away = sim.costs.update_ns > 0.0 || sim.costs.row_ns > 0.0;
+        let away = sim.costs.update_ns > 0.0 || sim.costs.row_ns > 0.0 || sim.costs.block_ns > 0.0;
         sim.owners_priced = sim.spans_nodes || sim.costs.remote_edge_ns > 0.0 || away;
         sim.reprice();
         sim
@@ -339,12 +340,19 @@ impl<'a> Simulation<'a> {
                 // A subdomain on its home thread is swept in its slab with
                 // the others there (`subdomain/slab.rs`): it shares the
                 // pass's own cost with them, and each row's with those
-                // beside it. On its own it pays an update's and its rows'.
+                // beside it; with some of them away, the pass's extra
+                // blocks ([`slab_shape`]). On its own it pays an update's
+                // and its rows'.
                 let g = &self.problem.subs[s];
                 let (update, row) = match self.board.owners[s] == g.domain {
                     true => {
                         let pr = self.problem.subdomains_per_domain() as f64;
-                        (c.update_ns / pr, c.row_ns / self.problem.sub_cols as f64)
+                        let update = c.update_ns / pr;
+                        let update = match c.block_ns > 0.0 {
+                            true => update + self.extra_blocks(g.domain) * c.block_ns,
+                            false => update,
+                        };
+                        (update, c.row_ns / self.problem.sub_cols as f64)
                     }
                     false => (c.update_ns, c.row_ns),
                 };
@@ -353,6 +361,18 @@ impl<'a> Simulation<'a> {
             }
         };
         (own_ns + remote_ns + node_ns) * 1e3
+    }
+
+    /// The blocks beyond the first that domain `d`'s slab is swept as,
+    /// for the owners as they are, per subdomain it holds: each of them
+    /// pays this many `block_ns` an update.
+    fn extra_blocks(&self, d: usize) -> f64 {
+        let p = self.problem;
+        let first = d * p.subdomains_per_domain();
+        let live = |k: usize| self.board.owners[first + k] == d;
+        let blocks = slab_shape::blocks(p.sub_rows, p.sub_cols, live);
+        let held = (0..p.subdomains_per_domain()).filter(|&k| live(k)).count();
+        blocks.saturating_sub(1) as f64 / held.max(1) as f64
     }
 
     /// What updating `s` costs across nodes, in nanoseconds: the bytes of

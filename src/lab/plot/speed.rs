@@ -111,7 +111,7 @@ impl Speed {
     pub fn now(command: &str) -> Speed {
         Speed {
             machine: crate::lab::experiment::provenance::cpu_model(),
-            date: crate::lab::table::iso8601(
+            date: crate::busy::iso8601(
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0.0, |d| d.as_secs_f64()),

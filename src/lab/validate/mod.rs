@@ -311,7 +311,7 @@ pub(crate) fn validate(
         }
     }
     let validation = Validation {
-        date: crate::lab::table::iso8601(
+        date: crate::busy::iso8601(
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),

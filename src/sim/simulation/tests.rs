@@ -69,6 +69,34 @@ fn an_update_pays_its_rows_and_the_edges_it_reads_from_other_threads() {
 }
 
 #[test]
+fn a_slab_left_with_a_hole_pays_its_extra_block_over_the_subdomains_it_holds() {
+    // 2 x 2 subdomains a domain; the north-west one of domain 0 leaves, and
+    // the three left are swept as two blocks (the north-east alone, the
+    // south row): each pays a third of a block more.
+    let p = plan(&["subdomains=4", "sim_block_ns=300"]);
+    let mut sim = simulation(&p);
+    let before: Vec<f64> = (0..8).map(|s| sim.cost(s)).collect();
+    sim.board.set_owner(0, 1);
+    for (s, was) in before.iter().enumerate().take(4).skip(1) {
+        let extra = sim.cost(s) - was;
+        assert!(
+            (extra - 100.0 * 1e3).abs() < 1e-6,
+            "subdomain {s}: {extra} ps more"
+        );
+    }
+    // The other domain's slab is whole: its own subdomains pay nothing more.
+    for (s, &was) in before.iter().enumerate().skip(4) {
+        assert_eq!(sim.cost(s), was, "subdomain {s}");
+    }
+    // Without the cost, a hole changes no price at home.
+    let q = plan(&["subdomains=4"]);
+    let mut sim = simulation(&q);
+    let before: Vec<f64> = (1..4).map(|s| sim.cost(s)).collect();
+    sim.board.set_owner(0, 1);
+    assert_eq!((1..4).map(|s| sim.cost(s)).collect::<Vec<_>>(), before);
+}
+
+#[test]
 fn a_moved_subdomain_pays_the_cold_cache_at_its_next_update_only() {
     // Without costs of its own away from its slab, to see the cache's.
     let p = plan(&[
