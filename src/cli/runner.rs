@@ -291,7 +291,7 @@ fn install_interrupt() -> Result<Interrupt, Failure> {
 /// machine, printed as config lines.
 pub(crate) fn calibrate(req: &Request) -> Result<(), Failure> {
     let cfg = load_config(req)?;
-    show(&crate::lab::calibrate::measure(&cfg).to_string());
+    show(&crate::lab::calibrate::measure(&cfg, crate::lab::calibrate::For::Simulated).to_string());
     Ok(())
 }
 

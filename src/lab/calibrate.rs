@@ -37,6 +37,9 @@ pub(crate) struct Measured {
     updates: Vec<(usize, f64, f64, f64, f64)>,
     /// The size the balancer call was measured at: threads, subdomains.
     balancer_size: (usize, usize),
+    /// The simulated machine a calibration was carried to, and its
+    /// threads ([`For::Simulated`]).
+    carried: Option<(String, usize)>,
 }
 
 /// The median; of an even count, the mean of the middle two (the upper
@@ -53,7 +56,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// Measures every cost for runs like `cfg` (its threads, subdomains and
 /// balancer interval) on this machine: a few seconds.
-pub(crate) fn measure(cfg: &Config) -> Measured {
+/// Which machine a calibration is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum For {
+    /// This one (`braid validate` compares the simulator with it).
+    ThisMachine,
+    /// The simulated machine of the configuration (`sim_topology`, `braid
+    /// sim --calibrate`): what is measured per core carries as it is, the
+    /// balancer's decision is timed at that machine's size on one core
+    /// here, and what cannot be measured here is stated as assumed.
+    Simulated,
+}
+
+pub(crate) fn measure(cfg: &Config, target: For) -> Measured {
     let machine = Topology::detect().ok();
     // Real runs first, while this thread may still use every CPU they
     // would.
@@ -74,6 +89,9 @@ pub(crate) fn measure(cfg: &Config) -> Measured {
         s.spawn(|| {
             let mut measured =
                 pinned_costs(cfg, machine.as_ref(), jitter, fit, switch, remote_edge);
+            if target == For::Simulated {
+                carry(cfg, &mut measured);
+            }
             measured.costs.block_ns = block.unwrap_or(0.0);
             measured.block_measured = block.is_some();
             measured
@@ -124,7 +142,11 @@ fn pinned_costs(
     };
     let subdomains = threads * cfg.subdomains;
     costs.balancer_ns = balancer_ns(threads, cfg.subdomains);
-    costs.barrier_ns = barrier_ns();
+    let other = sockets
+        .iter()
+        .flat_map(|s| s.cores.iter().filter_map(|c| c.first().copied()))
+        .find(|&cpu| cpu != first);
+    costs.barrier_ns = barrier_ns(other);
     costs.noise_iter_ns = braid_noise::Calibration::measure().ns_per_iter;
     costs.noise_switch_ns = switch.unwrap_or(0.0);
     costs.remote_edge_ns = remote_edge.unwrap_or(0.0);
@@ -143,7 +165,22 @@ fn pinned_costs(
                 .collect()
         }),
         balancer_size: (threads, subdomains),
+        carried: None,
     }
+}
+
+/// Carries `measured` to the configuration's simulated machine: the
+/// balancer's decision, a pure function, timed on one core here at that
+/// machine's threads and subdomains; every per-core cost as it is.
+fn carry(cfg: &Config, measured: &mut Measured) {
+    let Ok(plan) = Plan::simulated(cfg) else {
+        return;
+    };
+    let threads = plan.placement.threads();
+    let per = cfg.subdomains.max(1);
+    measured.costs.balancer_ns = balancer_ns(threads, per);
+    measured.balancer_size = (threads, threads * per);
+    measured.carried = Some((cfg.sim_topology.to_string(), threads));
 }
 
 /// What a subdomain's update costs in a real run's home slab: the runs
@@ -783,17 +820,21 @@ fn balancer_ns(threads: usize, per_thread: usize) -> f64 {
 }
 
 /// A barrier crossing with two threads.
-fn barrier_ns() -> f64 {
+///
+/// The caller is pinned to `first`; the other thread goes to `other`, a
+/// CPU of another core. (Until 2026-11-29 it asked for the last CPU the
+/// caller's own affinity allowed, which the caller's pin had narrowed to
+/// `first`: both threads shared one core and a crossing took a context
+/// switch, 0.5 ms on the Zen 5 VM.)
+fn barrier_ns(other: Option<usize>) -> f64 {
     let barrier = StopBarrier::new(2);
     let stop = StopFlag::default();
     let crossings = 20_000;
     let t = Instant::now();
     std::thread::scope(|sc| {
         sc.spawn(|| {
-            // Threads inherit the caller's pin: move to another core.
-            let last = core_affinity::get_core_ids().and_then(|c| c.last().copied());
-            if let Some(core) = last {
-                core_affinity::set_for_current(core);
+            if let Some(id) = other {
+                core_affinity::set_for_current(core_affinity::CoreId { id });
             }
             for _ in 0..crossings {
                 barrier.wait(&stop, || None);
@@ -878,7 +919,13 @@ impl Measured {
             (
                 "sim_barrier_ns",
                 format!("{:.0}", c.barrier_ns),
-                "a barrier crossing, 2 threads".into(),
+                match &self.carried {
+                    Some((_, n)) if *n > 2 => format!(
+                        "a barrier crossing, 2 threads; ASSUMED the same at {n} (a crossing of \
+                         {n} threads cannot be timed on this machine's cores)"
+                    ),
+                    _ => "a barrier crossing, 2 threads".into(),
+                },
             ),
             (
                 "sim_noise_iter_ns",
@@ -938,6 +985,14 @@ impl fmt::Display for Measured {
     /// fragment later runs and suites can take as they are.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "# measured by braid sim --calibrate")?;
+        if let Some((machine, threads)) = &self.carried {
+            writeln!(
+                f,
+                "# carried to sim_topology = {machine} ({threads} threads): per-core costs as \
+                 measured on this machine's cores, the balancer timed at that size on one core, \
+                 what this machine cannot show marked ASSUMED or NOT measured"
+            )?;
+        }
         for (k, rows, cells, home, own) in &self.updates {
             writeln!(
                 f,
@@ -955,6 +1010,36 @@ impl fmt::Display for Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_calibration_carried_to_a_simulated_node_times_the_balancer_at_its_size() {
+        let cfg = Config::default(); // pack:2 core:18, 4 subdomains a thread
+        let mut m = Measured {
+            costs: crate::plan::sim_costs(&cfg),
+            jitter: None,
+            remote_measured: false,
+            updates_measured: false,
+            switch_measured: false,
+            block_measured: false,
+            updates: Vec::new(),
+            balancer_size: (2, 8),
+            carried: None,
+        };
+        assert!(!m.to_string().contains("ASSUMED"));
+        carry(&cfg, &mut m);
+        assert_eq!(m.balancer_size, (36, 144));
+        assert!(m.costs.balancer_ns > 0.0);
+        let text = m.to_string();
+        assert!(
+            text.contains("# carried to sim_topology = pack:2 core:18"),
+            "{text}"
+        );
+        assert!(
+            text.contains("one Algorithm 1 call, 36 threads, 144 subdomains"),
+            "{text}"
+        );
+        assert!(text.contains("ASSUMED the same at 36"), "{text}");
+    }
 
     #[test]
     fn the_median_of_an_even_count_is_the_mean_of_the_middle_two() {

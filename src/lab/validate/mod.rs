@@ -250,7 +250,7 @@ pub(crate) fn validate(
     // And the outputs can be written, before minutes of runs depend on it.
     writable(&opts.out)?;
     eprintln!("braid validate: calibrating the simulator on this machine...");
-    let measured = calibrate::measure(&base);
+    let measured = calibrate::measure(&base, calibrate::For::ThisMachine);
     let calibration = measured.overrides();
     let (nv, nc, reps) = (
         matrix.variants.len(),
