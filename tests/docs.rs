@@ -405,6 +405,7 @@ fn each_suites_stated_time_is_what_its_committed_results_took() {
         let name = suite["name"].as_str().unwrap();
         let data = [
             "plots/data",
+            "plots/carried/data",
             "plots/scale/data",
             "plots/strategies/data",
             "plots/trace/data",

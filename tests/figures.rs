@@ -16,6 +16,14 @@ use common::{braid, scratch};
 const SETS: &[(&[&str], &str)] = &[
     (&["plots/validate/data/validation.json"], "plots/validate"),
     (&["plots/speed/data/speed.json"], "plots/speed"),
+    (
+        &[
+            "plots/carried/data/carried-landscape-sim.jsonl",
+            "plots/carried/data/carried-tts-sim.jsonl",
+            "plots/carried/data/carried-strategies-sim.jsonl",
+        ],
+        "plots/carried",
+    ),
     (&["plots/data/roofline.json"], "plots"),
     (
         &["plots/data/braid-run.jsonl", "plots/data/braid-sim.jsonl"],
