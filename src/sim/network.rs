@@ -211,8 +211,9 @@ fn drop_superseded(q: &mut VecDeque<Sent>, now: u64, spare: &mut Vec<Vec<u64>>) 
 ///
 /// * [`Learns::Everything`]: an all-gather of the view by recursive
 ///   doubling, `ceil(log2 nodes)` steps, step `i` sending `2^(i-1)` of the
-///   nodes' shares of the view: 24 bytes per subdomain (count, owner, load)
-///   and per thread (updates, busy and CPU time).
+///   nodes' shares of the view (the last step what is left, `nodes - 1`
+///   shares in all): 24 bytes per subdomain (count, owner, load) and per
+///   thread (updates, busy and CPU time).
 /// * [`Learns::Gossip`], as the runtime across ranks decides apart
 ///   (`runtime/wire.rs`): the group's mean and longest sweep by an
 ///   all-reduce of 32 bytes (`ceil(log2 nodes)` steps); then the inform
@@ -241,9 +242,17 @@ pub(super) fn call_ps(
     let steps = f64::from(nodes.next_power_of_two().trailing_zeros());
     let ns = match learns {
         Learns::Everything => {
+            // Step `i` sends `2^i` shares, or what is left to send on a
+            // count of nodes that is not a power of two (Bruck's
+            // all-gather): `nodes - 1` shares in all. Until 2026-11-29 the
+            // last step sent `2^i` too, as if the nodes were padded to the
+            // next power of two (10,000 nodes cost what 16,384 did).
             let share = 24.0 * (subdomains + threads) as f64 / nodes as f64;
             (0..steps as u32)
-                .map(|i| net.flight_ns(share * 2f64.powi(i as i32)))
+                .map(|i| {
+                    let sent = (1usize << i).min(nodes - (1usize << i));
+                    net.flight_ns(share * sent as f64)
+                })
                 .sum::<f64>()
         }
         Learns::Gossip { fanout, rounds } => {
@@ -297,6 +306,20 @@ mod tests {
             call_ps(Learns::Everything, &c, 2, 36, 72, 5),
             step(one * 1e3)
         );
+    }
+
+    #[test]
+    fn an_all_gather_over_nodes_short_of_a_power_of_two_sends_what_they_hold() {
+        let c = crate::plan::sim_costs(&crate::config::Config::default());
+        let at = |nodes: usize| {
+            let threads = 64 * nodes;
+            call_ps(Learns::Everything, &c, nodes, threads, 4 * threads, 0) as f64
+        };
+        // 10,000 nodes hold 61% of 16,384's view, in as many steps: padded
+        // to the power of two they cost the same.
+        let (ten, pow) = (at(10_000), at(16_384));
+        assert!(ten < 0.75 * pow, "{ten} against {pow}");
+        assert!(ten > 0.5 * pow, "{ten} against {pow}");
     }
 
     #[test]
