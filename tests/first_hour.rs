@@ -188,7 +188,7 @@ fn run_and_sim_show_progress_on_stderr_and_keep_stdout_for_the_report() {
                 "numerics=true",
                 // Long enough in real time for an ETA (a look 0.3 s after
                 // one a third of the way in) on a fast machine too, and
-                // short of 1e-12 (about 1.8 simulated s at 128 x 128): 0.6
+                // short of 1e-12 (2.0 simulated s at 128 x 128): 0.6
                 // simulated s take about 2.5 s on a Zen 5 core.
                 "domain_size=128",
                 "sim_topology=pack:1 core:4 pu:1",
