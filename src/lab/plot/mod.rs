@@ -176,6 +176,31 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
     Ok(vec![png, svg])
 }
 
+/// Writes `value` as pretty JSON to `dir/stem.json`, whole or not at all:
+/// what a figure the benchmark draws was drawn from, for `braid plot`.
+fn write_json(value: &impl serde::Serialize, dir: &Path, stem: &str) -> Result<PathBuf, String> {
+    let json = dir.join(format!("{stem}.json"));
+    let text = serde_json::to_string_pretty(value).map_err(|e| e.to_string())?;
+    write_atomic(&json, |out| {
+        out.write_all(text.as_bytes())?;
+        out.write_all(b"\n")
+    })
+    .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
+    Ok(json)
+}
+
+/// `path` as a `T`, if it is a small JSON file of one (a benchmark's
+/// figure data, told apart from results files by its fields).
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    const SMALL: u64 = 1 << 20;
+    if !(path.extension().is_some_and(|e| e == "json")
+        && std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL))
+    {
+        return None;
+    }
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
 /// Reads every results file and writes every figure the records allow;
 /// returns the files written.
 pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {

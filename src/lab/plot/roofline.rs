@@ -53,14 +53,7 @@ impl Roofline {
     /// Writes `stem.json` (what was measured, which `braid plot` draws
     /// again), `stem.png` and `stem.svg` into `dir`.
     pub fn write(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
-        let json = dir.join(format!("{stem}.json"));
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        braid_noise::files::write_atomic(&json, |out| {
-            out.write_all(text.as_bytes())?;
-            out.write_all(b"\n")
-        })
-        .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
-        let mut files = vec![json];
+        let mut files = vec![super::write_json(self, dir, stem)?];
         files.extend(self.draw(dir, stem)?);
         Ok(files)
     }
@@ -69,13 +62,7 @@ impl Roofline {
 /// The roofline in `path`, if it is one (a small JSON file whose fields
 /// are a [`Roofline`]'s).
 pub(crate) fn read(path: &Path) -> Option<Roofline> {
-    const SMALL: u64 = 1 << 20;
-    if !(path.extension().is_some_and(|e| e == "json")
-        && std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL))
-    {
-        return None;
-    }
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    super::read_json(path)
 }
 
 const X: std::ops::Range<f64> = 0.05..4.0;
@@ -262,10 +249,9 @@ fn short(v: f64) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_roofline_is_drawn_and_a_bad_one_is_refused() {
-        let dir = crate::scratch_dir("roofline");
-        let mut r = Roofline {
+    /// One ceiling, one kernel.
+    fn one_kernel() -> Roofline {
+        Roofline {
             machine: "test".into(),
             ceilings: vec![Ceiling {
                 name: "L1".into(),
@@ -277,7 +263,13 @@ mod tests {
                 flop_per_byte: 0.25,
                 gflops: 16.0,
             }],
-        };
+        }
+    }
+
+    #[test]
+    fn a_roofline_is_drawn_and_a_bad_one_is_refused() {
+        let dir = crate::scratch_dir("roofline");
+        let mut r = one_kernel();
         let files = r.draw(&dir, "roofline").unwrap();
         assert!(
             files
@@ -304,19 +296,7 @@ mod tests {
     #[test]
     fn a_roofline_written_is_read_back_whole() {
         let dir = crate::scratch_dir("roofline-json");
-        let r = Roofline {
-            machine: "test".into(),
-            ceilings: vec![Ceiling {
-                name: "L1".into(),
-                gb_per_s: 200.0,
-            }],
-            peak_gflops: 100.0,
-            points: vec![Point {
-                label: "plain 24x24".into(),
-                flop_per_byte: 0.25,
-                gflops: 16.0,
-            }],
-        };
+        let r = one_kernel();
         let files = r.write(&dir, "roofline").unwrap();
         assert_eq!(files.len(), 3);
         assert_eq!(read(&files[0]), Some(r));

@@ -124,14 +124,7 @@ impl Speed {
 
     /// Writes `stem.json`, `stem.png` and `stem.svg` into `dir`.
     pub fn write(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
-        let json = dir.join(format!("{stem}.json"));
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        braid_noise::files::write_atomic(&json, |out| {
-            out.write_all(text.as_bytes())?;
-            out.write_all(b"\n")
-        })
-        .map_err(|e| format!("cannot write {}: {e}", json.display()))?;
-        let mut files = vec![json];
+        let mut files = vec![super::write_json(self, dir, stem)?];
         files.extend(self.draw(dir, stem).map_err(|e| e.to_string())?);
         Ok(files)
     }
@@ -338,13 +331,7 @@ pub(crate) fn is_speed(path: &Path) -> bool {
 }
 
 fn read(path: &Path) -> Option<Speed> {
-    const SMALL: u64 = 1 << 20;
-    if !(path.extension().is_some_and(|e| e == "json")
-        && std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL))
-    {
-        return None;
-    }
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    super::read_json(path)
 }
 
 /// Draws `path` (a [`Speed`]) into `out` as `speed.png` and `.svg`.
