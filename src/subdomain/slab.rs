@@ -40,6 +40,8 @@
 //! 3. the regions are swept, adjacent ones as one block; a live region not
 //!    updated this pass (ssync's gate) has its cells copied to the next
 //!    buffer, so that after the swap every live region is current;
+//!    a block that starts mid cache line is swept from the line boundary
+//!    before it (up to 7 columns more, [`Region::from_line`]);
 //! 4. each updated region publishes the sides whose neighbour is not live
 //!    here, then the buffers swap and each count is published (Release),
 //!    as `Held::finish_update` does for cells on their own.
@@ -74,6 +76,22 @@
 //! at `k` between two barriers) and every other one's published version
 //! `k` (`EdgeVersion::Own`), and writes the next buffer only: exactly what
 //! one update per subdomain would read and write.
+//!
+//! **Why sweeping from the line before a block changes nothing.** The
+//! columns a block gains ([`Region::from_line`]) are interior columns of
+//! this slab (column 1 starts a line, so the ring is never among them),
+//! and the sweep writes only the next buffer. Each gained cell is one of:
+//! * a live region's that the pass updates: the block computes the same
+//!   value from the same current buffer as that region's own sweep does;
+//! * a live region's that the pass leaves alone (ssync's gate): the copy
+//!   that follows the sweeps puts its value back;
+//! * scratch (a region not live here): nothing reads it as a value. A live
+//!   neighbour reads its border as halo only after step 2 fills it, every
+//!   pass it is updated in; a region that leaves copies its halo, which
+//!   its new owner fills before every update; a region that comes back
+//!   overwrites it.
+//! So every live cell of the next buffer is what it would be without the
+//! gained columns (tested: `a_block_swept_from_the_line_before_it_keeps_jacobi_exact`).
 
 use std::time::{Duration, Instant};
 
@@ -82,7 +100,7 @@ use parking_lot::{Mutex, MutexGuard};
 use super::{EdgeVersion, Held, Place, Subdomain, extra_time, extra_work, initial_buffers};
 use crate::engine::Residual;
 use crate::problem::{Neighbour, Problem, Side};
-use braid_kernel::{self as kernel, Block, Buffer};
+use braid_kernel::{self as kernel, Block, Buffer, LINE};
 
 /// A rectangle of a slab: its first interior cell's coordinates in the
 /// slab's padded block, and its size.
@@ -107,6 +125,23 @@ impl Region {
                 stride: b.stride,
             },
         )
+    }
+
+    /// The same rows from the cache-line boundary at or before its first
+    /// column: in a slab's padded block every row's column 1 starts a line
+    /// ([`Block::padded`], [`Buffer`]), so the columns that start one are
+    /// `1 + k * LINE`. A 75-wide block swept from column 76 reads and
+    /// writes every vector across two lines and took 1087 ns against 860
+    /// from column 73 (docs/speed.md, 2026-11-29). The columns it adds lie
+    /// in the same slab's interior (never its ring), and the pass makes
+    /// them harmless (see the top of this file).
+    fn from_line(self) -> Region {
+        let back = (self.col - 1) % LINE;
+        Region {
+            col: self.col - back,
+            w: self.w + back,
+            ..self
+        }
     }
 }
 
@@ -290,6 +325,12 @@ impl Slab {
 
     fn view(&self, k: usize) -> (usize, Block) {
         self.regions[k].view(self.block)
+    }
+
+    /// What a pass sweeps for `todo`: [`Self::blocks`], each from the line
+    /// boundary at or before its first column.
+    fn sweeps(&self, todo: &[Todo]) -> Vec<Region> {
+        self.blocks(todo).into_iter().map(Region::from_line).collect()
     }
 
     /// The blocks covering the regions `todo` sweeps without the residual:
@@ -558,7 +599,7 @@ impl SlabGuard<'_> {
         // 3. The sweeps: adjacent regions as one block; with the residual,
         // each region on its own.
         if plan.key != job.todo {
-            plan.blocks = slab.blocks(job.todo);
+            plan.blocks = slab.sweeps(job.todo);
             plan.key.clear();
             plan.key.extend_from_slice(job.todo);
         }
@@ -766,6 +807,91 @@ mod tests {
         }
         assert!(subs.iter().all(|s| s.count() == 6));
         assert_eq!(subs.assemble(&p), sequential_jacobi(&p, 6));
+    }
+
+    #[test]
+    fn every_block_a_pass_sweeps_starts_on_a_cache_line_and_covers_its_regions() {
+        use Todo::{Skip as S, Sweep as W};
+        // 3 x 3 regions 9 wide: columns 1, 10 and 19 of the padded block.
+        let p = Problem::new(27, 1, 9).unwrap();
+        let slab = Slab::new(&p, 0);
+        for away in 0..9 {
+            let todo: Vec<Todo> = (0..9).map(|k| if k == away { S } else { W }).collect();
+            let blocks = slab.blocks(&todo);
+            let sweeps = slab.sweeps(&todo);
+            assert_eq!(blocks.len(), sweeps.len());
+            for (b, s) in blocks.iter().zip(&sweeps) {
+                assert_eq!((s.col - 1) % LINE, 0, "{away} away: {s:?} starts mid-line");
+                assert!(s.col >= 1 && s.col <= b.col && b.col - s.col < LINE, "{s:?}");
+                assert_eq!((s.row, s.h, s.col + s.w), (b.row, b.h, b.col + b.w));
+            }
+        }
+        // A block at column 1 is left as it is.
+        assert_eq!(slab.sweeps(&[W; 9]), slab.blocks(&[W; 9]));
+    }
+
+    #[test]
+    fn a_block_swept_from_the_line_before_it_keeps_jacobi_exact() {
+        // Each region in turn leaves domain 0's slab and comes back, so that
+        // the blocks left start mid-line and are swept from the line before
+        // them, over scratch; in between, a pass that gates a live region
+        // the widened sweep covers leaves its values alone.
+        for (size, per) in [(20, 4), (27, 9)] {
+            let p = Problem::new(size, 2, per).unwrap();
+            for away in 0..per {
+                let subs = Subdomains::with_slabs(&p, |_| true);
+                for d in 0..2 {
+                    subs.slab(d).unwrap().lock().touch(&p, &subs, d);
+                }
+                let slab0 = subs.slab(0).unwrap();
+                for it in 0..6 {
+                    if it == 1 {
+                        slab0.lock().export(&subs, &p, away, 0);
+                    }
+                    if it == 4 {
+                        let mut held = subs[away].lock();
+                        slab0.lock().import(&p, away, &mut held, 0);
+                    }
+                    for d in 0..2 {
+                        let mut g = subs.slab(d).unwrap().lock();
+                        let todo: Vec<Todo> = g
+                            .slab
+                            .subdomains()
+                            .map(|s| if g.is_live(s) { Todo::Sweep } else { Todo::Skip })
+                            .collect();
+                        sweep_all(&mut g, &subs, &todo, EdgeVersion::Own);
+                    }
+                    if (1..4).contains(&it) {
+                        let mut held = subs[away].lock();
+                        assert!(!held.is_home());
+                        held.update(&subs, EdgeVersion::Own, None, 1.0, || false, || {});
+                    }
+                }
+                assert_eq!(
+                    subs.assemble(&p),
+                    sequential_jacobi(&p, 6),
+                    "{size}² in {per}, subdomain {away} away"
+                );
+            }
+        }
+        // Region 0 gated while regions 1 and 2 (columns 10-27) are swept
+        // from column 9, its last: it keeps its values.
+        let p = Problem::new(27, 1, 9).unwrap();
+        let subs = Subdomains::with_slabs(&p, |_| true);
+        let slab = subs.slab(0).unwrap();
+        slab.lock().touch(&p, &subs, 0);
+        use Todo::{Skip as S, Sweep as W};
+        let todo = [S, W, W, W, W, W, W, W, W];
+        assert_eq!(slab.sweeps(&todo)[0].col, 9);
+        let before = subs.assemble(&p);
+        sweep_all(&mut slab.lock(), &subs, &todo, EdgeVersion::Own);
+        let after = subs.assemble(&p);
+        let g0 = &p.subs[0];
+        for i in g0.row0..g0.row0 + g0.height {
+            for j in g0.col0..g0.col0 + g0.width {
+                assert_eq!(after[[i, j]], before[[i, j]], "({i}, {j})");
+            }
+        }
     }
 
     #[test]
