@@ -41,7 +41,7 @@
 //!    updated this pass (ssync's gate) has its cells copied to the next
 //!    buffer, so that after the swap every live region is current;
 //!    a block that starts mid cache line is swept from the line boundary
-//!    before it (up to 7 columns more, [`Region::from_line`]);
+//!    before it (up to 7 columns more, [`Region::to_line`]);
 //! 4. each updated region publishes the sides whose neighbour is not live
 //!    here, then the buffers swap and each count is published (Release),
 //!    as `Held::finish_update` does for cells on their own.
@@ -78,7 +78,7 @@
 //! one update per subdomain would read and write.
 //!
 //! **Why sweeping from the line before a block changes nothing.** The
-//! columns a block gains ([`Region::from_line`]) are interior columns of
+//! columns a block gains ([`Region::to_line`]) are interior columns of
 //! this slab (column 1 starts a line, so the ring is never among them),
 //! and the sweep writes only the next buffer. Each gained cell is one of:
 //! * a live region's that the pass updates: the block computes the same
@@ -90,6 +90,7 @@
 //!   pass it is updated in; a region that leaves copies its halo, which
 //!   its new owner fills before every update; a region that comes back
 //!   overwrites it.
+//!
 //! So every live cell of the next buffer is what it would be without the
 //! gained columns (tested: `a_block_swept_from_the_line_before_it_keeps_jacobi_exact`).
 
@@ -135,7 +136,7 @@ impl Region {
     /// from column 73 (docs/speed.md, 2026-11-29). The columns it adds lie
     /// in the same slab's interior (never its ring), and the pass makes
     /// them harmless (see the top of this file).
-    fn from_line(self) -> Region {
+    fn to_line(self) -> Region {
         let back = (self.col - 1) % LINE;
         Region {
             col: self.col - back,
@@ -330,7 +331,10 @@ impl Slab {
     /// What a pass sweeps for `todo`: [`Self::blocks`], each from the line
     /// boundary at or before its first column.
     fn sweeps(&self, todo: &[Todo]) -> Vec<Region> {
-        self.blocks(todo).into_iter().map(Region::from_line).collect()
+        self.blocks(todo)
+            .into_iter()
+            .map(Region::to_line)
+            .collect()
     }
 
     /// The blocks covering the regions `todo` sweeps without the residual:
@@ -822,7 +826,10 @@ mod tests {
             assert_eq!(blocks.len(), sweeps.len());
             for (b, s) in blocks.iter().zip(&sweeps) {
                 assert_eq!((s.col - 1) % LINE, 0, "{away} away: {s:?} starts mid-line");
-                assert!(s.col >= 1 && s.col <= b.col && b.col - s.col < LINE, "{s:?}");
+                assert!(
+                    s.col >= 1 && s.col <= b.col && b.col - s.col < LINE,
+                    "{s:?}"
+                );
                 assert_eq!((s.row, s.h, s.col + s.w), (b.row, b.h, b.col + b.w));
             }
         }
@@ -857,7 +864,13 @@ mod tests {
                         let todo: Vec<Todo> = g
                             .slab
                             .subdomains()
-                            .map(|s| if g.is_live(s) { Todo::Sweep } else { Todo::Skip })
+                            .map(|s| {
+                                if g.is_live(s) {
+                                    Todo::Sweep
+                                } else {
+                                    Todo::Skip
+                                }
+                            })
                             .collect();
                         sweep_all(&mut g, &subs, &todo, EdgeVersion::Own);
                     }
