@@ -115,6 +115,12 @@ pub trait Wire {
         pairs: &[(usize, usize)],
         letters: Vec<(usize, Vec<Word>)>,
     ) -> Vec<(usize, Vec<Word>)>;
+    /// Whether every thread is here and nothing travels: then what the
+    /// donors heard is worked out backwards from them ([`Reach`]), which
+    /// needs memory for the donors only, not for every thread's knowledge.
+    fn whole(&self) -> bool {
+        false
+    }
 }
 
 /// The wire of one process: every thread is here, and a letter is read
@@ -133,6 +139,9 @@ impl Wire for Whole {
         letters: Vec<(usize, Vec<Word>)>,
     ) -> Vec<(usize, Vec<Word>)> {
         letters
+    }
+    fn whole(&self) -> bool {
+        true
     }
 }
 
@@ -274,27 +283,49 @@ impl Gossip {
         if active.is_empty() {
             return Vec::new();
         }
-        let known = self.inform(snap, wire, &active, &w, &time, &held);
+        let facts = underloaded(&active, wire, &w, &time, &held, threads);
+        // The donors here with their group's mean, group by group.
+        let donors: Vec<(usize, f64)> = active
+            .iter()
+            .flat_map(|g| {
+                g.members
+                    .iter()
+                    .filter(|&&t| wire.here(t) && time[t] > g.mean)
+                    .map(|&t| (t, g.mean))
+            })
+            .collect();
         let owned = Owned::of(snap);
         let mut moves = Vec::new();
-        for group in &active {
-            for &t in group.members.iter().filter(|&&t| wire.here(t)) {
-                if time[t] > group.mean {
-                    let heard = known.words_in(known.row(t));
-                    let mine = owned.of_thread(t);
-                    moves.extend(self.transfer(
-                        snap,
-                        &w,
-                        group.mean,
-                        (t, time[t], held[t]),
-                        mine,
-                        &heard,
-                    ));
+        let mut offer = |(t, mean): (usize, f64), heard: &[Word]| {
+            let mine = owned.of_thread(t);
+            moves.extend(self.transfer(snap, &w, mean, (t, time[t], held[t]), mine, heard));
+        };
+        if wire.whole() {
+            let words = reach_words(threads, donors.len());
+            for chunk in donors.chunks(64 * words) {
+                let ts: Vec<usize> = chunk.iter().map(|&(t, _)| t).collect();
+                let reach = Reach::back(self, snap.call, &active, threads, &ts);
+                for (i, &donor) in chunk.iter().enumerate() {
+                    offer(donor, &reach.heard(i, &facts));
                 }
+            }
+        } else {
+            let known = self.inform(snap, wire, &active, &facts);
+            for &donor in &donors {
+                offer(donor, &known.words_in(known.row(donor.0)));
             }
         }
         moves.sort_by_key(|m| m.from); // stable: each donor's in its order
         moves
+    }
+
+    /// Whom teller `teller` (member `i` of `group`) tells in `round`, its
+    /// `k`-th draw: the same pairs forwards ([`Self::inform`]) and
+    /// backwards ([`Reach::back`]).
+    fn told_in(&self, call: u64, round: usize, group: &Group<'_>, i: usize, k: usize) -> usize {
+        let len = group.members.len();
+        let at = told(self.seed, call, round, group.members[i], k, len - 1);
+        group.members[if at >= i { at + 1 } else { at }]
     }
 
     /// The inform stage, every active group's rounds together: which
@@ -303,41 +334,30 @@ impl Gossip {
     /// every place knows every round's pairs. A teller here tells a thread
     /// here by merging what it knew at the round's start (bits); a thread
     /// elsewhere by a letter through the wire.
+    ///
+    /// Its table is threads x threads bits (537 MB at 65,536 threads), so
+    /// it is used only where letters travel (across ranks); in one process
+    /// [`Reach::back`] finds the same for the donors alone.
     fn inform(
         &self,
         snap: &Snapshot<'_>,
         wire: &mut dyn Wire,
         active: &[Group<'_>],
-        w: &Weights<'_>,
-        time: &[f64],
-        held: &[usize],
+        facts: &[Option<Word>],
     ) -> Knowledge {
         let fanout = self.fanout.max(1);
         let mut known = Knowledge::new(snap.threads());
-        for group in active {
-            for &t in group.members.iter().filter(|&&t| wire.here(t)) {
-                if time[t] < group.mean {
-                    let word = Word {
-                        thread: t,
-                        time: time[t],
-                        speed: w.speed(t),
-                        held: held[t],
-                    };
-                    known.learn(t, word);
-                }
-            }
+        for &word in facts.iter().flatten() {
+            known.learn(word.thread, word);
         }
         let rounds = active.iter().map(|g| g.rounds).max().unwrap_or(0);
         let mut pairs = Vec::new();
         for round in 0..rounds {
             pairs.clear();
             for group in active.iter().filter(|g| round < g.rounds) {
-                let len = group.members.len();
                 for (i, &teller) in group.members.iter().enumerate() {
                     for k in 0..fanout {
-                        let at = told(self.seed, snap.call, round, teller, k, len - 1);
-                        let told = group.members[if at >= i { at + 1 } else { at }];
-                        pairs.push((teller, told));
+                        pairs.push((teller, self.told_in(snap.call, round, group, i, k)));
                     }
                 }
             }
@@ -418,6 +438,106 @@ impl Gossip {
             count -= 1;
         }
         moves
+    }
+}
+
+/// Each underloaded thread's word, by thread (`None` for the others): what
+/// it knows of itself before the first round (the threads here only).
+fn underloaded(
+    active: &[Group<'_>],
+    wire: &dyn Wire,
+    w: &Weights<'_>,
+    time: &[f64],
+    held: &[usize],
+    threads: usize,
+) -> Vec<Option<Word>> {
+    let mut facts = vec![None; threads];
+    for group in active {
+        for &t in group.members.iter().filter(|&&t| wire.here(t)) {
+            if time[t] < group.mean {
+                facts[t] = Some(Word {
+                    thread: t,
+                    time: time[t],
+                    speed: w.speed(t),
+                    held: held[t],
+                });
+            }
+        }
+    }
+    facts
+}
+
+/// At most this many bytes for [`Reach`]'s two tables: donors beyond what
+/// fits are taken in further chunks (each re-walks the rounds).
+const REACH_BYTES: usize = 256 << 20;
+
+/// `u64`s per thread in a chunk of [`Reach`]: enough for every donor, as
+/// far as [`REACH_BYTES`] allows, and at least one (64 donors).
+fn reach_words(threads: usize, donors: usize) -> usize {
+    let fit = REACH_BYTES / (16 * threads.max(1));
+    donors.div_ceil(64).min(fit).max(1)
+}
+
+/// Whom each of a chunk of donors has heard of after the last round,
+/// worked out backwards. After the last round a donor knows what it knew
+/// and what each thread that told it in that round knew at that round's
+/// start, and so on back: thread `x` is *behind* donor `d` before round
+/// `r` if `x = d`, or `x` is behind `d` before round `r + 1`, or `x` tells
+/// in round `r` a thread behind `d` before round `r + 1`. What `d` hears
+/// of is then every underloaded thread behind it before round 0: exactly
+/// [`Knowledge`]'s row of `d` after the rounds (each round merges what the
+/// teller knew at its start, and knowing only grows). One bit per
+/// (thread, donor of the chunk) and a copy a round, instead of one per
+/// (thread, thread): at one noisy node of 64 cores, 64 donors.
+struct Reach {
+    /// `u64`s per thread.
+    words: usize,
+    /// Thread `x`'s donors it is behind before round 0.
+    behind: Vec<u64>,
+}
+
+impl Reach {
+    /// The rounds of `active`, walked from the last to the first, for
+    /// `donors` (at most 64 per `u64` of [`reach_words`]).
+    fn back(g: &Gossip, call: u64, active: &[Group<'_>], threads: usize, donors: &[usize]) -> Self {
+        let words = donors.len().div_ceil(64).max(1);
+        let mut after = vec![0u64; threads * words];
+        for (i, &d) in donors.iter().enumerate() {
+            after[d * words + i / 64] |= 1 << (i % 64);
+        }
+        let mut before = after.clone();
+        let fanout = g.fanout.max(1);
+        let rounds = active.iter().map(|g| g.rounds).max().unwrap_or(0);
+        for round in (0..rounds).rev() {
+            before.copy_from_slice(&after);
+            for group in active.iter().filter(|g| round < g.rounds) {
+                for (i, &teller) in group.members.iter().enumerate() {
+                    for k in 0..fanout {
+                        let b = g.told_in(call, round, group, i, k);
+                        for j in 0..words {
+                            before[teller * words + j] |= after[b * words + j];
+                        }
+                    }
+                }
+            }
+            std::mem::swap(&mut before, &mut after);
+        }
+        Reach {
+            words,
+            behind: after,
+        }
+    }
+
+    /// What donor `i` of the chunk heard of, by thread (as
+    /// [`Knowledge::words_in`] lists a row).
+    fn heard(&self, i: usize, facts: &[Option<Word>]) -> Vec<Word> {
+        let (j, bit) = (i / 64, 1u64 << (i % 64));
+        facts
+            .iter()
+            .enumerate()
+            .filter(|&(x, _)| self.behind[x * self.words + j] & bit != 0)
+            .filter_map(|(_, f)| *f)
+            .collect()
     }
 }
 
@@ -548,12 +668,13 @@ mod tests {
         (owners, rates, vec![0; threads])
     }
 
-    fn decide(
+    fn decide_on(
         g: &Gossip,
         owners: &[usize],
         rates: &[f64],
         sockets: &[usize],
         call: u64,
+        wire: &mut dyn Wire,
     ) -> Vec<Move> {
         let counts = vec![0; owners.len()];
         let held: Vec<usize> = (0..rates.len())
@@ -577,7 +698,92 @@ mod tests {
             since_last_s: 1.0,
             call,
         };
-        g.decide(&snap)
+        g.spread(&snap, wire)
+    }
+
+    fn decide(
+        g: &Gossip,
+        owners: &[usize],
+        rates: &[f64],
+        sockets: &[usize],
+        call: u64,
+    ) -> Vec<Move> {
+        decide_on(g, owners, rates, sockets, call, &mut Whole)
+    }
+
+    #[test]
+    fn the_donors_hear_backwards_what_every_thread_knows_forwards() {
+        // Many donors (more than one u64 of them), groups of three sizes
+        // (so of different rounds), every call's draws: the moves worked
+        // out backwards from the donors are those of the whole table
+        // filled forwards, round by round.
+        let threads = 300;
+        let owners: Vec<usize> = (0..4 * threads).map(|s| s / 4).collect();
+        let mut rng = SplitMix64(11);
+        let rates: Vec<f64> = (0..threads).map(|_| 20.0 + 100.0 * rng.unit()).collect();
+        let sockets: Vec<usize> = (0..threads)
+            .map(|t| match t {
+                0..150 => 0,
+                150..260 => 1,
+                _ => 2,
+            })
+            .collect();
+        for scope in [Scope::Joint, Scope::Split] {
+            for (fanout, rounds) in [(2, 0), (1, 3), (3, 1)] {
+                let g = Gossip {
+                    bounds: Bounds {
+                        scope,
+                        low: 1,
+                        high: 100,
+                    },
+                    fanout,
+                    rounds,
+                    seed: 3,
+                };
+                for call in 1..4 {
+                    let back = decide_on(&g, &owners, &rates, &sockets, call, &mut Whole);
+                    let mut forward = Listening::default();
+                    let fwd = decide_on(&g, &owners, &rates, &sockets, call, &mut forward);
+                    assert!(!forward.0.is_empty(), "the forward table was filled");
+                    assert!(
+                        back.len() > 64,
+                        "{scope:?} {fanout} {rounds}: {}",
+                        back.len()
+                    );
+                    assert_eq!(
+                        back, fwd,
+                        "{scope:?}, fanout {fanout}, rounds {rounds}, call {call}"
+                    );
+                }
+            }
+        }
+        // Donors taken in chunks hear what they hear all at once.
+        let groups = [Group {
+            members: &(0..threads).collect::<Vec<_>>(),
+            mean: 0.0,
+            rounds: 4,
+        }];
+        let g = gossip();
+        let donors: Vec<usize> = (0..threads).step_by(2).collect();
+        let all = Reach::back(&g, 9, &groups, threads, &donors);
+        let facts: Vec<Option<Word>> = (0..threads)
+            .map(|t| {
+                (t % 2 == 1).then_some(Word {
+                    thread: t,
+                    time: t as f64,
+                    speed: 1.0,
+                    held: 4,
+                })
+            })
+            .collect();
+        for (c, chunk) in donors.chunks(64).enumerate() {
+            let part = Reach::back(&g, 9, &groups, threads, chunk);
+            for i in 0..chunk.len() {
+                let heard = part.heard(i, &facts);
+                assert_eq!(heard, all.heard(64 * c + i, &facts));
+                assert!(!heard.is_empty() && heard.len() < threads / 2);
+            }
+        }
     }
 
     #[test]
