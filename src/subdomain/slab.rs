@@ -331,10 +331,7 @@ impl Slab {
     /// What a pass sweeps for `todo`: [`Self::blocks`], each from the line
     /// boundary at or before its first column.
     fn sweeps(&self, todo: &[Todo]) -> Vec<Region> {
-        self.blocks(todo)
-            .into_iter()
-            .map(Region::to_line)
-            .collect()
+        self.blocks(todo).into_iter().map(Region::to_line).collect()
     }
 
     /// The blocks covering the regions `todo` sweeps without the residual:
