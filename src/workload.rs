@@ -120,7 +120,9 @@ pub enum WorkloadSpec {
     },
     /// ULBA's application model (its Eq. 1 and Table II): every cell's
     /// cost grows linearly with progress, and the cells of a few domains
-    /// (threads' starting shares) grow faster.
+    /// (threads' starting shares) grow faster; or, `overloading-threads`,
+    /// the faster growth stays with those domains' threads, whichever
+    /// subdomains they hold (the model as ULBA prints it: its PEs grow).
     Overloading {
         /// The share of domains that overload (ULBA's `N = P v`).
         v: f64,
@@ -130,6 +132,8 @@ pub enum WorkloadSpec {
         /// The share of that growth that goes to the overloading domains
         /// (ULBA's `y`; the rest is spread over every cell).
         y: f64,
+        /// What the overloading share grows with.
+        with: GrowsWith,
     },
     /// Factors from a file (relative to the working directory).
     Map(PathBuf),
@@ -146,12 +150,25 @@ pub enum WorkloadSpec {
 
 /// The workloads named with numbers, and what each number is: the one
 /// list that the parser and the hints of a bad value are built from.
+/// What `overloading`'s faster growth is tied to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrowsWith {
+    /// The cells of the picked domains: a subdomain that moves takes its
+    /// growth along (`overloading`).
+    Cells,
+    /// The picked domains' threads: each spreads its growth over the
+    /// subdomains it holds at the time (`overloading-threads`; simulated
+    /// only).
+    Threads,
+}
+
 const NAMED: &[(&str, &[&str])] = &[
     ("random", &["lo", "hi"]),
     ("hotspot", &["f", "x", "y", "r"]),
     ("moving", &["f", "x", "y", "r", "vx", "vy"]),
     ("growing", &["f", "x", "y", "r0", "dr"]),
     ("overloading", &["v", "x", "y"]),
+    ("overloading-threads", &["v", "x", "y"]),
 ];
 
 /// Every form a `workload` value takes, for a message that lists them:
@@ -304,10 +321,14 @@ impl WorkloadSpec {
                 r0: args[3],
                 dr: args[4],
             },
-            "overloading" => WorkloadSpec::Overloading {
+            "overloading" | "overloading-threads" => WorkloadSpec::Overloading {
                 v: args[0],
                 x: args[1],
                 y: args[2],
+                with: match name {
+                    "overloading" => GrowsWith::Cells,
+                    _ => GrowsWith::Threads,
+                },
             },
             _ => unreachable!("every name in NAMED is matched here"),
         };
@@ -382,7 +403,7 @@ impl WorkloadSpec {
                 rate("vx", vx)?;
                 rate("vy", vy)
             }
-            WorkloadSpec::Overloading { v, x, y } => {
+            WorkloadSpec::Overloading { v, x, y, .. } => {
                 if !(v > 0.0 && v < 1.0) {
                     return Err(WorkloadError(format!(
                         "v {} is not a share of the domains above 0 and below 1",
@@ -486,7 +507,13 @@ impl fmt::Display for WorkloadSpec {
                 r0,
                 dr,
             } => write!(f, "growing({factor},{x},{y},{r0},{dr})"),
-            WorkloadSpec::Overloading { v, x, y } => write!(f, "overloading({v},{x},{y})"),
+            WorkloadSpec::Overloading { v, x, y, with } => {
+                let name = match with {
+                    GrowsWith::Cells => "overloading",
+                    GrowsWith::Threads => "overloading-threads",
+                };
+                write!(f, "{name}({v},{x},{y})")
+            }
             WorkloadSpec::Map(file) => write!(f, "map:{}", file.display()),
             WorkloadSpec::LbData {
                 path,
@@ -532,6 +559,30 @@ enum Kind {
     /// Each subdomain's factor grows by its rate per unit of progress,
     /// from 1.
     Linear(Arc<[f64]>),
+    /// Growth tied to threads: what [`Workload::factor`] gives is the
+    /// growth as it would be had nothing moved; the simulator keeps it
+    /// with the threads ([`ThreadGrowth`]).
+    Threads(Arc<ThreadGrowth>),
+}
+
+/// `overloading-threads(v, x, y)`: every subdomain's factor grows by `a`
+/// per unit of progress, and each picked thread's by `m` per subdomain of
+/// its domain, spread over the subdomains it holds at the time. Where the
+/// growth lies depends on the moves, so only an engine that knows them
+/// can price it (the simulator: `sim::growth`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadGrowth {
+    /// Every subdomain's growth per unit of progress.
+    pub a: f64,
+    /// A picked thread's growth per unit of progress, per subdomain of a
+    /// domain (spread over those it holds).
+    pub m: f64,
+    /// Which threads grow (thread `d` starts with domain `d`).
+    pub over: Vec<bool>,
+    /// Subdomains per domain.
+    pub per: usize,
+    /// Each subdomain's home thread (its domain).
+    home: Vec<usize>,
 }
 
 /// A circle of cells with `factor` inside, moving and growing with
@@ -622,8 +673,12 @@ impl Workload {
                 r0,
                 dr,
             } => region(factor, x, y, r0, (0.0, 0.0), dr),
-            &WorkloadSpec::Overloading { v, x, y } => {
-                Kind::Linear(overloading_rates(problem, v, x, y, seed).into())
+            &WorkloadSpec::Overloading { v, x, y, with } => {
+                let (rates, threads) = overloading_rates(problem, v, x, y, seed);
+                match with {
+                    GrowsWith::Cells => Kind::Linear(rates.into()),
+                    GrowsWith::Threads => Kind::Threads(Arc::new(threads)),
+                }
             }
             WorkloadSpec::Map(file) => Kind::Fixed(read_map(file, problem)?.into()),
             WorkloadSpec::LbData {
@@ -650,7 +705,7 @@ impl Workload {
         match &self.kind {
             Kind::Region(r) => r.velocity != (0.0, 0.0) || r.growth != 0.0,
             Kind::Recorded(r) => r.moves(),
-            Kind::Linear(_) => true,
+            Kind::Linear(_) | Kind::Threads(_) => true,
             Kind::Uniform | Kind::Fixed(_) => false,
         }
     }
@@ -675,6 +730,19 @@ impl Workload {
             Kind::Recorded(r) => r.factor(sub, p),
             Kind::Region(r) => r.factor(sub, p),
             Kind::Linear(rates) => 1.0 + rates[sub] * p,
+            Kind::Threads(g) => {
+                let m = if g.over[g.home[sub]] { g.m } else { 0.0 };
+                1.0 + (g.a + m) * p
+            }
+        }
+    }
+
+    /// Growth that stays with threads, which the engine must keep
+    /// (`overloading-threads`).
+    pub fn thread_growth(&self) -> Option<&ThreadGrowth> {
+        match &self.kind {
+            Kind::Threads(g) => Some(g),
+            _ => None,
         }
     }
 
@@ -690,7 +758,7 @@ impl Workload {
             Kind::Fixed(f) => f.iter().copied().fold(f64::INFINITY, f64::min),
             // A recording is replayed above its reference (below it, as
             // one sweep: `recorded`'s rules say so).
-            Kind::Recorded(_) | Kind::Linear(_) => 1.0,
+            Kind::Recorded(_) | Kind::Linear(_) | Kind::Threads(_) => 1.0,
             Kind::Region(r) => r.factor.min(1.0),
         }
     }
@@ -703,7 +771,7 @@ impl Workload {
             Kind::Recorded(r) => r.greatest_factor(),
             Kind::Region(r) => r.factor.max(1.0),
             // Grows for as long as the run goes.
-            Kind::Linear(_) => f64::INFINITY,
+            Kind::Linear(_) | Kind::Threads(_) => f64::INFINITY,
         }
     }
 }
@@ -714,8 +782,15 @@ impl Workload {
 /// than `P`) `x y / N` more, so that the whole grid grows by `x` of one
 /// domain's starting work per iteration: ULBA's Table II, `Delta_W =
 /// x W(0) / P = a P + m N` (until 2026-11-29 braid grew the grid by `x` of
-/// its whole work, `P` times Table II's rate).
-fn overloading_rates(problem: &Problem, v: f64, x: f64, y: f64, seed: u64) -> Vec<f64> {
+/// its whole work, `P` times Table II's rate). With it, the same growth
+/// tied to the picked domains' threads (`overloading-threads`).
+fn overloading_rates(
+    problem: &Problem,
+    v: f64,
+    x: f64,
+    y: f64,
+    seed: u64,
+) -> (Vec<f64>, ThreadGrowth) {
     let p = problem.threads;
     let n = ((v * p as f64).round() as usize).clamp(1, p.saturating_sub(1).max(1));
     // The first n of a seeded shuffle of the domains.
@@ -730,11 +805,19 @@ fn overloading_rates(problem: &Problem, v: f64, x: f64, y: f64, seed: u64) -> Ve
         over[d] = true;
     }
     let (a, m) = (x * (1.0 - y) / p as f64, x * y / n as f64);
-    problem
+    let rates = problem
         .subs
         .iter()
         .map(|g| if over[g.domain] { a + m } else { a })
-        .collect()
+        .collect();
+    let threads = ThreadGrowth {
+        a,
+        m,
+        over,
+        per: problem.subdomains_per_domain(),
+        home: problem.subs.iter().map(|g| g.domain).collect(),
+    };
+    (rates, threads)
 }
 
 /// The cells of a subdomain, as a rectangle in cells from the grid's

@@ -55,6 +55,7 @@ mod board;
 pub(crate) mod clock;
 mod cores;
 mod events;
+mod growth;
 mod jitter;
 mod network;
 mod outcome;

@@ -8,6 +8,7 @@ use super::board::{Board, Calls, Pending, Slabs};
 use super::clock::{PS_PER_S, RANGE_PS, after, ps, seconds, step};
 use super::cores;
 use super::events::Events;
+use super::growth::Growth;
 use super::network::{self, Network};
 use super::slab_shape;
 use super::timeline::Timeline;
@@ -92,6 +93,8 @@ pub(super) struct Simulation<'a> {
     owners_priced: bool,
     /// Looks since the last publish of progress, and when that was (wall).
     published: (u32, std::time::Instant),
+    /// `overloading-threads`' growth, kept with its threads.
+    growth: Option<Growth>,
 }
 
 /// Wall time between publishes of progress: the watcher looks less often.
@@ -230,7 +233,9 @@ impl<'a> Simulation<'a> {
             done: 0,
             most_updates: 0,
             published: (0, std::time::Instant::now()),
+            growth: None,
         };
+        sim.growth = (settings.workload.thread_growth()).map(|g| Growth::new(g, &sim.board.sets));
         if numbers == Numbers::Held {
             settings.progress.start(r0);
         }
@@ -357,10 +362,20 @@ impl<'a> Simulation<'a> {
                     false => (c.update_ns, c.row_ns),
                 };
                 let rows = g.height as f64 * row;
-                update + (rows + self.cells[s] as f64 * c.cell_ns) * workload.factor(s, p)
+                update + (rows + self.cells[s] as f64 * c.cell_ns) * self.factor(s, p)
             }
         };
         (own_ns + remote_ns + node_ns) * 1e3
+    }
+
+    /// Subdomain `s`'s workload factor at progress `p`: the workload's, or
+    /// with `overloading-threads` where its holders' growth put it.
+    #[inline]
+    fn factor(&self, s: usize, p: f64) -> f64 {
+        match &self.growth {
+            Some(g) => g.factor(s, p),
+            None => self.settings.workload.factor(s, p),
+        }
     }
 
     /// The blocks beyond the first that domain `d`'s slab is swept as,
@@ -438,7 +453,7 @@ impl<'a> Simulation<'a> {
             return 0.0;
         }
         let cells = self.cells[s] as f64 * c.cell_ns * (c.residual_factor - 1.0);
-        cells * workload.factor(s, p) * 1e3
+        cells * self.factor(s, p) * 1e3
     }
 
     /// Locks subdomain `s` and computes its next values (numerics only),
@@ -740,6 +755,16 @@ impl<'a> Simulation<'a> {
         let Some(cost) = balance.maybe_call(t, now, cost, board, sockets, subs) else {
             return now;
         };
+        if self.board.moves != moved
+            && let (Some(growth), Some(g)) =
+                (&mut self.growth, self.settings.workload.thread_growth())
+        {
+            growth.moved(
+                g,
+                &self.board.sets,
+                self.done as f64 / self.cells.len().max(1) as f64,
+            );
+        }
         if self.board.moves != moved && self.settings.trace_loads && self.sampler.is_some() {
             self.push_sample();
         }

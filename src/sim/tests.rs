@@ -426,3 +426,38 @@ fn a_call_across_nodes_pays_for_what_it_learns_and_one_within_a_node_does_not() 
     let joint = mean_call_ns("balancer=joint");
     assert!(near(joint, c.balancer_ns + gather), "{joint} ns");
 }
+
+#[test]
+fn growth_tied_to_threads_changes_a_run_only_once_subdomains_move() {
+    // One thread in eight grows fast. Unbalanced, growth tied to its
+    // thread is growth tied to its cells, to the picosecond; balanced at
+    // the barrier, greedy moves subdomains off it, and from then on the
+    // thread's growth follows it, not them: another run.
+    let run = |variant: &str, workload: &str| {
+        let mut cfg = Config::default();
+        cfg.apply_variant(variant).unwrap();
+        let overrides = [
+            format!("workload={workload}"),
+            "numerics=false".into(),
+            "sim_topology=pack:1 core:8".into(),
+            "domain_size=32".into(),
+            "max_iterations=60".into(),
+            "sim_balancer_ns=2000".into(),
+            "lb_history=1".into(),
+        ];
+        cfg.apply_overrides(&overrides).unwrap();
+        run_plan(&Plan::simulated(&cfg).unwrap()).0
+    };
+    let (cells, threads) = (
+        "overloading(0.125, 0.5, 1)",
+        "overloading-threads(0.125, 0.5, 1)",
+    );
+    let plain = (run("async(4)", cells), run("async(4)", threads));
+    assert_eq!(plain.0.elapsed_s, plain.1.elapsed_s);
+    let balanced = (
+        run("sync(4)+greedy(degradation)", cells),
+        run("sync(4)+greedy(degradation)", threads),
+    );
+    assert!(balanced.0.lb.as_ref().unwrap().moves > 0);
+    assert_ne!(balanced.0.elapsed_s, balanced.1.elapsed_s);
+}

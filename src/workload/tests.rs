@@ -333,3 +333,22 @@ fn every_named_workload_in_the_one_list_parses_and_is_hinted() {
         assert!(forms.contains(form), "{form} missing: {forms}");
     }
 }
+
+#[test]
+fn overloading_threads_reads_back_as_written_and_starts_as_overloading() {
+    let text = "overloading-threads(0.1,0.2,0.8)";
+    let threads = spec(text);
+    assert_eq!(threads.to_string(), text);
+    assert_eq!(
+        spec("overloading(0.1,0.2,0.8)").to_string(),
+        "overloading(0.1,0.2,0.8)"
+    );
+    // The same picks and rates: until a subdomain moves (which only the
+    // simulator follows, `sim::growth`), the same factors.
+    let p = Problem::new(8, 40, 4).unwrap();
+    let tied = Workload::build(&threads, &p, 3).unwrap();
+    let cells = Workload::build(&spec("overloading(0.1,0.2,0.8)"), &p, 3).unwrap();
+    assert!(tied.thread_growth().is_some() && cells.thread_growth().is_none());
+    assert_eq!(tied.factors(160, 7.5), cells.factors(160, 7.5));
+    assert!(tied.greatest_factor().is_infinite(), "braid run refuses it");
+}
