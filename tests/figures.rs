@@ -86,6 +86,10 @@ const SETS: &[(&[&str], &str)] = &[
         &["plots/workloads/data/ulba-bulk-sim.jsonl"],
         "plots/workloads/bulk",
     ),
+    (
+        &["plots/workloads/data/ulba-threads-sim.jsonl"],
+        "plots/workloads/bulk-threads",
+    ),
     (&["plots/scale/data/scale-sim.jsonl"], "plots/scale"),
     (
         &["plots/scale/data/scale-large-sim.jsonl"],
