@@ -767,23 +767,28 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_region_that_leaves_and_comes_back_keeps_jacobi_exact() {
-        // Subdomain 1 leaves domain 0's slab after two sweeps, is updated on
-        // its own twice, and comes back: every sweep is still Jacobi's.
-        let p = Problem::new(8, 2, 4).unwrap();
-        let subs = Subdomains::with_slabs(&p, |_| true);
+    /// Two domains of `p` in slabs, swept `iterations` times as Jacobi's
+    /// sync does; subdomain `away` of domain 0 leaves its slab before
+    /// sweep `gone.start`, is updated on its own for the sweeps in `gone`,
+    /// and comes back before sweep `gone.end`.
+    fn away_and_back(
+        p: &Problem,
+        away: usize,
+        gone: std::ops::Range<usize>,
+        iterations: usize,
+    ) -> Subdomains {
+        let subs = Subdomains::with_slabs(p, |_| true);
         for d in 0..2 {
-            subs.slab(d).unwrap().lock().touch(&p, &subs, d);
+            subs.slab(d).unwrap().lock().touch(p, &subs, d);
         }
         let slab0 = subs.slab(0).unwrap();
-        for it in 0..6 {
-            if it == 2 {
-                slab0.lock().export(&subs, &p, 1, 0);
+        for it in 0..iterations {
+            if it == gone.start {
+                slab0.lock().export(&subs, p, away, 0);
             }
-            if it == 4 {
-                let mut held = subs[1].lock();
-                slab0.lock().import(&p, 1, &mut held, 0);
+            if it == gone.end {
+                let mut held = subs[away].lock();
+                slab0.lock().import(p, away, &mut held, 0);
             }
             for d in 0..2 {
                 let mut g = subs.slab(d).unwrap().lock();
@@ -800,12 +805,21 @@ mod tests {
                     .collect();
                 sweep_all(&mut g, &subs, &todo, EdgeVersion::Own);
             }
-            if (2..4).contains(&it) {
-                let mut held = subs[1].lock();
+            if gone.contains(&it) {
+                let mut held = subs[away].lock();
                 assert!(!held.is_home());
                 held.update(&subs, EdgeVersion::Own, None, 1.0, || false, || {});
             }
         }
+        subs
+    }
+
+    #[test]
+    fn a_region_that_leaves_and_comes_back_keeps_jacobi_exact() {
+        // Subdomain 1 leaves domain 0's slab after two sweeps, is updated on
+        // its own twice, and comes back: every sweep is still Jacobi's.
+        let p = Problem::new(8, 2, 4).unwrap();
+        let subs = away_and_back(&p, 1, 2..4, 6);
         assert!(subs.iter().all(|s| s.count() == 6));
         assert_eq!(subs.assemble(&p), sequential_jacobi(&p, 6));
     }
@@ -843,40 +857,7 @@ mod tests {
         for (size, per) in [(20, 4), (27, 9)] {
             let p = Problem::new(size, 2, per).unwrap();
             for away in 0..per {
-                let subs = Subdomains::with_slabs(&p, |_| true);
-                for d in 0..2 {
-                    subs.slab(d).unwrap().lock().touch(&p, &subs, d);
-                }
-                let slab0 = subs.slab(0).unwrap();
-                for it in 0..6 {
-                    if it == 1 {
-                        slab0.lock().export(&subs, &p, away, 0);
-                    }
-                    if it == 4 {
-                        let mut held = subs[away].lock();
-                        slab0.lock().import(&p, away, &mut held, 0);
-                    }
-                    for d in 0..2 {
-                        let mut g = subs.slab(d).unwrap().lock();
-                        let todo: Vec<Todo> = g
-                            .slab
-                            .subdomains()
-                            .map(|s| {
-                                if g.is_live(s) {
-                                    Todo::Sweep
-                                } else {
-                                    Todo::Skip
-                                }
-                            })
-                            .collect();
-                        sweep_all(&mut g, &subs, &todo, EdgeVersion::Own);
-                    }
-                    if (1..4).contains(&it) {
-                        let mut held = subs[away].lock();
-                        assert!(!held.is_home());
-                        held.update(&subs, EdgeVersion::Own, None, 1.0, || false, || {});
-                    }
-                }
+                let subs = away_and_back(&p, away, 1..4, 6);
                 assert_eq!(
                     subs.assemble(&p),
                     sequential_jacobi(&p, 6),
