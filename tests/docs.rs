@@ -437,3 +437,53 @@ fn each_suites_stated_time_is_what_its_committed_results_took() {
     }
     assert!(checked >= 15, "{checked}");
 }
+
+#[test]
+fn the_carried_calibrations_values_the_simulator_page_quotes_are_the_committed_files() {
+    // docs/simulator.md, "From two cores to a node": the per-core row lists
+    // the keys in its first cell and their values in its last.
+    let page = std::fs::read_to_string(root().join("docs/simulator.md")).unwrap();
+    let file = std::fs::read_to_string(root().join("plots/carried/calibration.txt")).unwrap();
+    let value = |key: &str| -> String {
+        file.lines()
+            .find_map(|l| l.strip_prefix(key)?.trim_start().strip_prefix('='))
+            .map(|v| {
+                v.split('#')
+                    .next()
+                    .unwrap()
+                    .trim()
+                    .trim_matches('"')
+                    .to_string()
+            })
+            .unwrap_or_else(|| panic!("calibration.txt has no {key}"))
+    };
+    let row = page
+        .lines()
+        .find(|l| l.starts_with("| `sim_cell_ns`, `sim_update_ns`"))
+        .expect("the per-core row of the carried table");
+    let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+    let keys: Vec<&str> = cells[0].split(", ").map(|k| k.trim_matches('`')).collect();
+    let quoted: Vec<&str> = cells[cells.len() - 1].split(", ").collect();
+    assert_eq!(keys.len(), quoted.len(), "{row}");
+    let same = |a: &str, b: &str| -> bool {
+        // Numbers as written, or `sd:every:core_sd` part by part, to 1%.
+        a.split(':').zip(b.split(':')).all(|(x, y)| {
+            let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
+            (x - y).abs() <= 0.01 * x.abs().max(y.abs())
+        }) && a.split(':').count() == b.split(':').count()
+    };
+    let mut checked = 0;
+    for (key, said) in keys.iter().zip(&quoted) {
+        // sim_cell_ns is left to each suite; the page quotes what was measured.
+        if *key == "sim_cell_ns" {
+            continue;
+        }
+        let is = value(key);
+        assert!(
+            same(said, &is),
+            "docs/simulator.md says {key} = {said}, the file {is}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}");
+}
