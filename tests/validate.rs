@@ -56,6 +56,7 @@ fn quick_validation_writes_a_calibration_runs_can_take_a_table_and_a_citable_fil
         "sim_remote_edge_ns",
         "sim_cold_cell_ns",
         "sim_block_ns",
+        "sim_home_update_ns",
         "sim_balancer_ns",
         "sim_noise_switch_ns",
         "sim_monitor_s",

@@ -357,6 +357,13 @@ config_keys! {
     /// measures it with one subdomain moved; 0 leaves it out).
     #[serde(skip_serializing_if = "is_zero")]
     sim_block_ns: f64 = "0", |p| p.cost();
+    /// Per update of a subdomain swept in its home slab, besides its share of the
+    /// pass: what each subdomain of a pass costs on its own (its count, its gate, its
+    /// edges published), so that a domain split into more subdomains sweeps slower
+    /// (`braid validate` and `braid sim --calibrate` fit it with sim_cell_ns over the
+    /// splits they time; 0 leaves it out).
+    #[serde(skip_serializing_if = "is_zero")]
+    sim_home_update_ns: f64 = "0", |p| p.cost();
     /// Per cell of each edge an update reads from a subdomain another thread owns
     /// (its cache lines come from the other core).
     #[serde(skip_serializing_if = "is_zero")]

@@ -78,6 +78,9 @@ pub struct SimCosts {
     /// Per block beyond the first of a home slab's pass (some of its
     /// subdomains away), shared by the subdomains the pass sweeps.
     pub block_ns: f64,
+    /// Per update of a subdomain in its home slab, besides its share of
+    /// the pass (its count, gate and edges).
+    pub home_update_ns: f64,
     /// Extra per cell for the first update of a subdomain after it moved to
     /// another socket (cold caches, remote memory).
     pub remote_cell_ns: f64,
@@ -127,8 +130,10 @@ impl SimCosts {
     ) -> f64 {
         let cells = (rows * cols) as f64 * self.cell_ns;
         let rows = rows as f64 * self.row_ns;
-        let home =
-            self.update_ns / per_domain.max(1) as f64 + rows / side_by_side.max(1) as f64 + cells;
+        let home = self.update_ns / per_domain.max(1) as f64
+            + self.home_update_ns
+            + rows / side_by_side.max(1) as f64
+            + cells;
         let away = self.update_ns + rows + cells;
         match home > 0.0 {
             true => away / home - 1.0,

@@ -118,7 +118,8 @@ fn pinned_costs(
     let mut guests = Vec::new();
     if let Some(fit) = &fit {
         let on_own = on_their_own(cfg);
-        costs.cell_ns = home_cells(cfg, &fit.points, on_own.update_ns, on_own.row_ns);
+        (costs.home_update_ns, costs.cell_ns) =
+            home_costs(cfg, &fit.points, on_own.update_ns, on_own.row_ns);
         costs.row_ns = on_own.row_ns;
         costs.update_ns = on_own.update_ns;
         costs.residual_factor = on_own.residual_factor;
@@ -461,11 +462,15 @@ fn least_squares_nonneg(points: &[Point], mut free: [bool; 3]) -> [f64; 3] {
     }
 }
 
-/// The cell cost in a home slab: what best fits the in-situ `points`
-/// (subdomains per thread, median) once each has paid its share of its
-/// slab's pass, `update_ns / k` and `row_ns / columns` per row, as the
-/// simulator charges it (`sim::simulation`'s `price`).
-fn home_cells(cfg: &Config, points: &[(usize, Point)], update_ns: f64, row_ns: f64) -> f64 {
+/// A home subdomain's own cost per update and the cell cost in a home
+/// slab: what best fits the in-situ `points` (subdomains per thread,
+/// median) once each has paid its share of its slab's pass, `update_ns /
+/// k` and `row_ns / columns` per row, as the simulator charges it
+/// (`sim::simulation`'s `price`): `home_update_ns + cells x cell_ns`, so
+/// that what a pass costs more for each subdomain it holds (measured here:
+/// 20-60 ns, 2-4% of a 150 x 150 pass split four ways) is not spread over
+/// the cells of every split.
+fn home_costs(cfg: &Config, points: &[(usize, Point)], update_ns: f64, row_ns: f64) -> (f64, f64) {
     let shared: Vec<Point> = points
         .iter()
         .filter_map(|(k, p)| {
@@ -477,19 +482,8 @@ fn home_cells(cfg: &Config, points: &[(usize, Point)], update_ns: f64, row_ns: f
             })
         })
         .collect();
-    fit_cells(&shared, 0.0, 0.0)
-}
-
-/// The cell cost that best fits `points` (relative least squares) with
-/// the update and row costs given, at least 0.
-fn fit_cells(points: &[Point], update_ns: f64, row_ns: f64) -> f64 {
-    let (mut num, mut den) = (0.0, 0.0);
-    for p in points {
-        let x = p.cells / p.ns;
-        num += p.weight * x * (p.ns - update_ns - p.rows * row_ns) / p.ns;
-        den += p.weight * x * x;
-    }
-    if den > 0.0 { (num / den).max(0.0) } else { 0.0 }
+    let [own, _, cell] = least_squares_nonneg(&shared, [true, false, true]);
+    (own, cell)
 }
 
 /// Relative least squares over the costs marked free (the others 0), by
@@ -870,7 +864,12 @@ impl Measured {
             "NOT measured: real runs like this one's could not be made here; default kept".into()
         };
         let mut lines = vec![
-            ("sim_cell_ns", format!("{:.4}", c.cell_ns), format!("per cell of an update in its home slab (besides its share of the slab's update and rows), {how}")),
+            ("sim_cell_ns", format!("{:.4}", c.cell_ns), format!("per cell of an update in its home slab (besides its share of the slab's update and rows, and its own cost below), {how}")),
+            (
+                "sim_home_update_ns",
+                format!("{:.1}", c.home_update_ns),
+                format!("per update of a subdomain in its home slab besides its share of the pass (its count, gate and edges), with sim_cell_ns {how}"),
+            ),
             (
                 "sim_row_ns",
                 format!("{:.3}", c.row_ns),
@@ -1077,7 +1076,40 @@ mod tests {
     fn the_fit_recovers_the_costs_updates_were_made_of() {
         let [u, r, c] = fit_costs(&at(300.0, 8.0, 0.25));
         assert!((u - 300.0).abs() < 1e-6 && (r - 8.0).abs() < 1e-8 && (c - 0.25).abs() < 1e-10);
-        assert!((fit_cells(&at(300.0, 8.0, 0.25), 300.0, 8.0) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_home_fit_recovers_a_subdomains_own_cost_apart_from_its_cells() {
+        // In-situ updates of 150 x 150 split 1 to 16 ways, each paying its
+        // share of the pass (update / k, each row's row / columns), its own
+        // 40 ns and its cells at 0.15 ns.
+        let cfg = Config {
+            domain_size: 150,
+            ..Config::default()
+        };
+        let (update, row) = (135.0, 3.0);
+        let made = |own: f64| -> Vec<(usize, Point)> {
+            [1, 2, 4, 9, 16]
+                .iter()
+                .map(|&k| {
+                    let p = Problem::new(150, 2, k).unwrap();
+                    let (rows, cells) = (p.subs[0].height as f64, p.subs[0].cells() as f64);
+                    let share = update / k as f64 + rows * row / p.sub_cols as f64;
+                    (k, point(rows, cells, share + own + cells * 0.15))
+                })
+                .collect()
+        };
+        let (own, cell) = home_costs(&cfg, &made(40.0), update, row);
+        assert!(
+            (own - 40.0).abs() < 1e-6 && (cell - 0.15).abs() < 1e-9,
+            "{own} {cell}"
+        );
+        // With no cost of its own, none is fitted.
+        let (own, cell) = home_costs(&cfg, &made(0.0), update, row);
+        assert!(
+            own.abs() < 1e-6 && (cell - 0.15).abs() < 1e-9,
+            "{own} {cell}"
+        );
     }
 
     #[test]

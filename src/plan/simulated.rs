@@ -18,6 +18,7 @@ pub fn sim_costs(cfg: &Config) -> SimCosts {
         remote_edge_ns: cfg.sim_remote_edge_ns,
         cold_cell_ns: cfg.sim_cold_cell_ns,
         block_ns: cfg.sim_block_ns,
+        home_update_ns: cfg.sim_home_update_ns,
         balancer_ns: cfg.sim_balancer_ns,
         remote_cell_ns: cfg.sim_remote_cell_ns,
         barrier_ns: cfg.sim_barrier_ns,

@@ -11,8 +11,10 @@
 //!   on its home thread, which the runtime sweeps together with the others
 //!   of its domain there in one pass (`subdomain/slab.rs`), shares the
 //!   pass's `update_ns` with them and each row's `row_ns` with those beside
-//!   it: `update_ns / n + rows x row_ns / columns + cells x cell_ns` for a
-//!   domain split into `n` subdomains of `columns` side by side; with the residual (a
+//!   it, and pays `home_update_ns` of its own (its count, gate and edges):
+//!   `update_ns / n + home_update_ns + rows x row_ns / columns + cells x
+//!   cell_ns` for a domain split into `n` subdomains of `columns` side by
+//!   side; with the residual (a
 //!   residual round, `schedule::residual`) its cells cost `residual_factor`
 //!   times as much; all divided by the core's speed, stretched by the
 //!   core's parasite noise.

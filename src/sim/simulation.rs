@@ -246,7 +246,9 @@ impl<'a> Simulation<'a> {
         // A price changes with the owner where it depends on where a
         // subdomain is: across nodes, with remote edges, and away from its
         // home slab (which pays the update's own costs).
-        let away = sim.costs.update_ns > 0.0 || sim.costs.row_ns > 0.0 || sim.costs.block_ns > 0.0;
+        let c = &sim.costs;
+        let away =
+            c.update_ns > 0.0 || c.row_ns > 0.0 || c.block_ns > 0.0 || c.home_update_ns > 0.0;
         sim.owners_priced = sim.spans_nodes || sim.costs.remote_edge_ns > 0.0 || away;
         sim.reprice();
         sim
@@ -345,14 +347,15 @@ impl<'a> Simulation<'a> {
                 // A subdomain on its home thread is swept in its slab with
                 // the others there (`subdomain/slab.rs`): it shares the
                 // pass's own cost with them, and each row's with those
-                // beside it; with some of them away, the pass's extra
+                // beside it, and pays its own part of the pass (its count,
+                // gate and edges); with some of them away, the pass's extra
                 // blocks ([`slab_shape`]). On its own it pays an update's
                 // and its rows'.
                 let g = &self.problem.subs[s];
                 let (update, row) = match self.board.owners[s] == g.domain {
                     true => {
                         let pr = self.problem.subdomains_per_domain() as f64;
-                        let update = c.update_ns / pr;
+                        let update = c.update_ns / pr + c.home_update_ns;
                         let update = match c.block_ns > 0.0 {
                             true => update + self.extra_blocks(g.domain) * c.block_ns,
                             false => update,

@@ -28,8 +28,8 @@ fn simulation(plan: &Plan) -> Simulation<'_> {
 }
 
 /// What the cost model says an update of `s` costs with `owners`, in ps:
-/// at home its share of its slab's pass, away the update's and its rows'
-/// costs whole.
+/// at home its share of its slab's pass and its own part, away the
+/// update's and its rows' costs whole.
 fn priced(p: &Plan, s: usize, owners: &[usize]) -> f64 {
     let c = &p.sim().unwrap().costs;
     let g = &p.problem.subs[s];
@@ -37,7 +37,7 @@ fn priced(p: &Plan, s: usize, owners: &[usize]) -> f64 {
     let away = match owners[s] == g.domain {
         true => {
             let (n, cols) = (p.problem.subdomains_per_domain(), p.problem.sub_cols);
-            c.update_ns / n as f64 + g.height as f64 * c.row_ns / cols as f64
+            c.update_ns / n as f64 + c.home_update_ns + g.height as f64 * c.row_ns / cols as f64
         }
         false => c.update_ns + g.height as f64 * c.row_ns,
     };
@@ -66,6 +66,37 @@ fn an_update_pays_its_rows_and_the_edges_it_reads_from_other_threads() {
         );
     }
     assert!(changed >= 2, "the move changed {changed} prices");
+}
+
+#[test]
+fn each_subdomain_of_a_home_pass_pays_its_own_part_so_sub_splitting_costs_time() {
+    // 4 subdomains a domain: each pays 50 ns of its own at home, not away
+    // (where the update's whole cost stands for it).
+    let p = plan(&["subdomains=4", "sim_home_update_ns=50"]);
+    let mut sim = simulation(&p);
+    let owners = sim.board.owners.clone();
+    for s in 0..owners.len() {
+        let want = priced(&p, s, &owners);
+        assert!((sim.cost(s) - want).abs() <= 1e-6 * want, "subdomain {s}");
+    }
+    let home = sim.cost(0);
+    sim.board.set_owner(0, 1);
+    assert_eq!(sim.cost(0), priced(&p, 0, &sim.board.owners));
+    assert!(sim.cost(0) > home);
+    // A run: each thread's 50 iterations pay it once per subdomain it
+    // sweeps, so a domain split four ways pays it four times a pass.
+    let elapsed = |variant: &str, own: &str| {
+        let p = plan(&[variant, own, "numerics=false", "tolerance=0"]);
+        run_plan(&p).0.elapsed_s
+    };
+    for (variant, per_pass) in [("variant=async(1)", 1.0), ("variant=async(4)", 4.0)] {
+        let more =
+            elapsed(variant, "sim_home_update_ns=50") - elapsed(variant, "sim_home_update_ns=0");
+        assert!(
+            (more - 50.0 * per_pass * 50e-9).abs() < 1e-9,
+            "{variant}: {more} s more"
+        );
+    }
 }
 
 #[test]
