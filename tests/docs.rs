@@ -459,7 +459,7 @@ fn the_carried_calibrations_values_the_simulator_page_quotes_are_the_committed_f
     };
     let row = page
         .lines()
-        .find(|l| l.starts_with("| `sim_cell_ns`, `sim_update_ns`"))
+        .find(|l| l.starts_with("| `sim_cell_ns`, ") && l.contains("| per core:"))
         .expect("the per-core row of the carried table");
     let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
     let keys: Vec<&str> = cells[0].split(", ").map(|k| k.trim_matches('`')).collect();

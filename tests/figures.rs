@@ -24,6 +24,14 @@ const SETS: &[(&[&str], &str)] = &[
         ],
         "plots/carried",
     ),
+    (
+        &["plots/carried/data/carried-workloads-sim.jsonl"],
+        "plots/carried",
+    ),
+    (
+        &["plots/carried/data/carried-ulba-sim.jsonl"],
+        "plots/carried",
+    ),
     (&["plots/data/roofline.json"], "plots"),
     (
         &["plots/data/braid-run.jsonl", "plots/data/braid-sim.jsonl"],
@@ -103,6 +111,8 @@ const SETS: &[(&[&str], &str)] = &[
 const NOT_FROM_RECORDS: &[&str] = &[
     "plots/workloads/regret-learn-test-sim.svg",
     "plots/workloads/regret-learn-noise-sim.svg",
+    "plots/carried/regret-carried-learn-test-sim.svg",
+    "plots/carried/regret-carried-learn-noise-sim.svg",
 ];
 
 fn root() -> &'static Path {
