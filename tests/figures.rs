@@ -98,6 +98,10 @@ const SETS: &[(&[&str], &str)] = &[
         &["plots/workloads/data/ulba-threads-sim.jsonl"],
         "plots/workloads/bulk-threads",
     ),
+    (
+        &["plots/workloads/data/ulba-work-sim.jsonl"],
+        "plots/workloads/bulk-work",
+    ),
     (&["plots/scale/data/scale-sim.jsonl"], "plots/scale"),
     (
         &["plots/scale/data/scale-large-sim.jsonl"],
