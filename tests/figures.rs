@@ -102,6 +102,10 @@ const SETS: &[(&[&str], &str)] = &[
         &["plots/workloads/data/ulba-work-sim.jsonl"],
         "plots/workloads/bulk-work",
     ),
+    (
+        &["plots/workloads/data/ulba-recent-sim.jsonl"],
+        "plots/workloads/bulk-recent",
+    ),
     (&["plots/scale/data/scale-sim.jsonl"], "plots/scale"),
     (
         &["plots/scale/data/scale-large-sim.jsonl"],

@@ -267,6 +267,14 @@ config_keys! {
     /// of the last lb_history calls.
     lb_alpha: f64 = "0.3", |p| p.number("a fraction", 0.9);
     lb_history: usize = "3", |p| p.within(1, crate::policy::HISTORY as u64).map(|n| n as usize);
+    /// greedy, refine, anticipate, gossip and lb_gate = payoff: each subdomain's load
+    /// is the second lowest of its last lb_recent intervals (a quarter in from the
+    /// low end), and each thread's speed the second highest, so that an interval a
+    /// thread lost to the machine moves nothing. 1 = the last interval's, as the
+    /// printed algorithms read them: no defence against jitter, and no lag behind a
+    /// load that grows (the default reads such a load about two intervals late).
+    #[serde(skip_serializing_if = "is_default_recent")]
+    lb_recent: usize = "4", |p| p.within(1, crate::policy::HISTORY as u64).map(|n| n as usize);
     /// Seconds between samples of every subdomain's count and owner in the
     /// report's `trace` (the braid plot); 0 = no trace.
     trace_interval: f64 = "0", |p| p.seconds(" (0 = no trace)");
@@ -417,6 +425,11 @@ config_keys! {
 /// reports written before it existed read the same.
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
+}
+
+/// Whether `lb_recent` is its default (left out of reports, as [`is_zero`]).
+fn is_default_recent(n: &usize) -> bool {
+    *n == crate::policy::RECENT
 }
 
 /// [`is_zero`] for a key that may also be `auto`.

@@ -702,6 +702,7 @@ mod tests {
             homes: crate::policy::Homes::NONE,
             since_last_s: 1.0,
             call,
+            recent: crate::policy::RECENT,
         };
         g.spread(&snap, wire)
     }
@@ -863,6 +864,7 @@ mod tests {
                 homes: crate::policy::Homes::NONE,
                 since_last_s: 1.0,
                 call,
+                recent: crate::policy::RECENT,
             };
             let mut wire = Listening::default();
             g.decide_apart(&s, &mut wire);
@@ -991,6 +993,7 @@ mod tests {
                     homes: crate::policy::Homes::NONE,
                     since_last_s: 1.0,
                     call,
+                    recent: crate::policy::RECENT,
                 })
             };
         let mut whole = Vec::new();

@@ -57,8 +57,10 @@ pub const Z: f64 = 2.0;
 pub const MIN_INTERVALS: usize = 3;
 
 /// The last intervals whose mean gain a rate-based move is judged on: few
-/// enough that an imbalance that starts is caught within as many calls.
-pub(crate) const RECENT: usize = 4;
+/// enough that an imbalance that starts is caught within as many calls;
+/// and, unless `lb_recent` says otherwise, those a load-based one reads
+/// each load and speed over ([`recent`]).
+pub const RECENT: usize = 4;
 
 /// A gain for a donor that made no progress in an interval (a stalled
 /// thread): large, but finite, so that the window's mean stays a number.
@@ -200,11 +202,11 @@ pub(crate) fn quantile(v: &mut [f64], tail: Tail) -> f64 {
     }
 }
 
-/// Each entry over the last [`RECENT`] rows of `window`, a quarter in from
-/// `tail` (`last` when the window has none): what a load-based strategy
-/// decides on.
-pub(crate) fn recent(window: &[Vec<f64>], last: &[f64], tail: Tail) -> Vec<f64> {
-    let rows = &window[window.len().saturating_sub(RECENT)..];
+/// Each entry over the last `n` rows of `window` ([`RECENT`] unless
+/// `lb_recent` says otherwise), a quarter in from `tail` (`last` when the
+/// window has none): what a load-based strategy decides on.
+pub(crate) fn recent(window: &[Vec<f64>], last: &[f64], tail: Tail, n: usize) -> Vec<f64> {
+    let rows = &window[window.len().saturating_sub(n.max(1))..];
     if rows.is_empty() {
         return last.to_vec();
     }

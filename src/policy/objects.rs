@@ -68,7 +68,12 @@ impl<'a> Weights<'a> {
     pub(crate) fn measured(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
         let carried = snap.loads.len() == snap.counts.len() && snap.speeds.len() == snap.threads();
         carried.then(|| {
-            let loads = jitter::recent(snap.load_history, snap.loads, jitter::Tail::Low);
+            let loads = jitter::recent(
+                snap.load_history,
+                snap.loads,
+                jitter::Tail::Low,
+                snap.recent,
+            );
             let (loads, speeds) = match snap.uniform_work {
                 true => portable(snap.owners, loads, snap.speeds),
                 false => (loads, snap.speeds.to_vec()),
@@ -87,7 +92,12 @@ impl<'a> Weights<'a> {
     pub(crate) fn unit(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
         (snap.rates.len() == snap.threads()).then(|| Weights {
             loads: Cow::Owned(vec![1.0; snap.counts.len()]),
-            speeds: Cow::Owned(jitter::recent(snap.history, snap.rates, jitter::Tail::High)),
+            speeds: Cow::Owned(jitter::recent(
+                snap.history,
+                snap.rates,
+                jitter::Tail::High,
+                snap.recent,
+            )),
             band: jitter::band(BAND, &jitter::scatter2(snap, false)),
         })
     }

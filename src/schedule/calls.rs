@@ -182,6 +182,8 @@ pub(crate) struct Caller {
     gate: Gate,
     away_prior: f64,
     away_seen: Vec<f64>,
+    /// The intervals a load-based decision reads ([`Snapshot::recent`]).
+    recent: usize,
 }
 
 impl Caller {
@@ -224,6 +226,7 @@ impl Caller {
             gate: balancer.gate,
             away_prior: balancer.away_prior,
             away_seen: Vec::new(),
+            recent: balancer.recent,
         }
     }
 
@@ -239,6 +242,7 @@ impl Caller {
                 mode_shares: None,
                 gate: crate::policy::Gate::None,
                 away_prior: 0.0,
+                recent: crate::policy::RECENT,
             },
             Measure::RATES,
         )
@@ -400,6 +404,7 @@ impl Caller {
             homes: self.homes,
             since_last_s,
             call: self.stats.calls,
+            recent: self.recent,
         }
     }
 

@@ -461,3 +461,42 @@ fn growth_tied_to_threads_changes_a_run_only_once_subdomains_move() {
     assert!(balanced.0.lb.as_ref().unwrap().moves > 0);
     assert_ne!(balanced.0.elapsed_s, balanced.1.elapsed_s);
 }
+
+#[test]
+fn with_lb_recent_1_greedy_reads_a_growing_thread_as_it_is_and_calls_no_idle_balancer() {
+    // ULBA's setting (ulba-work-sim's first instance): 3 of 256 threads
+    // grow, an iteration is all work, greedy called by ULBA's trigger.
+    // Reading each load as its second lowest of the last four, greedy
+    // finds nothing worth moving at some calls after the window fills;
+    // reading the last interval's, it moves at each of them, and the run
+    // is shorter.
+    let run = |recent: &str| {
+        let mut cfg = Config::default();
+        cfg.apply_variant("sync(16)+greedy(degradation)").unwrap();
+        let overrides = [
+            "workload=overloading-threads(0.01, 0.165, 0.81)",
+            "numerics=false",
+            "sim_topology=pack:8 core:32",
+            "domain_size=64",
+            "max_iterations=100",
+            "sim_balancer_ns=10000",
+            "lb_history=1",
+            "sim_barrier_ns=0",
+            "sim_update_ns=0",
+            "sim_row_ns=0",
+            "sim_cell_ns=1.6943",
+            recent,
+        ];
+        cfg.apply_overrides(&overrides).unwrap();
+        run_plan(&Plan::simulated(&cfg).unwrap()).0
+    };
+    // Calls after the first two (which measure the window) that moved nothing.
+    let idle = |out: &Outcome| {
+        let effort = &out.lb.as_ref().unwrap().effort;
+        effort.iter().skip(3).filter(|e| e.moves == 0).count()
+    };
+    let (lagging, current) = (run("lb_recent=4"), run("lb_recent=1"));
+    assert!(idle(&lagging) >= 2, "{} idle calls", idle(&lagging));
+    assert_eq!(idle(&current), 0);
+    assert!(current.elapsed_s < 0.95 * lagging.elapsed_s);
+}
