@@ -106,6 +106,10 @@ const SETS: &[(&[&str], &str)] = &[
         &["plots/workloads/data/ulba-recent-sim.jsonl"],
         "plots/workloads/bulk-recent",
     ),
+    (
+        &["plots/workloads/data/ulba-free-sim.jsonl"],
+        "plots/workloads/bulk-free",
+    ),
     (&["plots/scale/data/scale-sim.jsonl"], "plots/scale"),
     (
         &["plots/scale/data/scale-large-sim.jsonl"],
