@@ -110,6 +110,10 @@ const SETS: &[(&[&str], &str)] = &[
         &["plots/workloads/data/ulba-free-sim.jsonl"],
         "plots/workloads/bulk-free",
     ),
+    (
+        &["plots/workloads/data/ulba-own-sim.jsonl"],
+        "plots/workloads/bulk-own",
+    ),
     (&["plots/scale/data/scale-sim.jsonl"], "plots/scale"),
     (
         &["plots/scale/data/scale-large-sim.jsonl"],
