@@ -202,7 +202,7 @@ fn initial_buffers(problem: &Problem, geom: &SubdomainGeom) -> (Buffer, Buffer) 
             cur[b.at(i, j)] = problem.initial_value(geom.row0 - 1 + i, geom.col0 - 1 + j);
         }
     }
-    (cur.clone(), cur)
+    (cur.beside(), cur)
 }
 
 /// Two buffers of an empty block: cells not allocated yet.
@@ -555,7 +555,8 @@ impl Held<'_> {
     pub(crate) fn rehome(&mut self, thread: usize) {
         let (cur, next) = self.own();
         *cur = cur.clone();
-        *next = next.clone();
+        // Half a page from the new `cur`, as every pair is (`Buffer::beside`).
+        *next = next.copied_beside(cur);
         self.sub.stats.toucher.store(thread, Ordering::Relaxed);
     }
 

@@ -393,7 +393,7 @@ impl SlabGuard<'_> {
                 cur[b.at(i, j)] = problem.initial_value(r0 + i, c0 + j);
             }
         }
-        self.st.bufs = Some([cur.clone(), cur]);
+        self.st.bufs = Some([cur.beside(), cur]);
         for s in self.slab.subdomains() {
             if self.is_live(s) {
                 subs[s]
@@ -472,7 +472,7 @@ impl SlabGuard<'_> {
                         .copy_from_slice(&src[from..from + b.w + 2]);
                 }
                 Place::Own {
-                    next: own.clone(),
+                    next: own.beside(),
                     cur: own,
                 }
             }
