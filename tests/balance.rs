@@ -68,6 +68,10 @@ fn joint_balancing_moves_work_off_a_slow_thread_and_narrows_the_spread() {
     });
 }
 
+/// Each run in one of three: 4 threads on 2 cores beside CPU hogs can
+/// starve one thread so long that the iteration cap comes first (seen
+/// 2026-11-29: a subdomain at 26% of the mean progress, residual 2e-6 at
+/// the cap). A balancer that breaks convergence fails all three.
 #[test]
 fn balanced_runs_still_reach_the_residual_target() {
     let dir = scratch("balanced_converge");
@@ -76,9 +80,11 @@ fn balanced_runs_still_reach_the_residual_target() {
         "async(4)+split(0.0002)",
         "async(4)+hybrid(0.0002,3)",
     ] {
-        let r = report(
-            &dir,
-            &[
+        common::in_one_of_three(|| {
+            let args = [
+                "run",
+                "--json",
+                "-",
                 "--variant",
                 variant,
                 "threads=4",
@@ -88,10 +94,23 @@ fn balanced_runs_still_reach_the_residual_target() {
                 "tolerance=1e-6",
                 "max_iterations=1000000",
                 "slow=1:1.0",
-            ],
-        );
-        assert_eq!(r["converged"], true, "{variant}: {r}");
-        assert!(r["residual"].as_f64().unwrap() <= 1e-6);
+            ];
+            let run = common::braid(&dir, &args);
+            let r: Value = serde_json::from_str(&run.stdout).map_err(|e| {
+                format!(
+                    "{variant}: exit {:?}, no report ({e}): {}",
+                    run.status, run.stderr
+                )
+            })?;
+            let residual = r["residual"].as_f64().unwrap_or(f64::INFINITY);
+            match (run.status, &r["converged"]) {
+                (Some(0), Value::Bool(true)) if residual <= 1e-6 => Ok(()),
+                _ => Err(format!(
+                    "{variant}: exit {:?}, converged {}, residual {residual:e}",
+                    run.status, r["converged"]
+                )),
+            }
+        });
     }
 }
 
