@@ -23,6 +23,11 @@ pub struct Buffer {
     block: Block,
 }
 
+/// The bytes of a page within which two addresses at the same offset can
+/// be taken for one another by a core's memory disambiguation (4K
+/// aliasing): a load from one buffer waits on a store to the other.
+const PAGE: usize = 4096;
+
 impl Buffer {
     /// A buffer for `block`, every value `fill`.
     pub fn new(block: Block, fill: f64) -> Self {
@@ -38,14 +43,7 @@ impl Buffer {
     pub fn block(&self) -> Block {
         self.block
     }
-}
 
-/// The bytes of a page within which two addresses at the same offset can
-/// be taken for one another by a core's memory disambiguation (4K
-/// aliasing): a load from one buffer waits on a store to the other.
-const PAGE: usize = 4096;
-
-impl Buffer {
     /// A copy of these values placed half a page from them: each cell's
     /// address differs from this buffer's by `PAGE / 2` modulo `PAGE`.
     /// A sweep reads one buffer and writes the other at the same cell;

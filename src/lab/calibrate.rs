@@ -468,8 +468,8 @@ fn least_squares_nonneg(points: &[Point], mut free: [bool; 3]) -> [f64; 3] {
 /// k` and `row_ns / columns` per row, as the simulator charges it
 /// (`sim::simulation`'s `price`): `home_update_ns + cells x cell_ns`, so
 /// that what a pass costs more for each subdomain it holds (measured here:
-/// 20-60 ns, 2-4% of a 150 x 150 pass split four ways) is not spread over
-/// the cells of every split.
+/// 16-62 ns a subdomain, 1-4% of a 150 x 150 pass split four ways) is not
+/// spread over the cells of every split.
 fn home_costs(cfg: &Config, points: &[(usize, Point)], update_ns: f64, row_ns: f64) -> (f64, f64) {
     let shared: Vec<Point> = points
         .iter()
