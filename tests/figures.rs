@@ -114,6 +114,10 @@ const SETS: &[(&[&str], &str)] = &[
         &["plots/workloads/data/ulba-own-sim.jsonl"],
         "plots/workloads/bulk-own",
     ),
+    (
+        &["plots/workloads/data/ulba-window-sim.jsonl"],
+        "plots/workloads/bulk-window",
+    ),
     (&["plots/scale/data/scale-sim.jsonl"], "plots/scale"),
     (
         &["plots/scale/data/scale-large-sim.jsonl"],

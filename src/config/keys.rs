@@ -275,6 +275,12 @@ config_keys! {
     /// load that grows (the default reads such a load about two intervals late).
     #[serde(skip_serializing_if = "is_default_recent")]
     lb_recent: usize = "4", |p| p.within(1, crate::policy::HISTORY as u64).map(|n| n as usize);
+    /// Intervals measured before any strategy moves anything: enough to tell an
+    /// imbalance from a real machine's jitter. 1 = decide from the first
+    /// interval on, as the printed algorithms do on exact loads (the
+    /// simulator's); on real cores one preempted interval then moves work.
+    #[serde(skip_serializing_if = "is_default_window")]
+    lb_window: usize = "3", |p| p.within(1, crate::policy::HISTORY as u64).map(|n| n as usize);
     /// Seconds between samples of every subdomain's count and owner in the
     /// report's `trace` (the braid plot); 0 = no trace.
     trace_interval: f64 = "0", |p| p.seconds(" (0 = no trace)");
@@ -430,6 +436,11 @@ fn is_zero(v: &f64) -> bool {
 /// Whether `lb_recent` is its default (left out of reports, as [`is_zero`]).
 fn is_default_recent(n: &usize) -> bool {
     *n == crate::policy::RECENT
+}
+
+/// Whether `lb_window` is its default (left out of reports, as [`is_zero`]).
+fn is_default_window(n: &usize) -> bool {
+    *n == crate::policy::MIN_INTERVALS
 }
 
 /// [`is_zero`] for a key that may also be `auto`.

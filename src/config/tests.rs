@@ -51,7 +51,7 @@ fn every_key_in_the_key_list_is_accepted() {
     let c = parse(
         "workload = random(1, 2)\nlb_group = node\nlb_away_cost = auto\nlb_gate = payoff\n\
          sim_node_overhead_ns = 1\n\
-         sim_node_gap_ns = 1\nlb_model = m.json\nsim_row_ns = 1\nsim_cold_cell_ns = 1\nsim_block_ns = 1\nsim_home_update_ns = 1\nlb_recent = 2\n\
+         sim_node_gap_ns = 1\nlb_model = m.json\nsim_row_ns = 1\nsim_cold_cell_ns = 1\nsim_block_ns = 1\nsim_home_update_ns = 1\nlb_recent = 2\nlb_window = 2\n\
          sim_remote_edge_ns = 1\nsim_noise_switch_ns = 1\nsim_monitor_s = 0.001\n\
          sim_jitter = 0.05:0.001\nsim_loads = measured",
     )

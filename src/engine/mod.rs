@@ -147,9 +147,9 @@ pub struct BalancerSettings {
     /// What a subdomain away from home costs over at home, less 1, until
     /// the engine has measured a guest (the cost model's).
     pub away_prior: f64,
-    /// The last intervals a load-based decision reads each load and speed
-    /// over (`lb_recent`; [`Snapshot::recent`](crate::policy::Snapshot::recent)).
-    pub recent: usize,
+    /// How decisions read the window (`lb_window`, `lb_recent`;
+    /// [`Snapshot::reading`](crate::policy::Snapshot::reading)).
+    pub reading: crate::policy::Reading,
 }
 
 impl BalancerSettings {
@@ -163,7 +163,7 @@ impl BalancerSettings {
             mode_shares: None,
             gate: Gate::None,
             away_prior: 0.0,
-            recent: crate::policy::RECENT,
+            reading: crate::policy::Reading::DEFAULT,
         }
     }
 }

@@ -49,7 +49,10 @@ pub(super) fn balancer(
         mode_shares: Some(crate::forecast::sub_shares(problem).into()),
         gate: cfg.lb_gate,
         away_prior: model_away(cfg, problem),
-        recent: cfg.lb_recent,
+        reading: crate::policy::Reading {
+            window: cfg.lb_window,
+            recent: cfg.lb_recent,
+        },
     }))
 }
 

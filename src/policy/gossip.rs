@@ -702,7 +702,7 @@ mod tests {
             homes: crate::policy::Homes::NONE,
             since_last_s: 1.0,
             call,
-            recent: crate::policy::RECENT,
+            reading: crate::policy::Reading::DEFAULT,
         };
         g.spread(&snap, wire)
     }
@@ -864,7 +864,7 @@ mod tests {
                 homes: crate::policy::Homes::NONE,
                 since_last_s: 1.0,
                 call,
-                recent: crate::policy::RECENT,
+                reading: crate::policy::Reading::DEFAULT,
             };
             let mut wire = Listening::default();
             g.decide_apart(&s, &mut wire);
@@ -993,7 +993,7 @@ mod tests {
                     homes: crate::policy::Homes::NONE,
                     since_last_s: 1.0,
                     call,
-                    recent: crate::policy::RECENT,
+                    reading: crate::policy::Reading::DEFAULT,
                 })
             };
         let mut whole = Vec::new();

@@ -41,9 +41,10 @@
 //! jitter, where the variance about the mean would count both and hide
 //! them; one outlying interval moves the deviation of the values not at
 //! all. Nothing
-//! moves before [`MIN_INTERVALS`] intervals are measured. A real imbalance
-//! is consistent from interval to interval, so it passes within a few
-//! calls of its start (tested in both engines).
+//! moves before the window holds `lb_window` intervals ([`MIN_INTERVALS`]
+//! unless configured: [`Reading`]). A real imbalance is consistent from
+//! interval to interval, so it passes within a few calls of its start
+//! (tested in both engines).
 
 use super::Snapshot;
 use super::homes::Shift;
@@ -53,8 +54,37 @@ use super::homes::Shift;
 /// far less in a quiet run, where a move must also beat `n / (n + 1)`.
 pub const Z: f64 = 2.0;
 
-/// Intervals measured before any strategy moves anything.
+/// Intervals measured before any strategy moves anything, unless
+/// `lb_window` says otherwise.
 pub const MIN_INTERVALS: usize = 3;
+
+/// How a decision reads its window of measurements: the intervals it
+/// waits for before anything moves (`lb_window`), and the last ones a
+/// load-based decision reads each load and speed over (`lb_recent`). The
+/// defaults defend against a real machine's jitter; `{ window: 1, recent:
+/// 1 }` reads exact loads as the printed algorithms do, from the first
+/// interval on.
+///
+/// ```
+/// use braid::policy::{MIN_INTERVALS, RECENT, Reading};
+/// assert_eq!(Reading::DEFAULT, Reading { window: MIN_INTERVALS, recent: RECENT });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    /// Intervals measured before any strategy moves anything.
+    pub window: usize,
+    /// The last intervals a load-based decision reads each load (speed)
+    /// over, a quarter in from the low (high) end: [`recent`].
+    pub recent: usize,
+}
+
+impl Reading {
+    /// braid's defence against jitter: [`MIN_INTERVALS`] and [`RECENT`].
+    pub const DEFAULT: Reading = Reading {
+        window: MIN_INTERVALS,
+        recent: RECENT,
+    };
+}
 
 /// The last intervals whose mean gain a rate-based move is judged on: few
 /// enough that an imbalance that starts is caught within as many calls;
@@ -92,24 +122,37 @@ pub fn improves_beyond(
     from: usize,
     n_from: usize,
 ) -> bool {
-    improves_beyond_by(history, to, from, Shift::counted(n_to, n_from))
+    improves_beyond_by(
+        history,
+        MIN_INTERVALS,
+        to,
+        from,
+        Shift::counted(n_to, n_from),
+    )
 }
 
 /// [`improves_beyond`] for a move whose receiver's work per sweep changes
 /// as `shift` says (a subdomain away from its home costs more, `homes.rs`):
 /// its per-subdomain rate after the move is its rate in work over its work
-/// per sweep then, `r_to x (work_to / n_to) / work_to_after`.
+/// per sweep then, `r_to x (work_to / n_to) / work_to_after`; and
+/// nothing moves before `history` holds `window` intervals.
 ///
 /// ```
 /// use braid::policy::{Shift, improves_beyond_by};
 /// // The donor at 0.78 of the receiver's speed: one more subdomain at home
 /// // cost pays (1/5 > 0.78/4), one that costs 1.3 away does not (1/5.3 < 0.78/4).
 /// let rates = vec![vec![100.0, 78.0]; 4];
-/// assert!(improves_beyond_by(&rates, 0, 1, Shift::counted(4, 4)));
+/// assert!(improves_beyond_by(&rates, 3, 0, 1, Shift::counted(4, 4)));
 /// let away = Shift { work_to_after: 5.3, ..Shift::counted(4, 4) };
-/// assert!(!improves_beyond_by(&rates, 0, 1, away));
+/// assert!(!improves_beyond_by(&rates, 3, 0, 1, away));
 /// ```
-pub fn improves_beyond_by(history: &[Vec<f64>], to: usize, from: usize, shift: Shift) -> bool {
+pub fn improves_beyond_by(
+    history: &[Vec<f64>],
+    window: usize,
+    to: usize,
+    from: usize,
+    shift: Shift,
+) -> bool {
     let Shift {
         n_to,
         n_from,
@@ -117,7 +160,7 @@ pub fn improves_beyond_by(history: &[Vec<f64>], to: usize, from: usize, shift: S
         work_to_after,
     } = shift;
     let k = history.len();
-    if k < MIN_INTERVALS || n_from == 0 || work_to_after <= 0.0 {
+    if k < window.max(1) || n_from == 0 || work_to_after <= 0.0 {
         return false;
     }
     // The receiver's work per update now (1 when it holds nothing).
@@ -266,12 +309,12 @@ pub(crate) fn scatter2(snap: &Snapshot<'_>, measured: bool) -> Vec<Option<f64>> 
         .collect()
 }
 
-/// Whether the window is long enough to decide on: [`MIN_INTERVALS`]
-/// intervals measured (of rates, which every call measures; object loads
+/// Whether the window is long enough to decide on: `lb_window`
+/// ([`Reading::window`]) intervals measured (of rates, which every call measures; object loads
 /// start a call or two later, and across ranks, where a call decided apart
 /// measures only its own, not at all).
 pub(crate) fn enough(snap: &Snapshot<'_>) -> bool {
-    snap.history.len() >= MIN_INTERVALS
+    snap.history.len() >= snap.reading.window
 }
 
 /// The band a load-based decision must beat: at least `floor`, and at
@@ -292,6 +335,24 @@ pub(crate) fn band(floor: f64, scatter2: &[Option<f64>]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nothing_moves_before_the_window_holds_lb_window_intervals() {
+        // A donor at half the receiver's rate, as steady as can be.
+        let steady = vec![vec![100.0, 50.0]; 3];
+        for window in 1..=3 {
+            for k in 1..=3 {
+                let moves = improves_beyond_by(&steady[..k], window, 0, 1, Shift::counted(4, 4));
+                assert_eq!(moves, k >= window, "window {window}, {k} intervals");
+            }
+        }
+        let (counts, owners) = ([0u64; 2], [0usize, 1]);
+        let mut snap = Snapshot::of(&counts, &owners, &[0, 0]);
+        snap.history = &steady[..1];
+        assert!(!enough(&snap));
+        snap.reading.window = 1;
+        assert!(enough(&snap));
+    }
 
     #[test]
     fn a_real_imbalance_passes_and_jitter_does_not() {

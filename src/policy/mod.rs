@@ -29,7 +29,7 @@ pub(crate) use gossip::rounds_to_cover;
 pub use gossip::{Gossip, Whole, Wire, Word};
 pub use greedy::Greedy;
 pub use homes::{Homes, Shift, homeward};
-pub use jitter::{MIN_INTERVALS, RECENT, Z, improves_beyond, improves_beyond_by};
+pub use jitter::{MIN_INTERVALS, RECENT, Reading, Z, improves_beyond, improves_beyond_by};
 pub use payoff::{AWAY_MEMORY, Gate, MARGIN, measured_away, paying};
 pub use prescribed::Prescribed;
 pub use progressive::{Progressive, Scope};
@@ -272,11 +272,11 @@ pub struct Snapshot<'a> {
     pub since_last_s: f64,
     /// 1-based number of this balancer call.
     pub call: u64,
-    /// The last intervals of `load_history` (and `history`) a load-based
-    /// decision reads each load (speed) over, a quarter in from the low
-    /// (high) end (`lb_recent`; [`RECENT`] unless configured): see
-    /// `jitter.rs`.
-    pub recent: usize,
+    /// How the window is read: the intervals measured before anything
+    /// moves (`lb_window`) and the last of them a load-based decision
+    /// reads each load and speed over (`lb_recent`); [`Reading::DEFAULT`]
+    /// unless configured. See `jitter.rs`.
+    pub reading: Reading,
 }
 
 impl<'a> Snapshot<'a> {
@@ -306,7 +306,7 @@ impl<'a> Snapshot<'a> {
             homes: Homes::NONE,
             since_last_s: 0.0,
             call: 1,
-            recent: RECENT,
+            reading: Reading::DEFAULT,
         }
     }
 }

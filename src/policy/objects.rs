@@ -33,12 +33,12 @@ pub(crate) struct Weights<'a> {
 impl<'a> Weights<'a> {
     /// The snapshot's loads and speeds, or unit loads and its rates;
     /// `None` when it has neither, or a window too short to tell a real
-    /// imbalance from jitter ([`super::MIN_INTERVALS`]).
+    /// imbalance from jitter (`lb_window`: [`super::Reading`]).
     pub(crate) fn of(snap: &Snapshot<'a>) -> Option<Weights<'a>> {
         // Measured loads only once a window of them is (the first
         // intervals are the run's start); rates stand in until then.
         let measured = Weights::measured(snap).filter(|_| {
-            snap.loads.iter().any(|&l| l > 0.0) && snap.load_history.len() >= super::MIN_INTERVALS
+            snap.loads.iter().any(|&l| l > 0.0) && snap.load_history.len() >= snap.reading.window
         });
         let w = measured.or_else(|| Weights::unit(snap))?;
         jitter::enough(snap).then_some(w)
@@ -72,7 +72,7 @@ impl<'a> Weights<'a> {
                 snap.load_history,
                 snap.loads,
                 jitter::Tail::Low,
-                snap.recent,
+                snap.reading.recent,
             );
             let (loads, speeds) = match snap.uniform_work {
                 true => portable(snap.owners, loads, snap.speeds),
@@ -96,7 +96,7 @@ impl<'a> Weights<'a> {
                 snap.history,
                 snap.rates,
                 jitter::Tail::High,
-                snap.recent,
+                snap.reading.recent,
             )),
             band: jitter::band(BAND, &jitter::scatter2(snap, false)),
         })

@@ -212,7 +212,12 @@ impl<'a> Forecast<'a> {
         let base: Vec<f64> = match snap.uniform_work || snap.loads.len() != n {
             true => vec![1.0; n],
             false => {
-                let loads = recent(snap.load_history, snap.loads, Tail::Low, snap.recent);
+                let loads = recent(
+                    snap.load_history,
+                    snap.loads,
+                    Tail::Low,
+                    snap.reading.recent,
+                );
                 (0..n)
                     .map(|s| match at_home(s) {
                         true => loads[s],

@@ -440,7 +440,7 @@ impl<'a> Working<'a> {
                 |s| self.owner(s),
             ),
         };
-        super::improves_beyond_by(snap.history, to, from, shift)
+        super::improves_beyond_by(snap.history, snap.reading.window, to, from, shift)
     }
 
     fn move_sub(&mut self, sub: usize, to: usize) {

@@ -75,7 +75,7 @@ impl ResidualFirst {
         for &from in group {
             donor[from] = from != to
                 && held[from] > self.bounds.low
-                && improves_beyond_by(snap.history, to, from, shift(from));
+                && improves_beyond_by(snap.history, snap.reading.window, to, from, shift(from));
             any |= donor[from];
         }
         if !any {

@@ -22,7 +22,7 @@
 //!    never holds, so a quiet run does not churn.
 //!
 //! At most one move per group per call; ties go to the lower thread or
-//! subdomain id. Before the window is [`super::MIN_INTERVALS`] long nothing
+//! subdomain id. Before the window is `lb_window` long ([`super::Reading`]) nothing
 //! moves.
 //! Departures from classic stealing: the victim is chosen by update count,
 //! not at random, and the thief steals on a schedule (the balancer's turn),
@@ -68,7 +68,9 @@ impl Steal {
         let owned = snap.homes.prices().then(|| Owned::of(snap));
         let may_give = |t: usize| {
             let shift = shift_in(snap, owned.as_ref(), held, (to, t));
-            t != to && held[t] > self.bounds.low && improves_beyond_by(snap.history, to, t, shift)
+            t != to
+                && held[t] > self.bounds.low
+                && improves_beyond_by(snap.history, snap.reading.window, to, t, shift)
         };
         if !group.iter().any(|&t| may_give(t)) {
             return None;

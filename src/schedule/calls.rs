@@ -182,8 +182,8 @@ pub(crate) struct Caller {
     gate: Gate,
     away_prior: f64,
     away_seen: Vec<f64>,
-    /// The intervals a load-based decision reads ([`Snapshot::recent`]).
-    recent: usize,
+    /// How decisions read the window ([`Snapshot::reading`]).
+    reading: crate::policy::Reading,
 }
 
 impl Caller {
@@ -226,7 +226,7 @@ impl Caller {
             gate: balancer.gate,
             away_prior: balancer.away_prior,
             away_seen: Vec::new(),
-            recent: balancer.recent,
+            reading: balancer.reading,
         }
     }
 
@@ -242,7 +242,7 @@ impl Caller {
                 mode_shares: None,
                 gate: crate::policy::Gate::None,
                 away_prior: 0.0,
-                recent: crate::policy::RECENT,
+                reading: crate::policy::Reading::DEFAULT,
             },
             Measure::RATES,
         )
@@ -404,7 +404,7 @@ impl Caller {
             homes: self.homes,
             since_last_s,
             call: self.stats.calls,
-            recent: self.recent,
+            reading: self.reading,
         }
     }
 

@@ -500,3 +500,45 @@ fn with_lb_recent_1_greedy_reads_a_growing_thread_as_it_is_and_calls_no_idle_bal
     assert_eq!(idle(&current), 0);
     assert!(current.elapsed_s < 0.95 * lagging.elapsed_s);
 }
+
+#[test]
+fn with_lb_window_1_greedy_moves_at_the_first_call_that_has_measured_an_interval() {
+    // ULBA's own setting (ulba-own-sim's third instance, a call costing 3
+    // iterations): with braid's window, greedy's first two calls after the
+    // start only measure, and its first move comes at the third, well into
+    // the run; with one interval, the first call after the start moves,
+    // and the run is shorter.
+    let run = |window: &str| {
+        let mut cfg = Config::default();
+        cfg.apply_variant("sync(16)+greedy(degradation)").unwrap();
+        let overrides = [
+            "workload=overloading-threads(0.01, 0.045, 0.91)",
+            "numerics=false",
+            "sim_topology=pack:8 core:32",
+            "domain_size=64",
+            "max_iterations=100",
+            "sim_balancer_ns=20820",
+            "lb_history=1",
+            "lb_recent=1",
+            "sim_barrier_ns=0",
+            "sim_update_ns=0",
+            "sim_row_ns=0",
+            "sim_cell_ns=1.6943",
+            "sim_remote_cell_ns=0",
+            "low_threshold=1",
+            "high_threshold=64",
+            window,
+        ];
+        cfg.apply_overrides(&overrides).unwrap();
+        run_plan(&Plan::simulated(&cfg).unwrap()).0
+    };
+    // The calls before the first that moved anything (the start's included).
+    let waited = |out: &Outcome| {
+        let effort = &out.lb.as_ref().unwrap().effort;
+        effort.iter().take_while(|e| e.moves == 0).count()
+    };
+    let (windowed, first) = (run("lb_window=3"), run("lb_window=1"));
+    assert_eq!(waited(&windowed), 3);
+    assert_eq!(waited(&first), 1);
+    assert!(first.elapsed_s < 0.95 * windowed.elapsed_s);
+}

@@ -1,5 +1,5 @@
 use super::*;
-use crate::policy::Scope;
+use crate::policy::{Reading, Scope};
 
 pub(in crate::policy) fn greedy(scope: Scope) -> Greedy {
     Greedy {
@@ -416,7 +416,10 @@ fn a_growing_load_is_read_two_intervals_late_unless_only_the_last_is_read() {
     let decide = |recent: usize| {
         greedy(Scope::Joint).decide(&Snapshot {
             load_history: &window,
-            recent,
+            reading: Reading {
+                recent,
+                ..Reading::DEFAULT
+            },
             ..loaded(&counts, &owners, &[0, 0], &window[3], &speeds)
         })
     };
@@ -430,7 +433,10 @@ fn a_growing_load_is_read_two_intervals_late_unless_only_the_last_is_read() {
     assert!(moves.iter().any(|m| (m.from, m.to) == (0, 1)), "{moves:?}");
     let snap = Snapshot {
         load_history: &window,
-        recent: 1,
+        reading: Reading {
+            recent: 1,
+            ..Reading::DEFAULT
+        },
         ..loaded(&counts, &owners, &[0, 0], &window[3], &speeds)
     };
     let after = sweeps(&snap, &moves);
