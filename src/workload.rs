@@ -126,8 +126,8 @@ pub enum WorkloadSpec {
     Overloading {
         /// The share of domains that overload (ULBA's `N = P v`).
         v: f64,
-        /// The whole grid's growth per iteration, as a share of its
-        /// starting work (ULBA's `Delta_W = x W(0)`).
+        /// The whole grid's growth per iteration, as a share of one
+        /// domain's starting work (ULBA's `Delta_W = x W(0) / P`).
         x: f64,
         /// The share of that growth that goes to the overloading domains
         /// (ULBA's `y`; the rest is spread over every cell).
