@@ -487,3 +487,85 @@ fn the_carried_calibrations_values_the_simulator_page_quotes_are_the_committed_f
     }
     assert!(checked >= 8, "{checked}");
 }
+
+#[test]
+fn the_ulba_window_tables_gains_and_calls_are_the_committed_records() {
+    // docs/workloads.md, "What holds the first move back": each row's
+    // median gain at 1% (with its range) and the calls of greedy and of
+    // anticipate at its best lb_alpha over the six runs (the start's call
+    // left out), for lb_window = 3 and 1, as `braid plot` and the records
+    // give them.
+    let page = std::fs::read_to_string(root().join("docs/workloads.md")).unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ulba-window-table");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // (gain cell, calls cell) of one suite's 1% instances.
+    let measure = |suite: &str| -> (String, String) {
+        let records = root().join(format!("plots/workloads/data/{suite}.jsonl"));
+        let out = dir.join(suite);
+        braid_in(
+            &root(),
+            &format!("braid plot {} --out {}", records.display(), out.display()),
+        );
+        let csv = std::fs::read_to_string(out.join("gains.csv")).unwrap();
+        let mut best = Vec::new(); // (instance, alpha, gain %)
+        for line in csv.lines().skip(1).filter(|l| l.contains("(0.01,")) {
+            let (instance, rest) = line[1..].split_once("\",").unwrap();
+            let cells: Vec<&str> = rest.split(',').collect();
+            best.push((
+                instance.to_string(),
+                cells[3].parse::<f64>().unwrap(),
+                cells[5].parse::<f64>().unwrap(),
+            ));
+        }
+        assert_eq!(best.len(), 6, "{suite}");
+        let mut gains: Vec<f64> = best.iter().map(|b| b.2).collect();
+        gains.sort_by(f64::total_cmp);
+        let median = (gains[2] + gains[3]) / 2.0;
+        let (mut greedy, mut anticipate) = (0, 0);
+        for line in std::fs::read_to_string(&records).unwrap().lines() {
+            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+            let instance = r["sample"]["workload"].as_str().unwrap();
+            let Some(b) = best.iter().find(|b| b.0 == instance) else {
+                continue;
+            };
+            let calls = r["report"]["lb"]["calls"].as_u64().unwrap() - 1;
+            let variant = r["sample"]["variant"].as_str().unwrap();
+            let alpha = r["report"]["config"]["lb_alpha"].as_f64().unwrap();
+            match variant.contains("greedy") {
+                true => greedy += calls,
+                false if alpha == b.1 => anticipate += calls,
+                false => {}
+            }
+        }
+        (
+            format!(
+                "{median:+.2}% ({:+.2} to {:+.2})",
+                gains[0],
+                gains[gains.len() - 1]
+            ),
+            format!("{greedy} / {anticipate}"),
+        )
+    };
+    for (row, tag) in [("| 0.1 ", "-cheap"), ("| 1.44 ", ""), ("| 3 ", "-dear")] {
+        let line = page
+            .lines()
+            .find(|l| l.starts_with(row) && l.contains("-sim`"))
+            .unwrap_or_else(|| panic!("no row {row}"));
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let (own, window) = (
+            measure(&format!("ulba-own{tag}-sim")),
+            measure(&format!("ulba-window{tag}-sim")),
+        );
+        assert_eq!(
+            (cells[1], cells[2]),
+            (own.0.as_str(), own.1.as_str()),
+            "{line}"
+        );
+        assert_eq!(
+            (cells[3], cells[4]),
+            (window.0.as_str(), window.1.as_str()),
+            "{line}"
+        );
+    }
+}
