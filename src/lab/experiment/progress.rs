@@ -93,7 +93,9 @@ impl SuiteProgress {
             .cost
             .values()
             .fold((0.0, 0), |(s, n), &(cs, cn)| (s + cs, n + cn));
-        if n == 0 {
+        // Nothing measured, or nothing left: no ETA (an empty sum of
+        // floats is -0.0, which printed as `ETA -0 ms` on the last line).
+        if n == 0 || self.left.is_empty() {
             return None;
         }
         let overall = sum / f64::from(n);
@@ -140,5 +142,9 @@ mod tests {
         p.finished("b", "async", 10.0, "ok");
         // Left: sync (30), async (10), new (the mean so far, 20).
         assert_eq!(p.eta().unwrap(), "1 min 0 s");
+        for (key, variant) in [("c", "sync"), ("d", "async"), ("e", "new")] {
+            p.finished(key, variant, 1.0, "ok");
+        }
+        assert_eq!(p.eta(), None, "nothing left");
     }
 }
