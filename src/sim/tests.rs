@@ -462,6 +462,30 @@ fn growth_tied_to_threads_changes_a_run_only_once_subdomains_move() {
     assert_ne!(balanced.0.elapsed_s, balanced.1.elapsed_s);
 }
 
+/// `sync(16)+greedy(degradation)` in ULBA's bulk setting (the ulba-*-sim
+/// suites': 256 threads, an iteration all work) under `workload`, with
+/// `more` overrides on top.
+fn ulba_greedy(workload: &str, more: &[&str]) -> Outcome {
+    let mut cfg = Config::default();
+    cfg.apply_variant("sync(16)+greedy(degradation)").unwrap();
+    let workload = format!("workload={workload}");
+    let mut overrides = vec![
+        workload.as_str(),
+        "numerics=false",
+        "sim_topology=pack:8 core:32",
+        "domain_size=64",
+        "max_iterations=100",
+        "lb_history=1",
+        "sim_barrier_ns=0",
+        "sim_update_ns=0",
+        "sim_row_ns=0",
+        "sim_cell_ns=1.6943",
+    ];
+    overrides.extend_from_slice(more);
+    cfg.apply_overrides(&overrides).unwrap();
+    run_plan(&Plan::simulated(&cfg).unwrap()).0
+}
+
 #[test]
 fn with_lb_recent_1_greedy_reads_a_growing_thread_as_it_is_and_calls_no_idle_balancer() {
     // ULBA's setting (ulba-work-sim's first instance): 3 of 256 threads
@@ -471,24 +495,10 @@ fn with_lb_recent_1_greedy_reads_a_growing_thread_as_it_is_and_calls_no_idle_bal
     // reading the last interval's, it moves at each of them, and the run
     // is shorter.
     let run = |recent: &str| {
-        let mut cfg = Config::default();
-        cfg.apply_variant("sync(16)+greedy(degradation)").unwrap();
-        let overrides = [
-            "workload=overloading-threads(0.01, 0.165, 0.81)",
-            "numerics=false",
-            "sim_topology=pack:8 core:32",
-            "domain_size=64",
-            "max_iterations=100",
-            "sim_balancer_ns=10000",
-            "lb_history=1",
-            "sim_barrier_ns=0",
-            "sim_update_ns=0",
-            "sim_row_ns=0",
-            "sim_cell_ns=1.6943",
-            recent,
-        ];
-        cfg.apply_overrides(&overrides).unwrap();
-        run_plan(&Plan::simulated(&cfg).unwrap()).0
+        ulba_greedy(
+            "overloading-threads(0.01, 0.165, 0.81)",
+            &["sim_balancer_ns=10000", recent],
+        )
     };
     // Calls after the first two (which measure the window) that moved nothing.
     let idle = |out: &Outcome| {
@@ -509,28 +519,17 @@ fn with_lb_window_1_greedy_moves_at_the_first_call_that_has_measured_an_interval
     // the run; with one interval, the first call after the start moves,
     // and the run is shorter.
     let run = |window: &str| {
-        let mut cfg = Config::default();
-        cfg.apply_variant("sync(16)+greedy(degradation)").unwrap();
-        let overrides = [
-            "workload=overloading-threads(0.01, 0.045, 0.91)",
-            "numerics=false",
-            "sim_topology=pack:8 core:32",
-            "domain_size=64",
-            "max_iterations=100",
-            "sim_balancer_ns=20820",
-            "lb_history=1",
-            "lb_recent=1",
-            "sim_barrier_ns=0",
-            "sim_update_ns=0",
-            "sim_row_ns=0",
-            "sim_cell_ns=1.6943",
-            "sim_remote_cell_ns=0",
-            "low_threshold=1",
-            "high_threshold=64",
-            window,
-        ];
-        cfg.apply_overrides(&overrides).unwrap();
-        run_plan(&Plan::simulated(&cfg).unwrap()).0
+        ulba_greedy(
+            "overloading-threads(0.01, 0.045, 0.91)",
+            &[
+                "sim_balancer_ns=20820",
+                "lb_recent=1",
+                "sim_remote_cell_ns=0",
+                "low_threshold=1",
+                "high_threshold=64",
+                window,
+            ],
+        )
     };
     // The calls before the first that moved anything (the start's included).
     let waited = |out: &Outcome| {
