@@ -724,6 +724,7 @@ mod tests {
             loads: &[],
             speeds: &[],
             load_history: &[],
+            speed_window: &[],
             uniform_work: false,
             homes: crate::policy::Homes::NONE,
             since_last_s: 1.0,
@@ -892,6 +893,7 @@ mod tests {
                 loads: &[],
                 speeds: &[],
                 load_history: &[],
+                speed_window: &[],
                 uniform_work: false,
                 homes: crate::policy::Homes::NONE,
                 since_last_s: 1.0,
@@ -1018,6 +1020,11 @@ mod tests {
                     speeds: if measured { speeds } else { &[] },
                     load_history: if measured {
                         crate::policy::steady(loads)
+                    } else {
+                        &[]
+                    },
+                    speed_window: if measured {
+                        crate::policy::steady(speeds)
                     } else {
                         &[]
                     },

@@ -260,6 +260,15 @@ pub struct Snapshot<'a> {
     /// oldest first, `loads` last; at most [`HISTORY`] of them. Empty unless
     /// measured.
     pub load_history: &'a [Vec<f64>],
+    /// Each thread's speed in each of the intervals `speeds` is taken over
+    /// (as `speeds`, but each interval's own), oldest first; its last row
+    /// is the interval of `loads`, as `load_history`'s last row is, so the
+    /// two pair up from the end. A load-based decision reads a thread's
+    /// speed with its loads interval by interval (`objects.rs`). Empty
+    /// unless the loads were made with these speeds (a busy time times its
+    /// owner's speed: `braid run`, `sim_loads = measured`); a cost model's
+    /// loads carry no speed.
+    pub speed_window: &'a [Vec<f64>],
     /// Whether the application's work is uniform (every cell costs the
     /// same: `workload = uniform`), so that measured loads that differ
     /// between threads are the machine's (a slower core), not the
@@ -302,6 +311,7 @@ impl<'a> Snapshot<'a> {
             loads: &[],
             speeds: &[],
             load_history: &[],
+            speed_window: &[],
             uniform_work: false,
             homes: Homes::NONE,
             since_last_s: 0.0,

@@ -74,9 +74,10 @@ impl<'a> Weights<'a> {
                 jitter::Tail::Low,
                 snap.reading.recent,
             );
+            let speeds = paired_speeds(snap, &loads);
             let (loads, speeds) = match snap.uniform_work {
-                true => portable(snap.owners, loads, snap.speeds),
-                false => (loads, snap.speeds.to_vec()),
+                true => portable(snap.owners, loads, &speeds),
+                false => (loads, speeds),
             };
             Weights {
                 loads: Cow::Owned(loads),
@@ -366,6 +367,68 @@ fn portable(owners: &[usize], loads: Vec<f64>, speeds: &[f64]) -> (Vec<f64>, Vec
         .map(|(t, &v)| v * scale(t))
         .collect();
     (loads, speeds)
+}
+
+/// Each thread's speed read with `loads` (the decision's, over the recent
+/// intervals), so that the time it predicts a thread takes to sweep its
+/// set is one the thread took: the robust tail (second highest of four)
+/// over [`Snapshot::speed_window`] of each interval's speed times how much
+/// lighter `loads` make the thread's current set than that interval's
+/// loads did. A load and a speed taken each over the window on its own do
+/// not pair up: on a noisy core the intervals in which the parasite took
+/// less of the core had slower updates (measured, docs/simulator.md), so
+/// the lowest loads and the highest speed came from different intervals
+/// and the thread looked faster than it had been in any of them, and
+/// greedy gave it subdomains back. Only loads made with a speed (busy time
+/// times it: `braid run`, `sim_loads = measured`) come with the window; a
+/// cost model's loads carry none, and its decisions read
+/// [`Snapshot::speeds`] as they are. Where loads held still over the
+/// window each factor is exactly 1 and this is [`Snapshot::speeds`], bit
+/// for bit. An interval before loads were measured counts at factor 1; a
+/// thread holding nothing keeps [`Snapshot::speeds`].
+fn paired_speeds(snap: &Snapshot<'_>, loads: &[f64]) -> Vec<f64> {
+    let (rows, history) = (snap.speed_window, snap.load_history);
+    let threads = snap.threads();
+    if rows.is_empty() || history.is_empty() || snap.speeds.len() != threads {
+        return snap.speeds.to_vec();
+    }
+    let set = |row: &[f64]| {
+        let mut sum = vec![0.0; threads];
+        for (s, &o) in snap.owners.iter().enumerate() {
+            if let (Some(t), Some(&l)) = (sum.get_mut(o), row.get(s)) {
+                *t += l;
+            }
+        }
+        sum
+    };
+    let now = set(loads);
+    // From the end: the last row of each is the last interval.
+    let then: Vec<Option<Vec<f64>>> = (0..rows.len())
+        .map(|k| {
+            let back = rows.len() - k;
+            (back <= history.len()).then(|| set(&history[history.len() - back]))
+        })
+        .collect();
+    let mut per = Vec::with_capacity(rows.len());
+    (0..threads)
+        .map(|t| {
+            if now[t] <= 0.0 {
+                return snap.speeds[t];
+            }
+            per.clear();
+            per.extend(rows.iter().zip(&then).filter_map(|(row, then)| {
+                let v = *row.get(t)?;
+                Some(match then.as_ref().map(|h| h[t]) {
+                    Some(h) if h > 0.0 && h.is_finite() => v * (now[t] / h),
+                    _ => v,
+                })
+            }));
+            match per.is_empty() {
+                true => snap.speeds[t],
+                false => jitter::quantile(&mut per, jitter::Tail::High),
+            }
+        })
+        .collect()
 }
 
 /// LPT (longest processing time first): `objects`, heaviest first, each to

@@ -400,6 +400,7 @@ impl Caller {
             loads: self.meter.as_ref().map_or(&[], |m| &m.loads),
             speeds: self.meter.as_ref().map_or(&[], |m| &m.speeds),
             load_history: self.meter.as_ref().map_or(&[], |m| &m.history),
+            speed_window: self.meter.as_ref().map_or(&[], |m| m.speed_window()),
             uniform_work: self.uniform_work,
             homes: self.homes,
             since_last_s,

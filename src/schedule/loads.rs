@@ -34,11 +34,14 @@ pub(crate) struct LoadMeter {
     work: Vec<f64>,
     /// At the previous call: each thread's `(full-speed, elapsed)` seconds.
     core: Vec<(f64, f64)>,
-    /// Each thread's `(full-speed, elapsed)` seconds in each of the last
-    /// [`SPEED_WINDOW`] intervals, oldest first.
-    window: Vec<Vec<(f64, f64)>>,
     pub(crate) loads: Vec<f64>,
     pub(crate) speeds: Vec<f64>,
+    /// Each thread's speed in each of the last [`SPEED_WINDOW`] intervals,
+    /// oldest first: what `speeds` is taken over.
+    speed_window: Vec<Vec<f64>>,
+    /// Whether the last interval's loads were made with its speeds (busy
+    /// time times the owner's speed), not given by a cost model.
+    made_with_speeds: bool,
     /// Loads over the last intervals, oldest first, from the first interval
     /// that measured every subdomain.
     pub(crate) history: Vec<Vec<f64>>,
@@ -54,18 +57,18 @@ impl LoadMeter {
         self.work.resize(n, 0.0);
         self.loads.resize(n, 0.0);
         self.core.resize(threads, (0.0, 0.0));
-        let mut latest = if self.window.len() == SPEED_WINDOW {
-            self.window.remove(0)
+        let mut row = if self.speed_window.len() == SPEED_WINDOW {
+            self.speed_window.remove(0)
         } else {
             Vec::new()
         };
-        latest.clear();
+        row.clear();
         for t in 0..threads {
             let now = view.core_time(t).unwrap_or((0.0, 0.0));
-            latest.push((now.0 - self.core[t].0, now.1 - self.core[t].1));
+            row.push(speed((now.0 - self.core[t].0, now.1 - self.core[t].1)));
             self.core[t] = now;
         }
-        self.window.push(latest);
+        self.speed_window.push(row);
         self.speeds.clear();
         let mut per = Vec::with_capacity(SPEED_WINDOW);
         for t in 0..threads {
@@ -73,19 +76,21 @@ impl LoadMeter {
             // or two in which the thread lost its core to another program
             // (2 ms, a time slice) is not what it will get (`policy::jitter`).
             per.clear();
-            per.extend(self.window.iter().map(|w| speed(w[t])));
+            per.extend(self.speed_window.iter().map(|w| w[t]));
             self.speeds.push(quantile(&mut per, Tail::High));
         }
+        self.made_with_speeds = false;
         for (s, &owner) in owners.iter().enumerate().take(n) {
             let count = view.count(s);
             let busy = view.busy_s(s).unwrap_or(0.0);
             let work = view.work_s(s);
             let updates = count.saturating_sub(self.counts[s]);
+            self.made_with_speeds |= work.is_none();
             if updates > 0 {
                 let full_speed = match work {
                     Some(w) => w - self.work[s],
                     // This interval's own speed: the busy time is its.
-                    None => (busy - self.busy[s]) * speed_of(self.window.last(), owner),
+                    None => (busy - self.busy[s]) * speed_of(self.speed_window.last(), owner),
                 };
                 self.loads[s] = full_speed.max(0.0) / updates as f64;
             }
@@ -106,6 +111,17 @@ impl LoadMeter {
         oldest.clone_from(&self.loads);
         self.history.push(oldest);
     }
+
+    /// Each thread's speed in each of the last intervals, oldest first,
+    /// where the loads were made with them ([`crate::policy::Snapshot::speed_window`]:
+    /// a decision then reads each load with its own interval's speed);
+    /// empty where a cost model gives the loads, which carry no speed.
+    pub(crate) fn speed_window(&self) -> &[Vec<f64>] {
+        match self.made_with_speeds {
+            true => &self.speed_window,
+            false => &[],
+        }
+    }
 }
 
 /// Full-speed work over the time it took (1 when nothing was measured:
@@ -118,9 +134,9 @@ fn speed((got, took): (f64, f64)) -> f64 {
     }
 }
 
-/// Thread `t`'s speed in one interval's measures.
-fn speed_of(interval: Option<&Vec<(f64, f64)>>, t: usize) -> f64 {
-    interval.and_then(|i| i.get(t)).map_or(1.0, |&m| speed(m))
+/// Thread `t`'s speed in one interval's row.
+fn speed_of(interval: Option<&Vec<f64>>, t: usize) -> f64 {
+    interval.and_then(|i| i.get(t)).copied().unwrap_or(1.0)
 }
 
 #[cfg(test)]
@@ -177,6 +193,8 @@ mod tests {
         m.measure(&v, &v.owners.clone());
         assert_eq!(m.speeds, [1.0, 0.5]);
         assert_eq!(m.loads, [0.1, 0.2]);
+        // Loads made with speeds pair with them.
+        assert_eq!(m.speed_window(), [vec![1.0, 0.5]]);
         // Next interval: subdomain 0 not updated keeps its load.
         v.counts = vec![10, 20];
         v.busy = vec![1.0, 6.0];
@@ -209,6 +227,8 @@ mod tests {
         let mut m = LoadMeter::default();
         m.measure(&v, &v.owners.clone());
         assert_eq!(m.loads, [1.0, 4.0]);
+        // A cost model's loads carry no speed.
+        assert!(m.speed_window().is_empty());
     }
 
     #[test]
