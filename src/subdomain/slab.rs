@@ -615,32 +615,33 @@ impl SlabGuard<'_> {
         }
         // A workload's extra work, measured against the fastest plain pass
         // per cell seen (halos and sweeps).
-        let mut extra = vec![Duration::ZERO; if job.clocked { n } else { 0 }];
-        if let Some(began) = began {
+        // (Only a workload's pass reads the clock here and allocates: a
+        // plain timed pass costs two clock reads, at its start and end.)
+        let mut extra = Vec::new();
+        if let (Some(began), Some(work)) = (began, job.work) {
+            extra.resize(n, Duration::ZERO);
             let per_cell = began.elapsed().as_nanos() as f64 / done.cells as f64;
             if *fastest_cell_ns == 0.0 || per_cell < *fastest_cell_ns {
                 *fastest_cell_ns = per_cell.max(1e-3);
             }
-            if let Some(work) = job.work {
-                for k in (0..n).filter(|&k| updated(k) && work[k] > 1.0) {
-                    let (off, vb) = slab.view(k);
-                    let plain = (*fastest_cell_ns * (vb.h * vb.w) as f64) as u64;
-                    let residual = match job.todo[k] {
-                        Todo::Residual => Residual::Compute,
-                        _ => Residual::Skip,
-                    };
-                    let began = Instant::now();
-                    let target = extra_time(work[k], plain.max(1));
-                    extra_work(
-                        &src[off..],
-                        &mut dst[off..],
-                        vb,
-                        residual,
-                        target,
-                        job.stopped,
-                    );
-                    extra[k] = began.elapsed();
-                }
+            for k in (0..n).filter(|&k| updated(k) && work[k] > 1.0) {
+                let (off, vb) = slab.view(k);
+                let plain = (*fastest_cell_ns * (vb.h * vb.w) as f64) as u64;
+                let residual = match job.todo[k] {
+                    Todo::Residual => Residual::Compute,
+                    _ => Residual::Skip,
+                };
+                let began = Instant::now();
+                let target = extra_time(work[k], plain.max(1));
+                extra_work(
+                    &src[off..],
+                    &mut dst[off..],
+                    vb,
+                    residual,
+                    target,
+                    job.stopped,
+                );
+                extra[k] = began.elapsed();
             }
         }
         // A live region this pass leaves alone keeps its values.
@@ -667,10 +668,16 @@ impl SlabGuard<'_> {
             let plain = began.elapsed().saturating_sub(extra_all);
             done.took = Some(plain);
             if job.timed {
+                // Nanoseconds per cell, converted once: a u128's conversion
+                // to f64 is a library call (`__floattidf`), and with one per
+                // region, the extra's vector and a third clock read, timing
+                // cost a plain pass about 2% (docs/speed.md, the log).
+                let per_cell = plain.as_nanos() as u64 as f64 / done.cells as f64;
                 for k in (0..n).filter(|&k| updated(k)) {
                     let r = slab.regions[k];
-                    let share = plain.as_nanos() as f64 * (r.h * r.w) as f64 / done.cells as f64;
-                    subs[slab.first + k].add_busy_ns(share as u64 + extra[k].as_nanos() as u64);
+                    let share = (per_cell * (r.h * r.w) as f64) as u64;
+                    let own = extra.get(k).map_or(0, |e| e.as_nanos() as u64);
+                    subs[slab.first + k].add_busy_ns(share + own);
                 }
             }
         }
