@@ -614,9 +614,9 @@ impl SlabGuard<'_> {
             subs[slab.first + k].set_residual(job.round, r);
         }
         // A workload's extra work, measured against the fastest plain pass
-        // per cell seen (halos and sweeps).
-        // (Only a workload's pass reads the clock here and allocates: a
-        // plain timed pass costs two clock reads, at its start and end.)
+        // per cell seen (halos and sweeps). Only such a pass reads the clock
+        // here and allocates: a plain timed pass reads it at its start and
+        // end alone.
         let mut extra = Vec::new();
         if let (Some(began), Some(work)) = (began, job.work) {
             extra.resize(n, Duration::ZERO);
