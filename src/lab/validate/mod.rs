@@ -190,6 +190,11 @@ impl Matrix {
     }
 }
 
+/// How far the quiet plain row's real time may lie from the simulator's
+/// before the summary says the machine drifted: a calibrated simulator
+/// lands within 1-6% of it on a steady machine.
+const DRIFT: f64 = 0.10;
+
 /// What a validation found: cited by suites and papers.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Validation {
@@ -502,15 +507,44 @@ impl Validation {
         let (t, _, _, tn) = count(&|r| r.time);
         let (b, bs, bc, bn) = count(&|r| r.over_base);
         let (q, qs, qc, qn) = count(&|r| r.over_quiet);
+        let drift = self.drift().map_or(String::new(), |d| d + "\n");
         format!(
             "{}\nagreement (within the tolerance or the machine's 95% interval, whichever is \
              wider): time to solution within 15% in {t} of {tn} rows; ratio to the base within 5% \
              in {b} of {bn} ({bs} of opposite sign, {bc} more where the machine cannot tell the \
              side); noisy over quiet within 5% in {q} of {qn} ({qs} of opposite sign, {qc} more \
-             where it cannot tell)\n{}\n",
+             where it cannot tell)\n{}\n{drift}",
             rows::table(&self.rows),
             self.resolution()
         )
+    }
+
+    /// A line saying the machine changed between the calibration and the
+    /// real runs, if the quiet plain row says so. That row is the setting
+    /// the calibration measured, so a time off there by more than
+    /// [`DRIFT`] is the machine's drift, not the model's: on this
+    /// project's shared VMs a neighbour's load made every real time
+    /// 18-28% higher than a calibration taken minutes before.
+    fn drift(&self) -> Option<String> {
+        let row = self
+            .rows
+            .iter()
+            .find(|r| r.condition == "quiet" && r.base.is_none())?;
+        let c = row.time?;
+        let off = c.real / c.sim - 1.0;
+        (off.abs() > DRIFT).then(|| {
+            format!(
+                "warning: quiet {} took {:.3} s on the machine and {:.3} s in the simulator \
+                 ({:+.0}%), and that is the setting the calibration measured: the machine was {} \
+                 during the real runs than while it was calibrated, so the verdicts above compare \
+                 two machines; rerun when the machine is steady",
+                row.variant,
+                c.real,
+                c.sim,
+                off * 100.0,
+                if off > 0.0 { "slower" } else { "faster" }
+            )
+        })
     }
 
     /// How many runs the verdicts rest on and what they resolve: the
@@ -647,5 +681,39 @@ mod limit_tests {
         assert!((sim_time_limit(&[a.clone(), b.clone()]) - 0.5).abs() < 1e-12);
         assert_eq!(sim_time_limit(&[]), 1e-3);
         assert_eq!(sim_time_limit(&[report(60.0)]), 120.0);
+    }
+}
+
+#[cfg(test)]
+mod drift_tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_warns_when_the_quiet_plain_row_is_off_from_its_own_calibration() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/plots/validate/data/validation.json"
+        );
+        let text = std::fs::read_to_string(path).expect("the committed validation");
+        let mut v: Validation = serde_json::from_str(&text).expect("a validation");
+        assert!(
+            v.drift().is_none(),
+            "a steady machine's validation: {:?}",
+            v.drift()
+        );
+        assert!(!v.summary().contains("warning"));
+        let row = v
+            .rows
+            .iter_mut()
+            .find(|r| r.condition == "quiet" && r.base.is_none())
+            .expect("the quiet plain row");
+        let time = row.time.as_mut().expect("its time");
+        time.real = time.sim * 1.2;
+        let warned = v.summary();
+        assert!(warned.contains("warning: quiet async(1)"), "{warned}");
+        assert!(
+            warned.contains("(+20%)") && warned.contains("slower"),
+            "{warned}"
+        );
     }
 }
