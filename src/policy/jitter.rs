@@ -293,16 +293,14 @@ fn cv2(values: impl Iterator<Item = f64>) -> Option<f64> {
 pub(crate) fn scatter2(snap: &Snapshot<'_>, measured: bool) -> Vec<Option<f64>> {
     let threads = snap.threads();
     if measured {
-        let h = snap.load_history;
-        let mut sums = vec![vec![0.0; h.len()]; threads];
-        for (i, loads) in h.iter().enumerate() {
-            for (s, &o) in snap.owners.iter().enumerate() {
-                if let (Some(row), Some(&l)) = (sums.get_mut(o), loads.get(s)) {
-                    row[i] += l;
-                }
-            }
-        }
-        return sums.iter().map(|row| cv2(row.iter().copied())).collect();
+        let sums: Vec<Vec<f64>> = snap
+            .load_history
+            .iter()
+            .map(|loads| super::sums_by_thread(snap.owners, loads, threads))
+            .collect();
+        return (0..threads)
+            .map(|t| cv2(sums.iter().map(|row| row[t])))
+            .collect();
     }
     (0..threads)
         .map(|t| cv2(snap.history.iter().filter_map(|r| r.get(t).copied())))

@@ -362,6 +362,19 @@ impl Snapshot<'_> {
     }
 }
 
+/// Each thread's sum of `values` over the subdomains `owners` gives it
+/// (in subdomain order; an owner or value out of range counts nothing):
+/// a thread's load, interval by interval or now.
+pub(crate) fn sums_by_thread(owners: &[usize], values: &[f64], threads: usize) -> Vec<f64> {
+    let mut sum = vec![0.0; threads];
+    for (s, &o) in owners.iter().enumerate() {
+        if let (Some(t), Some(&v)) = (sum.get_mut(o), values.get(s)) {
+            *t += v;
+        }
+    }
+    sum
+}
+
 /// The frame every rate-based strategy shares: nothing before rates are
 /// known; else `each(group, held)` for every group of threads balanced
 /// together at this call, its moves in group order.

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::{Bounds, Move, Owned, Snapshot, jitter};
+use super::{Bounds, Move, Owned, Snapshot, jitter, sums_by_thread};
 
 /// How much a decision must shorten the group's longest sweep before
 /// anything moves, at least: a move has a cost. Measured loads jitter more
@@ -133,11 +133,7 @@ impl<'a> Weights<'a> {
 
     /// Each thread's summed load, as `owners` assign the subdomains.
     pub(crate) fn thread_loads(&self, owners: &[usize], threads: usize) -> Vec<f64> {
-        let mut sum = vec![0.0; threads];
-        for (s, &o) in owners.iter().enumerate() {
-            sum[o] += self.loads[s];
-        }
-        sum
+        sums_by_thread(owners, &self.loads, threads)
     }
 }
 
@@ -392,15 +388,7 @@ fn paired_speeds(snap: &Snapshot<'_>, loads: &[f64]) -> Vec<f64> {
     if rows.is_empty() || history.is_empty() || snap.speeds.len() != threads {
         return snap.speeds.to_vec();
     }
-    let set = |row: &[f64]| {
-        let mut sum = vec![0.0; threads];
-        for (s, &o) in snap.owners.iter().enumerate() {
-            if let (Some(t), Some(&l)) = (sum.get_mut(o), row.get(s)) {
-                *t += l;
-            }
-        }
-        sum
-    };
+    let set = |row: &[f64]| sums_by_thread(snap.owners, row, threads);
     let now = set(loads);
     // From the end: the last row of each is the last interval.
     let then: Vec<Option<Vec<f64>>> = (0..rows.len())
