@@ -1,28 +1,48 @@
-//! Records the git revision braid is built from, for experiment provenance.
+//! Records the build braid is made from (`src/build.rs`): the commit, and
+//! whether the tree had uncommitted changes.
 
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
-    let out = Command::new("git").args(args).output().ok()?;
+    // --no-optional-locks: `git status` must not rewrite the index it is
+    // asked about, or this script would see it changed and run again.
+    let out = Command::new("git")
+        .arg("--no-optional-locks")
+        .args(args)
+        .output()
+        .ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn main() {
-    let revision = git(&["describe", "--always", "--dirty", "--abbrev=12"])
-        .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| "unknown".into());
-    println!("cargo:rustc-env=BRAID_GIT_REVISION={revision}");
-    // A commit moves HEAD or a ref; staging changes the index; editing
-    // changes the sources (and makes the build -dirty).
+    let commit = git(&["rev-parse", "HEAD"]).filter(|c| c.len() == 40);
+    // Tracked files only: a results file or a scratch note beside the
+    // sources does not make the binary another commit's.
+    let clean = commit.is_some()
+        && git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| s.is_empty());
+    println!(
+        "cargo:rustc-env=BRAID_GIT_COMMIT={}",
+        commit.as_deref().unwrap_or("unknown")
+    );
+    println!("cargo:rustc-env=BRAID_GIT_CLEAN={clean}");
+    // A commit moves HEAD or a ref; staging changes the index; editing any
+    // source of the binary changes the tree's state.
     for path in [
         ".git/HEAD",
         ".git/index",
         ".git/refs",
+        ".git/packed-refs",
         "src",
         "noise/src",
+        "noise/Cargo.toml",
+        "kernel/src",
+        "kernel/Cargo.toml",
+        "kernel/build.rs",
         "Cargo.toml",
+        "Cargo.lock",
+        ".cargo",
     ] {
         if std::path::Path::new(path).exists() {
             println!("cargo:rerun-if-changed={path}");

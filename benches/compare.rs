@@ -1117,8 +1117,8 @@ fn roofline(reps: usize) {
         }
     }
     println!();
-    let figure = braid::roofline::Roofline {
-        machine: format!(
+    let figure = braid::roofline::Roofline::measured(
+        format!(
             "{}, core {core}",
             std::fs::read_to_string("/proc/cpuinfo")
                 .ok()
@@ -1130,9 +1130,9 @@ fn roofline(reps: usize) {
                 .unwrap_or_else(|| "this machine".into())
         ),
         ceilings,
-        peak_gflops: peak,
+        peak,
         points,
-    };
+    );
     // What was measured beside its figure: `braid plot
     // target/roofline.json` draws it again.
     match figure.write(out_dir(), "roofline") {

@@ -55,6 +55,7 @@
 
 #![warn(missing_docs)]
 
+pub mod build;
 pub mod busy;
 pub(crate) mod child;
 pub mod choice;

@@ -36,8 +36,11 @@ pub struct GridInfo {
 /// fields a user reads most.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
-    /// The braid that ran it.
-    pub braid_version: String,
+    /// The braid that ran it: version, commit, and whether its tree was
+    /// clean (a report written before builds were recorded reads as
+    /// unknown).
+    #[serde(default)]
+    pub build: crate::build::Build,
     /// `wall` for the real runtime, `virtual` for the simulator.
     pub clock: Clock,
     /// The paper label.
@@ -199,7 +202,7 @@ impl Report {
         let secs = out.elapsed_s.max(f64::MIN_POSITIVE);
         let model = forecasts(plan, noise.as_ref());
         Report {
-            braid_version: env!("CARGO_PKG_VERSION").to_string(),
+            build: crate::build::Build::this(),
             clock: out.clock,
             variant: plan.config.variant().to_string(),
             mode: plan.config.mode,

@@ -90,9 +90,14 @@ fn a_suite_writes_one_record_per_sample_with_provenance_and_resumes_without_dupl
     assert_eq!(first["engine"], "sim");
     assert_eq!(first["report"]["clock"], "virtual");
     let p = &first["provenance"];
-    for k in ["braid_version", "git_revision", "cpu_model", "hostname"] {
+    for k in ["date", "cpu_model", "hostname"] {
         assert!(!p[k].as_str().unwrap().is_empty(), "{k}");
     }
+    // The build that ran it, in the record and in its report alike.
+    assert_eq!(p["build"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(p["build"]["commit"].as_str().is_some_and(|c| !c.is_empty()));
+    assert!(p["build"]["clean"].is_boolean());
+    assert_eq!(p["build"], first["report"]["build"]);
     // The configuration and machine are stored once, in the report.
     assert!(
         p.get("config").is_none() && p.get("topology").is_none(),

@@ -28,6 +28,7 @@ const LEVELS: &[&[&str]] = &[
         "suggest",
         "lbdata::read",
         "choice",
+        "build",
     ],
     // What each subdomain costs (the application's own imbalance).
     &["workload"],

@@ -53,8 +53,10 @@ macro_rules! config_keys {
         )*
     ) => {
         /// Everything a run needs to know, as typed values (one field per
-        /// key, in `config.txt` order). Read back from a report, a key that
-        /// report's braid did not have yet takes its default.
+        /// key, in `config.txt` order). Written whole, every key as used
+        /// (zeros and defaults included), so that a report read back gives
+        /// the very configuration that ran; read from a report older than a
+        /// key, that key takes its default.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #[serde(default)]
         pub struct Config {
@@ -147,7 +149,6 @@ config_keys! {
     /// progress: the mean updates per subdomain so far. braid run sweeps a subdomain
     /// f times per update (so f >= 1 there); braid sim charges f times the cells'
     /// cost. Details: src/workload.rs.
-    #[serde(skip_serializing_if = "WorkloadSpec::is_uniform")]
     workload: WorkloadSpec = "uniform", |p| p.workload();
 
     ["Scheme"]
@@ -210,7 +211,6 @@ config_keys! {
         |p| p.balancers();
     /// balancer = learned as a label names it (async(4)+learned(0.001)): the model
     /// that braid learn wrote; none = the one balancer = learned:MODEL.json names.
-    #[serde(skip_serializing_if = "Option::is_none")]
     lb_model: Option<PathBuf> = "none", |p| p.optional_path();
     /// Seconds between balancer calls (paper: 0.001); auto = when a call has paid
     /// for itself (the effort-metric paper's rule): sqrt(2 C / g) with C the measured
@@ -222,7 +222,6 @@ config_keys! {
     /// What split and hybrid keep moves within: socket (the paper's) or node
     /// (the host: across MPI ranks, or the simulator's host:N level; in one
     /// process one node holds every thread).
-    #[serde(skip_serializing_if = "Group::is_socket")]
     lb_group: Group = "socket", |p| p.choice(&[("socket", Group::Socket), ("node", Group::Node)]);
     /// hybrid: one cross-socket move every this many calls (paper: 500).
     hybrid_period: u64 = "500", |p| p.positive().map(|n| n as u64);
@@ -249,13 +248,11 @@ config_keys! {
     /// move must win that back. auto = the cost model's (sim_update_ns, sim_row_ns,
     /// sim_cell_ns); 0 = every thread alike (measured: no faster, docs/balancing.md).
     /// Whatever it is, a guest goes home before a thread gives its own away.
-    #[serde(skip_serializing_if = "is_zero_or_auto_zero")]
     lb_away_cost: AutoOr<f64> = "0", |p| p.auto_or(|p| p.number_noted("a fraction", 10.0, " (or auto)"));
     /// none | payoff: payoff keeps only the moves that shorten the run's forecast
     /// time (the slowest error mode's weights over each thread's pass, with measured
     /// loads and speeds and what a guest away from home measured to cost), and
     /// sends home a guest that no longer pays (src/policy/payoff.rs).
-    #[serde(skip_serializing_if = "Gate::is_none")]
     lb_gate: Gate = "none", |p| p.choice(&[("none", Gate::None), ("payoff", Gate::Payoff)]);
     /// refine: how far above the even sweep (total measured load over total
     /// speed) a thread's sweep may stay (0.05 = 5%).
@@ -273,13 +270,11 @@ config_keys! {
     /// thread lost to the machine moves nothing. 1 = the last interval's, as the
     /// printed algorithms read them: no defence against jitter, and no lag behind a
     /// load that grows (the default reads such a load about two intervals late).
-    #[serde(skip_serializing_if = "is_default_recent")]
     lb_recent: usize = "4", |p| p.within(1, crate::policy::HISTORY as u64).map(|n| n as usize);
     /// Intervals measured before any strategy moves anything: enough to tell an
     /// imbalance from a real machine's jitter. 1 = decide from the first
     /// interval on, as the printed algorithms do on exact loads (the
     /// simulator's); on real cores one preempted interval then moves work.
-    #[serde(skip_serializing_if = "is_default_window")]
     lb_window: usize = "3", |p| p.within(1, crate::policy::HISTORY as u64).map(|n| n as usize);
     /// Seconds between samples of every subdomain's count and owner in the
     /// report's `trace` (the braid plot); 0 = no trace.
@@ -361,43 +356,35 @@ config_keys! {
     /// pays that the costs above do not (`braid validate` and `braid sim --calibrate`
     /// measure it; 0 leaves it out): extra per cell for the first update after a move
     /// to another core of the same socket (a cold cache).
-    #[serde(skip_serializing_if = "is_zero")]
     sim_row_ns: f64 = "18", |p| p.cost();
-    #[serde(skip_serializing_if = "is_zero")]
     sim_cold_cell_ns: f64 = "0", |p| p.cost();
     /// Per block beyond the first of a home slab's pass, shared by the subdomains it
     /// sweeps: with some of a domain's subdomains away, its thread sweeps those left
     /// as several blocks, each with halos and edges of its own (`braid validate`
     /// measures it with one subdomain moved; 0 leaves it out).
-    #[serde(skip_serializing_if = "is_zero")]
     sim_block_ns: f64 = "0", |p| p.cost();
     /// Per update of a subdomain swept in its home slab, besides its share of the
     /// pass: what each subdomain of a pass costs on its own (its count, its gate, its
     /// edges published), so that a domain split into more subdomains sweeps slower
     /// (`braid validate` and `braid sim --calibrate` fit it with sim_cell_ns over the
     /// splits they time; 0 leaves it out).
-    #[serde(skip_serializing_if = "is_zero")]
     sim_home_update_ns: f64 = "0", |p| p.cost();
     /// Per cell of each edge an update reads from a subdomain another thread owns
     /// (its cache lines come from the other core).
-    #[serde(skip_serializing_if = "is_zero")]
     sim_remote_edge_ns: f64 = "0", |p| p.cost();
     /// What a worker loses besides each parasite burst or trace detour on its core:
     /// the switches, and its caches refilled after.
-    #[serde(skip_serializing_if = "is_zero")]
     sim_noise_switch_ns: f64 = "0", |p| p.cost();
     /// none, or SD:SECONDS[:CORE_SD]: each core's speed is 1 + SD x z times its own
     /// in each window of SECONDS, z a standard normal drawn from the seed, and
     /// 1 + CORE_SD x z' for the whole run, as the rates of quiet real threads jitter
     /// (so that balancers move and counts drift apart as on real threads).
-    #[serde(skip_serializing_if = "Option::is_none")]
     sim_jitter: Option<Jitter> = "none", |p| p.jitter();
     /// model | measured: the object loads the balancers see. model = each
     /// subdomain's cost from the cost model, exact; measured = as braid run
     /// measures them, the virtual time its updates took (the bursts and jitter that
     /// fell in them included) at its owner's speed, so that a balancer sees the
     /// scatter a real one sees.
-    #[serde(skip_serializing_if = "SimLoads::is_model")]
     sim_loads: SimLoads = "model", |p| p.choice(&[
         ("model", SimLoads::Model),
         ("measured", SimLoads::Measured),
@@ -406,7 +393,6 @@ config_keys! {
     /// `braid run`'s monitor makes them (0.001), a refuted check then cutting the
     /// line as the runtime's restart does; 0 checks after every event, a refuted
     /// check cutting it just past the target.
-    #[serde(skip_serializing_if = "is_zero")]
     sim_monitor_s: f64 = "0", |p| p.seconds("");
     /// Across nodes (a sim_topology with a host level, e.g. host:4 pack:2 core:18),
     /// LogGP's parameters in nanoseconds: the latency L of a message between nodes,
@@ -421,31 +407,8 @@ config_keys! {
     /// L=2500, G=6, o=1500, g=1000.
     sim_node_latency_ns: f64 = "2000", |p| p.cost();
     sim_node_byte_ns: f64 = "0.1", |p| p.cost();
-    #[serde(skip_serializing_if = "is_zero")]
     sim_node_overhead_ns: f64 = "0", |p| p.cost();
-    #[serde(skip_serializing_if = "is_zero")]
     sim_node_gap_ns: f64 = "0", |p| p.cost();
-}
-
-/// Whether a cost is 0: a key added at 0 is left out of reports, so that
-/// reports written before it existed read the same.
-fn is_zero(v: &f64) -> bool {
-    *v == 0.0
-}
-
-/// Whether `lb_recent` is its default (left out of reports, as [`is_zero`]).
-fn is_default_recent(n: &usize) -> bool {
-    *n == crate::policy::RECENT
-}
-
-/// Whether `lb_window` is its default (left out of reports, as [`is_zero`]).
-fn is_default_window(n: &usize) -> bool {
-    *n == crate::policy::MIN_INTERVALS
-}
-
-/// [`is_zero`] for a key that may also be `auto`.
-fn is_zero_or_auto_zero(v: &AutoOr<f64>) -> bool {
-    matches!(v, AutoOr::Value(x) if *x == 0.0)
 }
 
 /// The section of the keys only the simulator reads.

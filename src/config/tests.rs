@@ -44,10 +44,6 @@ fn every_default_parses_and_every_key_has_a_doc_or_shares_one() {
 
 #[test]
 fn every_key_in_the_key_list_is_accepted() {
-    // (a uniform workload, lb_group = socket, the network's o and g at 0,
-    // the costs validate measures at 0, no jitter, no lb_model, no
-    // lb_away_cost, no lb_gate and the model's loads are left out of the
-    // JSON, so reports from before those keys keep their digests)
     let c = parse(
         "workload = random(1, 2)\nlb_group = node\nlb_away_cost = auto\nlb_gate = payoff\n\
          sim_node_overhead_ns = 1\n\
@@ -68,6 +64,75 @@ fn every_key_in_the_key_list_is_accepted() {
     let mut fields = fields;
     fields.sort_unstable();
     assert_eq!(keys, fields);
+}
+
+/// A report names every key as it ran, zeros and defaults included, and
+/// reading it back gives that configuration: each key set in turn to a
+/// value other than its default (0 where 0 is allowed, as `sim_row_ns = 0`
+/// in the ULBA suites, which reports once wrote as the default 18).
+#[test]
+fn every_key_reads_back_as_it_ran_zeros_and_defaults_included() {
+    const TRIES: &[&str] = &[
+        "0",
+        "1",
+        "2",
+        "0.5",
+        "true",
+        "false",
+        "auto",
+        "none",
+        "joint",
+        "steal",
+        "node",
+        "payoff",
+        "measured",
+        "thread",
+        "cosched",
+        "ssync",
+        "3:0.95",
+        "0, 1",
+        "0.05:0.001",
+        "0@5:0.1",
+        "0:0.5",
+        "pack:1 core:2",
+        "hotspot(2, 0.5, 0.5, 0.1)",
+        "m.json",
+        "split, joint",
+    ];
+    let mut untried = Vec::new();
+    for key in KEYS {
+        let default = Config::default();
+        let set = TRIES.iter().find_map(|v| {
+            let mut c = Config::default();
+            c.set(key.name, v, Origin::Default).ok()?;
+            (c != default).then_some(c)
+        });
+        let Some(c) = set else {
+            untried.push(key.name);
+            continue;
+        };
+        let json = serde_json::to_value(&c).unwrap();
+        assert!(
+            json.get(key.name).is_some(),
+            "`{}` is left out of the JSON",
+            key.name
+        );
+        let back: Config = serde_json::from_value(json).unwrap();
+        assert_eq!(back, c, "`{}` does not read back as it ran", key.name);
+    }
+    assert!(untried.is_empty(), "no value to set tried for {untried:?}");
+    // The keys whose 0 is not their default, read back as 0.
+    let c = parse("sim_row_ns = 0\nsim_update_ns = 0\nlb_recent = 1\nlb_window = 1").unwrap();
+    let back: Config = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+    assert_eq!(
+        (
+            back.sim_row_ns,
+            back.sim_update_ns,
+            back.lb_recent,
+            back.lb_window
+        ),
+        (0.0, 0.0, 1, 1)
+    );
 }
 
 #[test]

@@ -141,6 +141,10 @@ pub struct Model {
     pub classes: Vec<Named>,
     /// The training points: standardised features and a class index.
     pub points: Vec<Point>,
+    /// The braid that trained it (a model written before builds were
+    /// recorded reads as unknown).
+    #[serde(default)]
+    pub build: crate::build::Build,
 }
 
 /// One training instance.
@@ -213,6 +217,7 @@ impl Model {
             scale,
             classes,
             points: Vec::new(),
+            build: crate::build::Build::this(),
         };
         model.points = instances
             .iter()
@@ -238,6 +243,7 @@ impl Model {
         out += &format!("  \"mean\": {},\n", json(&self.mean));
         out += &format!("  \"scale\": {},\n", json(&self.scale));
         out += &format!("  \"classes\": {},\n", json(&self.classes));
+        out += &format!("  \"build\": {},\n", json(&self.build));
         out += "  \"points\": [\n";
         for (i, p) in self.points.iter().enumerate() {
             let comma = if i + 1 < self.points.len() { "," } else { "" };
@@ -496,7 +502,7 @@ mod tests {
         let file = dir.join("m.json");
         std::fs::write(&file, m.to_text()).unwrap();
         assert_eq!(Model::read(&file).unwrap(), m);
-        assert_eq!(m.to_text().lines().count(), 10 + m.points.len());
+        assert_eq!(m.to_text().lines().count(), 11 + m.points.len());
         let mut broken = m.clone();
         broken.points[0].class = 9;
         std::fs::write(&file, serde_json::to_string(&broken).unwrap()).unwrap();

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::{RawValue, to_raw_value};
 
+use crate::build::Build;
 use crate::config::Config;
 use crate::topology::Topology;
 
@@ -11,11 +12,13 @@ use crate::topology::Topology;
 /// they were written as: nothing reads them back, and parsed into values
 /// they took ten times their text (a plot of 30,000 records 460 MB).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(from = "Written")]
 pub(crate) struct Provenance {
-    pub braid_version: String,
-    /// `git describe`-style revision of the source braid was built from,
-    /// `-dirty` if it had uncommitted changes; "unknown" outside a checkout.
-    pub git_revision: String,
+    /// The braid that ran the sample: its version, commit and whether the
+    /// tree was clean.
+    pub build: Build,
+    /// When the sample finished (UTC, ISO 8601).
+    pub date: String,
     pub cpu_model: String,
     pub hostname: String,
     /// The effective configuration of the sample (suite base, variant and
@@ -42,8 +45,8 @@ impl Provenance {
         reported: bool,
     ) -> Provenance {
         Provenance {
-            braid_version: env!("CARGO_PKG_VERSION").to_string(),
-            git_revision: env!("BRAID_GIT_REVISION").to_string(),
+            build: Build::this(),
+            date: now_iso8601(),
             cpu_model: cpu_model(),
             hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
                 .map(|s| s.trim().to_string())
@@ -64,6 +67,56 @@ impl Provenance {
             false,
         )
     }
+}
+
+/// What a record's provenance is read from: today's fields, or the
+/// `braid_version` and `git_revision` that records written before
+/// 2026-12-01 held instead of `build` (and no date).
+#[derive(Deserialize)]
+struct Written {
+    #[serde(default)]
+    build: Option<Build>,
+    #[serde(default)]
+    braid_version: Option<String>,
+    #[serde(default)]
+    git_revision: Option<String>,
+    #[serde(default)]
+    date: String,
+    cpu_model: String,
+    hostname: String,
+    #[serde(default)]
+    config: Option<Box<RawValue>>,
+    #[serde(default)]
+    topology: Option<Box<RawValue>>,
+    #[serde(default)]
+    noise_calibration: Option<Box<RawValue>>,
+}
+
+impl From<Written> for Provenance {
+    fn from(w: Written) -> Provenance {
+        let build = w.build.unwrap_or_else(|| match &w.git_revision {
+            Some(rev) => Build::from_revision(w.braid_version.as_deref().unwrap_or("unknown"), rev),
+            None => Build::unknown(),
+        });
+        Provenance {
+            build,
+            date: w.date,
+            cpu_model: w.cpu_model,
+            hostname: w.hostname,
+            config: w.config,
+            topology: w.topology,
+            noise_calibration: w.noise_calibration,
+        }
+    }
+}
+
+/// Now, in UTC, as ISO 8601 (to the second).
+pub(crate) fn now_iso8601() -> String {
+    crate::busy::iso8601(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+    )
 }
 
 pub(crate) fn cpu_model() -> String {

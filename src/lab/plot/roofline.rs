@@ -41,9 +41,34 @@ pub struct Roofline {
     pub peak_gflops: f64,
     /// The kernels measured.
     pub points: Vec<Point>,
+    /// When it was measured (UTC, ISO 8601; empty in a file written
+    /// before 2026-12-01).
+    #[serde(default)]
+    pub date: String,
+    /// The braid that measured it (unknown in a file written before
+    /// 2026-12-01).
+    #[serde(default)]
+    pub build: crate::build::Build,
 }
 
 impl Roofline {
+    /// A roofline measured now on this machine, by this braid.
+    pub fn measured(
+        machine: String,
+        ceilings: Vec<Ceiling>,
+        peak_gflops: f64,
+        points: Vec<Point>,
+    ) -> Roofline {
+        Roofline {
+            machine,
+            ceilings,
+            peak_gflops,
+            points,
+            date: crate::lab::experiment::provenance::now_iso8601(),
+            build: crate::build::Build::this(),
+        }
+    }
+
     /// Writes `stem.png` and `stem.svg` into `dir`.
     pub fn draw(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
         super::register_font();
@@ -251,19 +276,19 @@ mod tests {
 
     /// One ceiling, one kernel.
     fn one_kernel() -> Roofline {
-        Roofline {
-            machine: "test".into(),
-            ceilings: vec![Ceiling {
+        Roofline::measured(
+            "test".into(),
+            vec![Ceiling {
                 name: "L1".into(),
                 gb_per_s: 200.0,
             }],
-            peak_gflops: 100.0,
-            points: vec![Point {
+            100.0,
+            vec![Point {
                 label: "plain 24x24".into(),
                 flop_per_byte: 0.25,
                 gflops: 16.0,
             }],
-        }
+        )
     }
 
     #[test]
@@ -310,17 +335,17 @@ mod tests {
             flop_per_byte,
             gflops: 16.0,
         };
-        let r = Roofline {
-            machine: "test".into(),
-            ceilings: Vec::new(),
-            peak_gflops: 100.0,
-            points: vec![
+        let r = Roofline::measured(
+            "test".into(),
+            Vec::new(),
+            100.0,
+            vec![
                 point("plain 24x24", 0.25),
                 point("residual 24x24", 0.44),
                 point("plain 150x150", 0.25),
                 point("residual 150x150", 0.44),
             ],
-        };
+        );
         let placed = r.placed();
         // Two at 0.25, two at 0.44: apart, around their intensity.
         assert!(placed[0].0 < 0.25 && placed[2].0 > 0.25, "{placed:?}");

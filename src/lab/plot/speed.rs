@@ -25,8 +25,11 @@ pub struct Speed {
     pub machine: String,
     /// When (UTC, ISO 8601).
     pub date: String,
-    /// The source's revision (`git describe`, `-dirty` with changes).
-    pub revision: String,
+    /// The braid that measured it: version, commit, and whether the tree
+    /// was clean (a file written before 2026-12-01 named a `revision`
+    /// instead, and reads as unknown).
+    #[serde(default)]
+    pub build: crate::build::Build,
     /// The command that measured it.
     pub command: String,
     /// Every comparison, in the order the benchmark made them.
@@ -111,12 +114,8 @@ impl Speed {
     pub fn now(command: &str) -> Speed {
         Speed {
             machine: crate::lab::experiment::provenance::cpu_model(),
-            date: crate::busy::iso8601(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0.0, |d| d.as_secs_f64()),
-            ),
-            revision: env!("BRAID_GIT_REVISION").to_string(),
+            date: crate::lab::experiment::provenance::now_iso8601(),
+            build: crate::build::Build::this(),
             command: command.to_string(),
             rows: Vec::new(),
         }
@@ -211,7 +210,7 @@ impl Draw for Speed {
                  the goal a bar",
                 self.machine,
                 &self.date[..self.date.len().min(10)],
-                self.revision
+                self.build
             ),
             (12, 46),
             small,
