@@ -130,6 +130,10 @@ struct ExperimentArgs {
     /// Repetitions of every sample, instead of the suite's own
     #[arg(long, value_name = "N")]
     repeat: Option<u32>,
+    /// A simulated suite's samples run N at a time, each its own process
+    /// (a real machine's always run one at a time) [default: 1]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+    jobs: u16,
 }
 
 #[derive(Debug, Args)]
@@ -143,6 +147,11 @@ struct PlotArgs {
     /// clear of the committed plots/; `--out plots` redraws those)
     #[arg(long, value_name = "DIR", default_value = DEFAULT_PLOTS)]
     out: PathBuf,
+    /// Records of one suite from several builds of braid: draw each build's
+    /// on their own, into a folder of DIR named for the build (without it
+    /// they are refused, so that no figure mixes two programs' numbers)
+    #[arg(long)]
+    apart: bool,
 }
 
 #[derive(Debug, Args)]
@@ -392,7 +401,7 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
     // Ctrl-C or SIGTERM kills the sample in flight (its whole process
     // group) and ends the suite; what finished stays in the results file.
     let interrupt = Interrupt::install().context("cannot install the SIGINT/SIGTERM handlers")?;
-    let s = experiment::run(&suite, &out, &interrupt).map_err(classify)?;
+    let s = experiment::run(&suite, &out, &interrupt, usize::from(args.jobs)).map_err(classify)?;
     eprintln!(
         "braid: suite `{}`: {} sample(s): {} done before, {} ok now{}, {} failed{}; results in {}",
         suite.suite.name,
@@ -619,12 +628,13 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
         .partition(|p| crate::lab::plot::roofline::read(p).is_some());
     let mut written = Vec::new();
     if !results.is_empty() {
-        written = crate::lab::plot::plot_all(&results, &args.out).map_err(|e| {
-            match e.is_bad_input() {
-                true => Failure::BadInput(e.into()),
-                false => Failure::Failed(e.into()),
-            }
-        })?;
+        written =
+            crate::lab::plot::plot_all(&results, &args.out, args.apart).map_err(|e| {
+                match e.is_bad_input() {
+                    true => Failure::BadInput(e.into()),
+                    false => Failure::Failed(e.into()),
+                }
+            })?;
     }
     let own_figures = validations.len() + speeds.len() + rooflines.len();
     if own_figures > 0 && !args.out.is_dir() {

@@ -50,6 +50,17 @@ pub(crate) enum ExperimentError {
     )]
     OtherSuite { path: PathBuf, theirs: String },
     #[error(
+        "{path} holds results of suite `{suite}` written by {theirs}; this is {ours}. A \
+         results file holds one build's samples, so that no figure mixes two programs' \
+         numbers: move it away, or use another --out"
+    )]
+    OtherBuild {
+        path: PathBuf,
+        suite: String,
+        theirs: Box<crate::build::Build>,
+        ours: Box<crate::build::Build>,
+    },
+    #[error(
         "{path} is being written by another braid experiment; wait for it or use another --out"
     )]
     Busy { path: PathBuf },
@@ -113,11 +124,16 @@ pub(crate) struct Summary {
 }
 
 /// Runs every sample of `suite` not yet done in the results file at `out`
-/// (samples recorded as failed run again), until done or `interrupt`.
+/// (samples recorded as failed run again), until done or `interrupt`; a
+/// simulated suite's samples `jobs` at a time (each sample is a process of
+/// its own, and the simulator's result does not depend on what else the
+/// machine runs), a real machine's one at a time, whatever `jobs` says (its
+/// threads are pinned, and a neighbour would be noise).
 pub(crate) fn run(
     suite: &LoadedSuite,
     out: &Path,
     interrupt: &Interrupt,
+    jobs: usize,
 ) -> Result<Summary, ExperimentError> {
     let samples = suite.samples();
     let machine = Topology::detect()?;
@@ -167,64 +183,101 @@ pub(crate) fn run(
     if suite.suite.engine == EngineKind::Run {
         warn_if_busy();
     }
+    let jobs = match suite.suite.engine {
+        EngineKind::Sim => jobs.max(1),
+        EngineKind::Run => 1,
+    };
     let variants = todo.iter().map(|&i| samples[i].variant.clone()).collect();
-    let mut shown = SuiteProgress::new(variants, samples.len(), summary.skipped);
-    for i in todo {
-        let sample = &samples[i];
-        shown.starting(&sample.key());
-        let started = Instant::now();
-        let (status, error, report) = match run_sample(&exe, suite, sample, interrupt)? {
-            SampleEnd::Report(report) => {
-                summary.missed += usize::from(report.missed_tolerance());
-                (Status::Ok, None, Some(*report))
+    let mut shown = SuiteProgress::new(variants, samples.len(), summary.skipped, jobs);
+    // Up to `jobs` samples run at once, each on a thread of its own that
+    // waits for its process; records are appended as samples finish.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut queue = todo.into_iter();
+    let mut running = 0;
+    let mut failure: Option<ExperimentError> = None;
+    std::thread::scope(|scope| {
+        loop {
+            while running < jobs && failure.is_none() && summary.interrupted.is_none() {
+                let Some(i) = queue.next() else { break };
+                let sample = &samples[i];
+                shown.starting(&sample.key());
+                let (tx, exe) = (tx.clone(), &exe);
+                scope.spawn(move || {
+                    let started = Instant::now();
+                    let end = run_sample(exe, suite, sample, interrupt);
+                    let _ = tx.send((i, started.elapsed().as_secs_f64(), end));
+                });
+                running += 1;
             }
-            SampleEnd::Failed(e) => (Status::Failed, Some(e), None),
-            SampleEnd::Interrupted(signal) => {
-                summary.interrupted = Some(signal);
+            if running == 0 {
                 break;
             }
-        };
-        let how = match (&error, &report) {
-            (Some(e), _) => {
-                summary.failed += 1;
-                shown.say(&format!("braid: sample `{}` failed: {e}", sample.key()));
-                "failed"
+            let (i, wall_s, end) = rx.recv().expect("a sample's thread sends before it ends");
+            running -= 1;
+            let sample = &samples[i];
+            let (status, error, report) = match end {
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    continue;
+                }
+                Ok(SampleEnd::Report(report)) => {
+                    summary.missed += usize::from(report.missed_tolerance());
+                    (Status::Ok, None, Some(*report))
+                }
+                Ok(SampleEnd::Failed(e)) => (Status::Failed, Some(e), None),
+                Ok(SampleEnd::Interrupted(signal)) => {
+                    summary.interrupted = Some(signal);
+                    continue;
+                }
+            };
+            let how = match (&error, &report) {
+                (Some(e), _) => {
+                    summary.failed += 1;
+                    shown.say(&format!("braid: sample `{}` failed: {e}", sample.key()));
+                    "failed"
+                }
+                (None, Some(r)) if r.missed_tolerance() => {
+                    summary.ok += 1;
+                    "missed its tolerance"
+                }
+                _ => {
+                    summary.ok += 1;
+                    "ok"
+                }
+            };
+            let (cfg, topology) = &configs[i];
+            let provenance = Provenance::new(cfg, topology, calibration.as_ref(), report.is_some());
+            let report = report.map(|mut r| {
+                if let Some(lb) = &mut r.lb {
+                    lb.coarsen(RECORD_EFFORT_SAMPLES);
+                }
+                r
+            });
+            let appended = file.append(&Record {
+                suite: suite.suite.name.clone(),
+                suite_digest: suite.digest(),
+                figure: suite.suite.figure,
+                engine: suite.suite.engine,
+                sample: sample.clone(),
+                key: sample.key(),
+                status,
+                error,
+                wall_s,
+                provenance,
+                report,
+            });
+            if let Err(e) = appended {
+                failure.get_or_insert(e);
+                continue;
             }
-            (None, Some(r)) if r.missed_tolerance() => {
-                summary.ok += 1;
-                "missed its tolerance"
-            }
-            _ => {
-                summary.ok += 1;
-                "ok"
-            }
-        };
-        let (cfg, topology) = &configs[i];
-        let wall_s = started.elapsed().as_secs_f64();
-        let provenance = Provenance::new(cfg, topology, calibration.as_ref(), report.is_some());
-        let report = report.map(|mut r| {
-            if let Some(lb) = &mut r.lb {
-                lb.coarsen(RECORD_EFFORT_SAMPLES);
-            }
-            r
-        });
-        file.append(&Record {
-            suite: suite.suite.name.clone(),
-            suite_digest: suite.digest(),
-            figure: suite.suite.figure,
-            engine: suite.suite.engine,
-            sample: sample.clone(),
-            key: sample.key(),
-            status,
-            error,
-            wall_s,
-            provenance,
-            report,
-        })?;
-        shown.finished(&sample.key(), &sample.variant, wall_s, how);
-    }
+            shown.finished(&sample.key(), &sample.variant, wall_s, how);
+        }
+    });
     shown.finish();
-    Ok(summary)
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
 }
 
 /// Which samples still need running (by index), and the summary's start:

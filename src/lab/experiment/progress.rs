@@ -17,12 +17,19 @@ pub(crate) struct SuiteProgress {
     cost: HashMap<String, (f64, u32)>,
     done: usize,
     total: usize,
+    /// Samples run at once: the ETA divides by it.
+    jobs: usize,
 }
 
 impl SuiteProgress {
     /// `todo`: the variant of each sample to run; `total` and `skipped`
     /// count the suite's samples and those done before.
-    pub(crate) fn new(todo: Vec<String>, total: usize, skipped: usize) -> SuiteProgress {
+    pub(crate) fn new(
+        todo: Vec<String>,
+        total: usize,
+        skipped: usize,
+        jobs: usize,
+    ) -> SuiteProgress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new(total as u64).with_position(skipped as u64);
             bar.set_style(
@@ -40,6 +47,7 @@ impl SuiteProgress {
             cost: HashMap::new(),
             done: skipped,
             total,
+            jobs: jobs.max(1),
         }
     }
 
@@ -104,7 +112,7 @@ impl SuiteProgress {
             .iter()
             .map(|v| self.cost.get(v).map_or(overall, |&(s, n)| s / f64::from(n)))
             .sum();
-        Some(crate::watch::seconds(left))
+        Some(crate::watch::seconds(left / self.jobs as f64))
     }
 
     pub(crate) fn finish(self) {
@@ -136,6 +144,7 @@ mod tests {
             cost: HashMap::new(),
             done: 0,
             total: 5,
+            jobs: 1,
         };
         assert_eq!(p.eta(), None, "nothing measured yet");
         p.finished("a", "sync", 30.0, "ok");

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::ExperimentError;
 use super::provenance::Provenance;
 use super::suite::{Figure, Sample};
+use crate::build::Build;
 use crate::engine::EngineKind;
 use crate::report::Report;
 
@@ -108,6 +109,10 @@ impl ResultsFile {
     /// Only the file's own directory is created, and only when its parent
     /// exists (`results/` in a fresh clone); a path that is not a regular
     /// file (`/dev/full`, a FIFO) is refused before it is read.
+    ///
+    /// A file holds one build's records: records another braid wrote are
+    /// refused (their numbers and this binary's would be one suite's
+    /// samples from two programs).
     pub(crate) fn open(path: &Path, digest: &str) -> Result<Opened, ExperimentError> {
         let io = |source| ExperimentError::Open {
             path: path.to_path_buf(),
@@ -125,6 +130,7 @@ impl ResultsFile {
             path,
             BufReader::new((&mut file).take(crate::limits::MAX_RESULTS_BYTES)),
             digest,
+            &Build::this(),
         )?;
         if good_end < file.metadata().map_err(io)?.len() {
             file.set_len(good_end).map_err(io)?;
@@ -215,6 +221,7 @@ struct Head {
     suite_digest: String,
     key: String,
     status: Status,
+    provenance: Provenance,
 }
 
 /// The samples a results file holds as done or failed, and the length of
@@ -232,7 +239,12 @@ struct Scan {
 
 /// Reads a results file a line at a time (memory for one line, not the
 /// file): which samples it holds, and where its intact part ends.
-fn scan(path: &Path, mut input: impl BufRead, digest: &str) -> Result<Scan, ExperimentError> {
+fn scan(
+    path: &Path,
+    mut input: impl BufRead,
+    digest: &str,
+    build: &Build,
+) -> Result<Scan, ExperimentError> {
     let mut out = Scan {
         done: HashSet::new(),
         failed: HashSet::new(),
@@ -267,6 +279,14 @@ fn scan(path: &Path, mut input: impl BufRead, digest: &str) -> Result<Scan, Expe
                     theirs: r.suite,
                 });
             }
+            Ok(r) if r.provenance.build != *build => {
+                return Err(ExperimentError::OtherBuild {
+                    path: path.to_path_buf(),
+                    suite: r.suite,
+                    theirs: Box::new(r.provenance.build),
+                    ours: Box::new(build.clone()),
+                });
+            }
             Ok(r) => {
                 match r.status {
                     Status::Ok => out.done.insert(r.key),
@@ -290,6 +310,53 @@ fn scan(path: &Path, mut input: impl BufRead, digest: &str) -> Result<Scan, Expe
         }
     }
     Ok(out)
+}
+
+/// Whether `path` holds records compressed with brotli (`.jsonl.br`: the
+/// committed records of `plots/`).
+pub(crate) fn is_compressed(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "br")
+}
+
+/// A results file opened for reading a line at a time: as written, or
+/// decompressed as it is read, and in both cases bounded, so that a file
+/// that decompresses past [`crate::limits::MAX_RESULTS_BYTES`] is refused
+/// with the bound named, not read into memory.
+fn open_records(path: &Path) -> std::io::Result<Box<dyn BufRead + '_>> {
+    let limit = crate::limits::MAX_RESULTS_BYTES;
+    let input = braid_noise::files::open_buffered(path, limit)?;
+    Ok(match is_compressed(path) {
+        false => Box::new(input),
+        true => Box::new(BufReader::new(Bounded {
+            inner: brotli::Decompressor::new(input, 1 << 16),
+            left: limit,
+        })),
+    })
+}
+
+/// A reader that fails once more than `left` bytes came through it.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        match self.left.checked_sub(n as u64) {
+            Some(left) => {
+                self.left = left;
+                Ok(n)
+            }
+            None => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "it decompresses to more than {} GiB, the most a results file may hold",
+                    crate::limits::MAX_RESULTS_BYTES >> 30
+                ),
+            )),
+        }
+    }
 }
 
 /// Every record of a results file, without line numbers.
@@ -325,8 +392,7 @@ pub(crate) fn each_record<E: From<ExperimentError>>(
         })
     };
     // A line at a time: memory for the records, not for the text as well.
-    let mut input = braid_noise::files::open_buffered(path, crate::limits::MAX_RESULTS_BYTES)
-        .map_err(read_error)?;
+    let mut input = open_records(path).map_err(read_error)?;
     let mut line = String::new();
     for number in 1.. {
         line.clear();

@@ -19,6 +19,7 @@ mod maps;
 mod payoff;
 pub(crate) mod regret;
 pub mod roofline;
+mod runs;
 mod scale;
 pub mod speed;
 mod stats;
@@ -77,6 +78,30 @@ pub(crate) enum PlotError {
          two node counts or more)"
     )]
     NothingDrawn { inputs: String, figures: String },
+    /// One suite's records from two builds of braid: a figure would divide
+    /// one program's numbers by another's.
+    #[error(
+        "the records of suite `{suite}` come from two builds ({builds}); a figure draws one \
+         suite run. Rerun the suite with one build, or pass --apart to draw each build's \
+         records on their own"
+    )]
+    TwoBuilds { suite: String, builds: String },
+    /// One suite's records from two definitions of it.
+    #[error(
+        "the records of suite `{suite}` come from two definitions of it (digests {digests}); \
+         a figure draws one suite run. Rerun the suite as it is now"
+    )]
+    TwoDefinitions { suite: String, digests: String },
+    /// Two suites whose records one figure would draw as one.
+    #[error(
+        "the {figure} figure ({engine}) would draw suites {suites} as one: plot each suite's \
+         records on their own (another --out)"
+    )]
+    TwoSuites {
+        figure: String,
+        engine: String,
+        suites: String,
+    },
 }
 
 /// What [`chart`] refuses: an axis whose range is not finite or out of
@@ -93,6 +118,9 @@ impl PlotError {
             | PlotError::BadField { .. }
             | PlotError::NoTrace(_)
             | PlotError::NothingDrawn { .. }
+            | PlotError::TwoBuilds { .. }
+            | PlotError::TwoDefinitions { .. }
+            | PlotError::TwoSuites { .. }
             | PlotError::OutputDir { .. }
             | PlotError::OutOfScale { .. } => true,
             PlotError::Write { .. } => false,
@@ -202,8 +230,14 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
 }
 
 /// Reads every results file and writes every figure the records allow;
-/// returns the files written.
-pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+/// returns the files written. Records of one suite from two builds are
+/// refused ([`runs`]), unless `apart`: then each build's records are drawn
+/// on their own, into a folder of `dir` named for the build.
+pub(crate) fn plot_all(
+    inputs: &[PathBuf],
+    dir: &Path,
+    apart: bool,
+) -> Result<Vec<PathBuf>, PlotError> {
     let mut ok: Vec<Record> = Vec::new();
     for path in inputs {
         // A record at a time: what is kept of it is what its figure draws.
@@ -225,7 +259,43 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
     if ok.is_empty() {
         return Err(PlotError::Empty(names()));
     }
-    for note in merged_sweeps(&ok) {
+    let builds = runs::builds(&ok);
+    if !apart || builds.len() == 1 {
+        runs::check_not_pooled(&ok)?;
+        return draw_set(&ok, dir, &names());
+    }
+    // Each build's set is checked before any is drawn.
+    let sets: Vec<(PathBuf, Vec<Record>)> = builds
+        .iter()
+        .map(|b| {
+            let of: Vec<Record> = (ok.iter())
+                .filter(|r| r.provenance.build == *b)
+                .cloned()
+                .collect();
+            (dir.join(runs::folder(b)), of)
+        })
+        .collect();
+    for (_, set) in &sets {
+        runs::check_not_pooled(set)?;
+    }
+    if !dir.is_dir() {
+        std::fs::create_dir(dir).map_err(|e| PlotError::OutputDir {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    }
+    let mut written = Vec::new();
+    for (b, (out, set)) in builds.iter().zip(&sets) {
+        eprintln!("braid: plot: the records of {b} into {}", out.display());
+        written.extend(draw_set(set, out, &names())?);
+    }
+    Ok(written)
+}
+
+/// Draws one set of records (one build's, or all) into `dir`.
+fn draw_set(ok: &[Record], dir: &Path, names: &str) -> Result<Vec<PathBuf>, PlotError> {
+    let names = || names.to_string();
+    for note in merged_sweeps(ok) {
         eprintln!("braid: plot: {note}");
     }
     let braids = ok.iter().filter(|r| r.figure == Figure::Braid).count();
@@ -247,7 +317,7 @@ pub(crate) fn plot_all(inputs: &[PathBuf], dir: &Path) -> Result<Vec<PathBuf>, P
     // call made are removed, so that no figure stands without its table.
     let before = entries(dir);
     let mut written = Vec::new();
-    if let Err(e) = draw_all(&ok, dir, &mut written) {
+    if let Err(e) = draw_all(ok, dir, &mut written) {
         for name in entries(dir).difference(&before) {
             let _ = std::fs::remove_file(dir.join(name));
         }

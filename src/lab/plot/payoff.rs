@@ -129,72 +129,26 @@ impl PayoffMap {
             (true, Some(v)) => Baseline::Reference(v.clone()),
             _ => Baseline::OwnQuiet,
         };
-        let mut placements: Vec<String> = Vec::new();
-        let mut duties: Vec<f64> = Vec::new();
+        // Each suite's panels from its own records: a series and its
+        // quiet baseline come from one suite run (runs.rs), never from two
+        // suites that both ran a variant quiet.
+        let mut suites: Vec<&str> = Vec::new();
         for r in records {
-            if let (Some(p), Some(d)) = (&r.sample.placement, r.sample.duty) {
-                if !placements.contains(p) {
-                    placements.push(p.clone());
-                }
-                if !duties.contains(&d) {
-                    duties.push(d);
-                }
+            if !suites.contains(&r.suite.as_str()) {
+                suites.push(&r.suite);
             }
         }
-        duties.sort_by(f64::total_cmp);
-        let panels = placements
+        let panels = suites
             .iter()
-            .map(|place| {
-                let at = |v: &str, d: f64| -> Vec<&&Record> {
-                    records
-                        .iter()
-                        .filter(|r| {
-                            r.sample.variant == v
-                                && r.sample.placement.as_deref() == Some(place)
-                                && r.sample.duty == Some(d)
-                        })
-                        .collect()
-                };
-                let percent: Vec<f64> = duties.iter().map(|d| d * 100.0).collect();
-                let (lines, reps) = series(
-                    &variants,
-                    &percent,
-                    |v, x| times(&at(v, x / 100.0)),
-                    |v| times(&quiet_of(records, v)),
-                    &baseline,
-                );
-                let forecast = |field: fn(&Forecast) -> f64| -> Vec<(f64, f64)> {
-                    duties
-                        .iter()
-                        .filter_map(|&d| {
-                            let all: Vec<&&Record> =
-                                variants.iter().flat_map(|v| at(v, d)).collect();
-                            Some((d * 100.0, 100.0 * median_of(&all, |r| model_sum(r, field))?))
-                        })
-                        .collect()
-                };
-                // The models forecast a variant's loss over its own quiet
-                // run at scale; against a reference, on a machine of a
-                // few threads, they do not apply.
-                let modelled = baseline == Baseline::OwnQuiet;
-                Panel {
-                    title: format!("noise on: {place}"),
-                    x_desc: "noise duty on the noisy core(s) (%)",
-                    lines,
-                    reps,
-                    model: if modelled {
-                        forecast(|m| m.plain_async_loss)
-                    } else {
-                        Vec::new()
-                    },
-                    ideal: if modelled {
-                        forecast(|m| m.ideal_balanced_loss)
-                    } else {
-                        Vec::new()
-                    },
-                }
+            .flat_map(|suite| {
+                let own: Vec<&Record> = (records.iter())
+                    .copied()
+                    .filter(|r| r.suite == *suite)
+                    .collect();
+                let mut panels = noise_panels(&own, &variants, &baseline);
+                panels.extend(imbalance_panels(&own, &variants, &baseline));
+                panels
             })
-            .chain(imbalance_panels(records, &variants, &baseline))
             .collect();
         PayoffMap {
             headline: headline(records, &baseline),
@@ -207,6 +161,76 @@ impl PayoffMap {
     pub(super) fn is_empty(&self) -> bool {
         self.panels.iter().all(|p| p.lines.is_empty())
     }
+}
+
+/// The noise panels of one suite's records, one per placement: each
+/// variant's increase over its baseline against the duty.
+fn noise_panels(records: &[&Record], variants: &[String], baseline: &Baseline) -> Vec<Panel> {
+    let mut placements: Vec<String> = Vec::new();
+    let mut duties: Vec<f64> = Vec::new();
+    for r in records {
+        if let (Some(p), Some(d)) = (&r.sample.placement, r.sample.duty) {
+            if !placements.contains(p) {
+                placements.push(p.clone());
+            }
+            if !duties.contains(&d) {
+                duties.push(d);
+            }
+        }
+    }
+    duties.sort_by(f64::total_cmp);
+    placements
+        .iter()
+        .map(|place| {
+            let at = |v: &str, d: f64| -> Vec<&&Record> {
+                records
+                    .iter()
+                    .filter(|r| {
+                        r.sample.variant == v
+                            && r.sample.placement.as_deref() == Some(place)
+                            && r.sample.duty == Some(d)
+                    })
+                    .collect()
+            };
+            let percent: Vec<f64> = duties.iter().map(|d| d * 100.0).collect();
+            let (lines, reps) = series(
+                variants,
+                &percent,
+                |v, x| times(&at(v, x / 100.0)),
+                |v| times(&quiet_of(records, v)),
+                baseline,
+            );
+            let forecast = |field: fn(&Forecast) -> f64| -> Vec<(f64, f64)> {
+                duties
+                    .iter()
+                    .filter_map(|&d| {
+                        let all: Vec<&&Record> = variants.iter().flat_map(|v| at(v, d)).collect();
+                        Some((d * 100.0, 100.0 * median_of(&all, |r| model_sum(r, field))?))
+                    })
+                    .collect()
+            };
+            // The models forecast a variant's loss over its own quiet
+            // run at scale; against a reference, on a machine of a
+            // few threads, they do not apply.
+            let modelled = *baseline == Baseline::OwnQuiet;
+            Panel {
+                title: format!("noise on: {place}"),
+                x_desc: "noise duty on the noisy core(s) (%)",
+                lines,
+                reps,
+                model: if modelled {
+                    forecast(|m| m.plain_async_loss)
+                } else {
+                    Vec::new()
+                },
+                ideal: if modelled {
+                    forecast(|m| m.ideal_balanced_loss)
+                } else {
+                    Vec::new()
+                },
+            }
+        })
+        .collect()
 }
 
 /// What the figure compares, and on what: the simulated machine's shape,
@@ -723,5 +747,38 @@ mod tests {
             "{residual:?}"
         );
         assert!(p.reps.is_empty());
+    }
+
+    /// Two suites that both ran async(4) quiet: each panel divides by its
+    /// own suite's quiet run, not by the two pooled (the README's payoff
+    /// map once divided by the mean of two builds' quiet times).
+    #[test]
+    fn each_suites_panels_are_measured_from_that_suites_own_quiet_runs() {
+        let suite = |name: &str, place: &str, quiet: f64, noisy: f64| -> Vec<Record> {
+            let mut all = records(EngineKind::Sim, "async(4)", None, &[quiet]);
+            all.extend(records(EngineKind::Sim, "async(4)", Some(0.5), &[noisy]));
+            for r in &mut all {
+                r.suite = name.into();
+                if r.sample.placement.is_some() {
+                    r.sample.placement = Some(place.into());
+                }
+            }
+            all
+        };
+        let mut all = suite("one", "a", 1.0, 1.1);
+        all.extend(suite("two", "b", 2.0, 2.4));
+        let m = PayoffMap::new(&all.iter().collect::<Vec<_>>());
+        assert_eq!(m.panels.len(), 2);
+        let line = |p: &Panel| p.lines[0].1.clone();
+        assert!(
+            close(&line(&m.panels[0]), &[(50.0, 10.0)]),
+            "{:?}",
+            line(&m.panels[0])
+        );
+        assert!(
+            close(&line(&m.panels[1]), &[(50.0, 20.0)]),
+            "{:?}",
+            line(&m.panels[1])
+        );
     }
 }

@@ -106,6 +106,31 @@ fn another_suites_file_is_refused_untouched() {
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
 
+/// Resuming with another braid would put two programs' samples in one
+/// suite's file: refused, the file untouched, both builds named.
+#[test]
+fn another_builds_file_is_refused_untouched_naming_both_builds() {
+    let (_dir, p) = path("build.jsonl");
+    let mut f = ResultsFile::open(&p, "d").unwrap().file;
+    let mut theirs = record("d", "a");
+    theirs.provenance.build.commit = "0123456789abcdef0123456789abcdef01234567".into();
+    f.append(&theirs).unwrap();
+    drop(f);
+    let before = std::fs::read(&p).unwrap();
+    let e = ResultsFile::open(&p, "d").err().expect("refused");
+    assert!(matches!(e, ExperimentError::OtherBuild { .. }), "{e}");
+    let said = e.to_string();
+    assert!(said.contains("0123456789ab"), "{said}");
+    assert!(said.contains(crate::build::Build::this().short()), "{said}");
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    // This build's own records resume as before.
+    let (_dir, p) = path("same.jsonl");
+    let mut f = ResultsFile::open(&p, "d").unwrap().file;
+    f.append(&record("d", "a")).unwrap();
+    drop(f);
+    assert_eq!(ResultsFile::open(&p, "d").unwrap().done.len(), 1);
+}
+
 #[test]
 fn a_second_writer_is_refused_while_the_first_holds_the_file() {
     let (_dir, p) = path("busy.jsonl");
