@@ -3,6 +3,8 @@
 //! repository path they name in code spans exists, SUMMARY.md lists every
 //! page, and the README's quick start is the two commands CI runs.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -403,26 +405,17 @@ fn each_suites_stated_time_is_what_its_committed_results_took() {
         let text = std::fs::read_to_string(&path).unwrap();
         let suite: toml::Table = toml::from_str(&text).unwrap();
         let name = suite["name"].as_str().unwrap();
-        let data = [
-            "plots/data",
-            "plots/carried/data",
-            "plots/scale/data",
-            "plots/strategies/data",
-            "plots/trace/data",
-            "plots/workloads/data",
-        ]
-        .iter()
-        .map(|d| root().join(d).join(format!("{name}.jsonl")))
-        .find(|p| p.is_file());
+        let data = common::published()
+            .into_iter()
+            .flat_map(|p| p.inputs)
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|f| *f == *format!("{name}.jsonl.br"))
+            });
         let Some(data) = data else { continue };
-        let took: f64 = std::fs::read_to_string(&data)
-            .unwrap()
-            .lines()
-            .map(|l| {
-                serde_json::from_str::<serde_json::Value>(l).unwrap()["wall_s"]
-                    .as_f64()
-                    .unwrap()
-            })
+        let took: f64 = common::record_lines(&data)
+            .iter()
+            .map(|r| r["wall_s"].as_f64().unwrap())
             .sum();
         let said = stated(&text)
             .unwrap_or_else(|| panic!("{}: no `(about N s|min` in its header", path.display()));
@@ -501,7 +494,7 @@ fn the_ulba_window_tables_gains_and_calls_are_the_committed_records() {
     std::fs::create_dir_all(&dir).unwrap();
     // (gain cell, calls cell) of one suite's 1% instances.
     let measure = |suite: &str| -> (String, String) {
-        let records = root().join(format!("plots/workloads/data/{suite}.jsonl"));
+        let records = root().join(format!("plots/workloads/data/{suite}.jsonl.br"));
         let out = dir.join(suite);
         braid_in(
             &root(),
@@ -523,8 +516,7 @@ fn the_ulba_window_tables_gains_and_calls_are_the_committed_records() {
         gains.sort_by(f64::total_cmp);
         let median = (gains[2] + gains[3]) / 2.0;
         let (mut greedy, mut anticipate) = (0, 0);
-        for line in std::fs::read_to_string(&records).unwrap().lines() {
-            let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        for r in common::record_lines(&records) {
             let instance = r["sample"]["workload"].as_str().unwrap();
             let Some(b) = best.iter().find(|b| b.0 == instance) else {
                 continue;

@@ -1,7 +1,9 @@
 //! The committed figures, drawn again from their committed records: every
 //! SVG and table comes out byte for byte as committed (so no figure in the
-//! docs is older than the code that draws it), and every variant is drawn
-//! in one colour in every figure.
+//! docs is older than the code that draws it), every variant is drawn in
+//! one colour in every figure, and every committed record and measurement
+//! was written by a build of a clean commit (`braid reproduce` checks that
+//! today's braid still computes them).
 
 mod common;
 
@@ -11,129 +13,31 @@ use std::sync::OnceLock;
 
 use common::{braid, scratch};
 
-/// Each committed set of records and the directory its figures are
-/// committed in (the commands in the docs that draw them).
-const SETS: &[(&[&str], &str)] = &[
-    (&["plots/validate/data/validation.json"], "plots/validate"),
-    (&["plots/speed/data/speed.json"], "plots/speed"),
-    (
-        &[
-            "plots/carried/data/carried-landscape-sim.jsonl",
-            "plots/carried/data/carried-tts-sim.jsonl",
-            "plots/carried/data/carried-strategies-sim.jsonl",
-        ],
-        "plots/carried",
-    ),
-    (
-        &["plots/carried/data/carried-workloads-sim.jsonl"],
-        "plots/carried",
-    ),
-    (
-        &["plots/carried/data/carried-ulba-sim.jsonl"],
-        "plots/carried",
-    ),
-    (&["plots/data/roofline.json"], "plots"),
-    (
-        &["plots/data/braid-run.jsonl", "plots/data/braid-sim.jsonl"],
-        "plots",
-    ),
-    (
-        &[
-            "plots/data/landscape-run.jsonl",
-            "plots/data/landscape-sim.jsonl",
-        ],
-        "plots",
-    ),
-    (
-        &[
-            "plots/data/payoff-sim.jsonl",
-            "plots/data/payoff-workloads-sim.jsonl",
-        ],
-        "plots",
-    ),
-    (
-        &["plots/data/tts-run.jsonl", "plots/data/tts-sim.jsonl"],
-        "plots",
-    ),
-    (
-        &[
-            "plots/trace/data/trace-landscape-run.jsonl",
-            "plots/trace/data/trace-landscape-sim.jsonl",
-        ],
-        "plots/trace",
-    ),
-    (
-        &[
-            "plots/strategies/data/strategies-sim.jsonl",
-            "plots/strategies/data/strategies-landscape-sim.jsonl",
-            "plots/strategies/data/strategies-effort-sim.jsonl",
-        ],
-        "plots/strategies/sim",
-    ),
-    (
-        &[
-            "plots/strategies/data/strategies-run.jsonl",
-            "plots/strategies/data/strategies-landscape-run.jsonl",
-        ],
-        "plots/strategies/run",
-    ),
-    (
-        &["plots/workloads/data/workloads-sim.jsonl"],
-        "plots/workloads",
-    ),
-    (
-        &["plots/workloads/data/workloads-run.jsonl"],
-        "plots/workloads",
-    ),
-    (&["plots/workloads/data/ulba-sim.jsonl"], "plots/workloads"),
-    (
-        &["plots/workloads/data/ulba-costly-sim.jsonl"],
-        "plots/workloads/costly",
-    ),
-    (
-        &["plots/workloads/data/ulba-bulk-sim.jsonl"],
-        "plots/workloads/bulk",
-    ),
-    (
-        &["plots/workloads/data/ulba-threads-sim.jsonl"],
-        "plots/workloads/bulk-threads",
-    ),
-    (
-        &["plots/workloads/data/ulba-work-sim.jsonl"],
-        "plots/workloads/bulk-work",
-    ),
-    (
-        &["plots/workloads/data/ulba-recent-sim.jsonl"],
-        "plots/workloads/bulk-recent",
-    ),
-    (
-        &["plots/workloads/data/ulba-free-sim.jsonl"],
-        "plots/workloads/bulk-free",
-    ),
-    (
-        &["plots/workloads/data/ulba-own-sim.jsonl"],
-        "plots/workloads/bulk-own",
-    ),
-    (
-        &["plots/workloads/data/ulba-window-sim.jsonl"],
-        "plots/workloads/bulk-window",
-    ),
-    (&["plots/scale/data/scale-sim.jsonl"], "plots/scale"),
-    (
-        &["plots/scale/data/scale-large-sim.jsonl"],
-        "plots/scale/large",
-    ),
-];
+/// Each published set that `braid plot` draws (`plots/published.toml`):
+/// its inputs and the folder its figures are committed in. A learned
+/// chooser's regrets are drawn by `braid learn --evaluate`, which probes
+/// every instance in the simulator first: `braid reproduce` redraws and
+/// compares those.
+fn sets() -> Vec<(Vec<PathBuf>, String)> {
+    common::published()
+        .into_iter()
+        .filter(|p| !p.learned)
+        .filter_map(|p| Some((p.inputs, p.figures?)))
+        .collect()
+}
 
-/// Figures committed without records of this kind: the learned chooser's
-/// regrets (`braid learn --evaluate ... --plot`, which probes every
-/// instance in the simulator first; `tests/learned.rs` draws one).
-const NOT_FROM_RECORDS: &[&str] = &[
-    "plots/workloads/regret-learn-test-sim.svg",
-    "plots/workloads/regret-learn-noise-sim.svg",
-    "plots/carried/regret-carried-learn-test-sim.svg",
-    "plots/carried/regret-carried-learn-noise-sim.svg",
-];
+/// The committed regret figures (`braid reproduce` checks them).
+fn not_from_records() -> Vec<String> {
+    common::published()
+        .into_iter()
+        .filter_map(|p| Some((p.figures?, p.regrets)))
+        .flat_map(|(dir, suites)| {
+            suites
+                .into_iter()
+                .map(move |s| format!("{dir}/regret-{s}.svg"))
+        })
+        .collect()
+}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -144,17 +48,18 @@ fn drawn() -> &'static [(String, PathBuf)] {
     static DRAWN: OnceLock<Vec<(String, PathBuf)>> = OnceLock::new();
     DRAWN.get_or_init(|| {
         let dir = scratch("committed-figures");
-        SETS.iter()
+        sets()
+            .into_iter()
             .enumerate()
             .map(|(k, (inputs, committed))| {
                 let out = dir.join(format!("set-{k}"));
                 let mut args = vec!["plot".to_string()];
-                args.extend(inputs.iter().map(|i| root().join(i).display().to_string()));
+                args.extend(inputs.iter().map(|i| i.display().to_string()));
                 args.extend(["--out".into(), out.display().to_string()]);
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
                 let run = braid(&dir, &args);
                 assert_eq!(run.status, Some(0), "{inputs:?}: {}", run.stderr);
-                (committed.to_string(), out)
+                (committed, out)
             })
             .collect()
     })
@@ -203,7 +108,7 @@ fn every_committed_figure_and_table_comes_out_of_its_committed_records() {
     }
     for svg in committed_svgs {
         assert!(
-            files.contains_key(&svg) || NOT_FROM_RECORDS.contains(&svg.as_str()),
+            files.contains_key(&svg) || not_from_records().contains(&svg),
             "{svg} is committed but no committed records draw it"
         );
     }
@@ -373,4 +278,49 @@ fn every_figure_is_legible_at_a_pages_width() {
         checked += 1;
     }
     assert!(checked >= 15, "only {checked} figures read");
+}
+
+/// A committed record that an uncommitted tree's build wrote cannot be
+/// rebuilt by anyone: every record, and every measurement a figure is drawn
+/// from, names a build of a clean commit (a full hash, clean).
+#[test]
+fn every_committed_record_comes_from_a_build_of_a_clean_commit() {
+    let clean = |b: &serde_json::Value| -> bool {
+        let commit = b["commit"].as_str().unwrap_or("");
+        b["clean"].as_bool() == Some(true)
+            && commit.len() == 40
+            && commit.chars().all(|c| c.is_ascii_hexdigit())
+    };
+    let mut checked = 0;
+    for set in common::published() {
+        for input in &set.inputs {
+            let name = input.display().to_string();
+            if name.ends_with(".jsonl.br") {
+                for (i, r) in common::record_lines(input).iter().enumerate() {
+                    assert!(
+                        clean(&r["provenance"]["build"]),
+                        "{name}: record {} was written by {}",
+                        i + 1,
+                        r["provenance"]["build"]
+                    );
+                    checked += 1;
+                }
+            } else {
+                let v: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(input).unwrap()).unwrap();
+                let build = v.get("build").or_else(|| v["provenance"].get("build"));
+                assert!(build.is_some_and(clean), "{name} was written by {build:?}");
+            }
+        }
+    }
+    let model = root().join("plots/workloads/learned.json");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    assert!(
+        clean(&v["build"]),
+        "{} was written by {}",
+        model.display(),
+        v["build"]
+    );
+    assert!(checked > 1000, "{checked} records read");
 }

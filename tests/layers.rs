@@ -63,8 +63,11 @@ const LEVELS: &[&[&str]] = &[
     ],
     // Figures and tables from results, and a chooser learned from them.
     &["lab::plot", "lab::table", "lab::learn"],
-    // The simulator checked against the machine (both engines, a table).
-    &["lab::validate"],
+    // The simulator checked against the machine (both engines, a table);
+    // a learned chooser's regrets drawn.
+    &["lab::validate", "lab::regrets"],
+    // Every published result rerun, compared, regenerated.
+    &["lab::reproduce"],
     // The command line: its commands, and one run to its outputs.
     &["cli"],
 ];

@@ -53,6 +53,12 @@ enum Command {
     /// per row, and write the calibration and the results (docs/simulator.md,
     /// "Checking the simulator against this machine")
     Validate(ValidateArgs),
+    /// Rerun every published figure's suites (plots/published.toml) with
+    /// this binary and compare with their committed records: simulated ones
+    /// value for value, real-machine ones (with --machine) against their
+    /// intervals; exits 1 when a published result moved
+    /// (docs/experiments.md#reproducing-every-published-result)
+    Reproduce(ReproduceArgs),
     /// Print the sockets, physical cores and logical CPUs braid detects (and
     /// how), and where N threads would be pinned. BRAID_SYSFS_ROOT=DIR reads
     /// a captured sysfs tree (DIR/devices/system/cpu) instead of /sys.
@@ -85,6 +91,33 @@ struct ValidateArgs {
     /// Overrides of config keys, applied last (e.g. domain_size=64)
     #[arg(value_name = "KEY=VALUE")]
     overrides: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct ReproduceArgs {
+    /// The published sets to rerun, by name (default: all of them)
+    #[arg(value_name = "SET")]
+    sets: Vec<String>,
+    /// Only the quick sets: the simulated suites the README's figures rest
+    /// on (about two minutes here; what .ci/run checks)
+    #[arg(long)]
+    quick: bool,
+    /// Rerun the real-machine suites too, on this machine (quiet it first),
+    /// and compare each setting with the committed runs' interval
+    #[arg(long)]
+    machine: bool,
+    /// Write the reruns' records where the committed ones are and redraw
+    /// the sets' figures (only from a build of a clean commit)
+    #[arg(long)]
+    update: bool,
+    /// Only redraw every set's figures from its committed records (after a
+    /// change to how figures are drawn); nothing is rerun or compared
+    #[arg(long, conflicts_with_all = ["update", "machine"])]
+    redraw: bool,
+    /// Directory for the reruns' results files (a rerun interrupted resumes
+    /// from them)
+    #[arg(long, value_name = "DIR", default_value = "results/reproduce")]
+    out: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -266,6 +299,7 @@ pub(crate) fn main() -> ExitCode {
         Some(Command::Table(args)) => table(&args),
         Some(Command::Learn(args)) => learn(&args),
         Some(Command::Validate(args)) => validate(args),
+        Some(Command::Reproduce(args)) => reproduce(args),
         Some(Command::Topology(args)) => topology(&args),
         Some(Command::Config) => {
             runner::show(&crate::config::document());
@@ -333,6 +367,57 @@ fn validate(args: ValidateArgs) -> Result<(), Failure> {
         }
         Err(e) if e.is_bad_input() => Err(bad_input(anyhow::Error::new(e))),
         Err(e) => Err(Failure::Failed(anyhow::Error::new(e))),
+    }
+}
+
+/// `braid reproduce`: every published result rerun and compared.
+fn reproduce(args: ReproduceArgs) -> Result<(), Failure> {
+    use crate::lab::reproduce::{self, Options, ReproduceError};
+    let opts = Options {
+        root: PathBuf::from("."),
+        names: args.sets,
+        quick: args.quick,
+        machine: args.machine,
+        update: args.update,
+        redraw: args.redraw,
+        out: args.out,
+    };
+    let interrupt = Interrupt::install()
+        .map_err(|e| Failure::Failed(anyhow::anyhow!("cannot install the signal handlers: {e}")))?;
+    let outcomes = match reproduce::reproduce(&opts, &interrupt, |o| {
+        runner::show(&o.to_string());
+    }) {
+        Ok(o) => o,
+        Err(ReproduceError::Interrupted(signal)) => {
+            return Err(Failure::Interrupted {
+                signal,
+                error: anyhow::anyhow!(
+                    "braid reproduce stopped by signal {signal}; run it again to resume"
+                ),
+            });
+        }
+        Err(e) if e.is_bad_input() => return Err(bad_input(anyhow::Error::new(e))),
+        Err(e) => return Err(Failure::Failed(anyhow::Error::new(e))),
+    };
+    let failed: Vec<&str> = (outcomes.iter())
+        .filter(|o| o.failed())
+        .map(|o| o.name.as_str())
+        .collect();
+    eprintln!(
+        "braid reproduce: {} set(s) checked, {} failed{}",
+        outcomes.len(),
+        failed.len(),
+        match failed.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", failed.join(", ")),
+        }
+    );
+    match failed.is_empty() {
+        true => Ok(()),
+        false => Err(Failure::Failed(anyhow::anyhow!(
+            "published results moved or cannot stand: regenerate them (braid reproduce --update \
+             from a clean commit) with the text that quotes them, in one change"
+        ))),
     }
 }
 
@@ -457,53 +542,6 @@ fn table(args: &TableArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The regrets of `e` drawn into `dir` as `regret-STEM`, STEM the first
-/// results file's.
-fn regret_figure(
-    e: &crate::lab::learn::Evaluation,
-    model: &Path,
-    results: &[PathBuf],
-    dir: &Path,
-) -> Result<Vec<PathBuf>, Failure> {
-    use crate::lab::plot::regret::{RegretFigure, RegretRow};
-    let name = |p: &Path| {
-        p.file_stem()
-            .map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into())
-    };
-    let stem = format!("regret-{}", name(&results[0]));
-    let inputs: Vec<String> = results.iter().map(|p| name(p)).collect();
-    let figure = RegretFigure {
-        headline: format!(
-            "{} on {} held-out instance(s) ({})",
-            model
-                .file_name()
-                .map_or_else(|| name(model), |n| n.to_string_lossy().into()),
-            e.instances,
-            inputs.join(", ")
-        ),
-        subtitle: format!(
-            "the model named the best fixed strategy at its first call in {:.1}% (always naming \
-             {}: {:.1}%)",
-            100.0 * e.accuracy,
-            e.baseline.0,
-            100.0 * e.baseline.1
-        ),
-        rows: (e.regret.iter())
-            .map(|r| RegretRow {
-                name: r.balancer.clone(),
-                variant: r.label.clone(),
-                mean: r.mean,
-                interval: r.interval,
-                failed: r.failed,
-            })
-            .collect(),
-    };
-    figure.draw(dir, &stem).map_err(|e| match e.is_bad_input() {
-        true => Failure::BadInput(e.into()),
-        false => Failure::Failed(e.into()),
-    })
-}
-
 /// `braid learn`: train a chooser, or evaluate one.
 fn learn(args: &LearnArgs) -> Result<(), Failure> {
     use crate::lab::learn;
@@ -566,7 +604,14 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         }
         if let Some(dir) = &args.plot {
             let file = args.evaluate.as_deref().expect("clap requires --evaluate");
-            for path in regret_figure(&e, file, &args.results, dir)? {
+            let drawn =
+                crate::lab::regrets::draw(&e, file, &args.results, dir).map_err(|e| {
+                    match e.is_bad_input() {
+                        true => Failure::BadInput(e.into()),
+                        false => Failure::Failed(e.into()),
+                    }
+                })?;
+            for path in drawn {
                 eprintln!("braid: wrote {}", path.display());
             }
         }

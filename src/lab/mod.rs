@@ -11,6 +11,8 @@ pub(crate) mod calibrate;
 pub(crate) mod experiment;
 pub(crate) mod learn;
 pub(crate) mod plot;
+pub(crate) mod regrets;
+pub(crate) mod reproduce;
 pub(crate) mod table;
 pub(crate) mod ulba;
 pub(crate) mod validate;

@@ -215,3 +215,79 @@ pub(crate) fn in_one_of_three(mut attempt: impl FnMut() -> Result<(), String>) {
     }
     panic!("no run of three held: {seen:#?}");
 }
+
+/// The repository's root.
+pub(crate) fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The lines of a committed records file (`.jsonl.br`, brotli-compressed,
+/// or a plain `.jsonl`), each a JSON record.
+pub(crate) fn record_lines(path: &Path) -> Vec<serde_json::Value> {
+    use std::io::Read;
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = match path.extension().is_some_and(|e| e == "br") {
+        true => {
+            let mut out = String::new();
+            brotli::Decompressor::new(&bytes[..], 1 << 16)
+                .read_to_string(&mut out)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            out
+        }
+        false => String::from_utf8(bytes).unwrap(),
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// One published set of `plots/published.toml`: its suites' committed
+/// records (or its measurement file), the folder its figures are in, and
+/// the suites whose regrets `braid learn` draws there.
+#[derive(Debug, Clone)]
+pub(crate) struct Published {
+    pub(crate) name: String,
+    pub(crate) inputs: Vec<PathBuf>,
+    pub(crate) figures: Option<String>,
+    pub(crate) regrets: Vec<String>,
+    pub(crate) learned: bool,
+}
+
+/// Every set `plots/published.toml` lists.
+pub(crate) fn published() -> Vec<Published> {
+    let text = std::fs::read_to_string(repo().join("plots/published.toml")).unwrap();
+    let manifest: toml::Table = toml::from_str(&text).unwrap();
+    let strings = |v: Option<&toml::Value>| -> Vec<String> {
+        v.and_then(|v| v.as_array())
+            .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    manifest["set"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let records = s.get("records").and_then(|r| r.as_str());
+            let mut inputs: Vec<PathBuf> = strings(s.get("suites"))
+                .iter()
+                .map(|suite| {
+                    repo()
+                        .join(records.unwrap())
+                        .join(format!("{suite}.jsonl.br"))
+                })
+                .collect();
+            if let Some(file) = s.get("file").and_then(|f| f.as_str()) {
+                inputs.push(repo().join(file));
+            }
+            let learn = s.get("learn");
+            Published {
+                name: s["name"].as_str().unwrap().to_string(),
+                inputs,
+                figures: s.get("figures").and_then(|f| f.as_str()).map(String::from),
+                regrets: strings(learn.and_then(|l| l.get("evaluate"))),
+                learned: learn.is_some(),
+            }
+        })
+        .collect()
+}

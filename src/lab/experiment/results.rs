@@ -359,6 +359,21 @@ impl<R: Read> Read for Bounded<R> {
     }
 }
 
+/// Writes `records` as a brotli-compressed results file at `path`, whole
+/// or not at all: how `braid reproduce --update` commits a suite's records
+/// (a tenth of their text, and read back as any results file).
+pub(crate) fn write_compressed(path: &Path, records: &[Record]) -> std::io::Result<()> {
+    // Compressed in memory, where finishing the stream cannot fail, then
+    // written whole.
+    let mut w = brotli::CompressorWriter::new(Vec::new(), 1 << 16, 9, 22);
+    for r in records {
+        serde_json::to_writer(&mut w, r)?;
+        w.write_all(b"\n")?;
+    }
+    let bytes = w.into_inner();
+    braid_noise::files::write_atomic(path, |out| out.write_all(&bytes))
+}
+
 /// Every record of a results file, without line numbers.
 #[cfg(test)]
 pub(crate) fn read(path: &Path) -> Result<Vec<Record>, ExperimentError> {
