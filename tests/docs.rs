@@ -561,3 +561,407 @@ fn the_ulba_window_tables_gains_and_calls_are_the_committed_records() {
         );
     }
 }
+
+/// A table a number is read from: a CSV file, or a Markdown file's first
+/// table; each row a map from column to cell.
+fn table_of(path: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    if path.extension().is_some_and(|e| e == "csv") {
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let head: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+        rows.push(head);
+        for rec in r.records() {
+            rows.push(rec.unwrap().iter().map(String::from).collect());
+        }
+    } else {
+        for line in text.lines().skip_while(|l| !l.starts_with('|')) {
+            if !line.starts_with('|') {
+                break;
+            }
+            if line.starts_with("|---") {
+                continue;
+            }
+            rows.push(
+                line.trim_matches('|')
+                    .split('|')
+                    .map(|c| c.trim().to_string())
+                    .collect(),
+            );
+        }
+    }
+    let head = rows.remove(0);
+    rows.into_iter()
+        .map(|r| head.iter().cloned().zip(r).collect())
+        .collect()
+}
+
+/// The first number in a cell (`0.4055 (0.39-0.41)`, `+22.3%`).
+fn number_in(cell: &str) -> Option<f64> {
+    let start = cell.find(|c: char| c.is_ascii_digit() || c == '-' || c == '+')?;
+    let rest = &cell[start..];
+    let end = rest[1..]
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e'))
+        .map_or(rest.len(), |i| i + 1);
+    rest[..end].trim_start_matches('+').parse().ok()
+}
+
+/// One quoted number's check, as a page writes it in a comment beside the
+/// number: `<!-- FILE [COL=VALUE]... -> COL NUMBER; COL*100 NUMBER -->`.
+/// The row of FILE whose columns hold every VALUE must be one; each COL
+/// (times its factor) must round to NUMBER as written (to its last digit),
+/// and NUMBER as written must stand in the paragraph the comment is in.
+struct Quote {
+    file: String,
+    filters: Vec<(String, String)>,
+    claims: Vec<(String, f64, String)>,
+}
+
+fn quotes(comment: &str) -> Option<Quote> {
+    let body = comment.trim();
+    let (head, claims) = body.split_once("->")?;
+    let head = head.trim();
+    let file = head.split_whitespace().next()?.to_string();
+    if !file.starts_with("plots/") {
+        return None;
+    }
+    let mut filters = Vec::new();
+    let mut rest = &head[file.len()..];
+    while let Some(open) = rest.find('[') {
+        let close = open + rest[open..].find(']')?;
+        let (k, v) = rest[open + 1..close].split_once('=')?;
+        filters.push((k.trim().to_string(), v.trim().to_string()));
+        rest = &rest[close + 1..];
+    }
+    let claims = claims
+        .split(';')
+        .map(|c| {
+            let (col, number) = c.trim().rsplit_once(' ')?;
+            let (col, factor) = match col.split_once('*') {
+                Some((c, f)) => (c.to_string(), f.parse().ok()?),
+                None => (col.to_string(), 1.0),
+            };
+            Some((col, factor, number.to_string()))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Quote {
+        file,
+        filters,
+        claims,
+    })
+}
+
+/// Every number the README and the manual quote from committed records
+/// is what those records give today: each is written with a comment naming
+/// the figure's table (which `tests/figures.rs` holds to the records, and
+/// `braid reproduce` to today's braid), the row and the column.
+#[test]
+fn every_quoted_number_is_its_tables_value() {
+    let mut checked = 0;
+    let mut bad = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.strip_prefix(root()).unwrap().display().to_string();
+        for paragraph in text.split("\n\n") {
+            let mut rest = paragraph;
+            while let Some(at) = rest.find("<!--") {
+                let Some(end) = rest[at..].find("-->") else {
+                    break;
+                };
+                let comment = &rest[at + 4..at + end];
+                rest = &rest[at + end + 3..];
+                let Some(q) = quotes(comment) else {
+                    if comment.contains("->") && comment.trim_start().starts_with("plots/") {
+                        bad.push(format!("{name}: cannot read `{comment}`"));
+                    }
+                    continue;
+                };
+                let table = table_of(&root().join(&q.file));
+                let rows: Vec<_> = table
+                    .iter()
+                    .filter(|r| q.filters.iter().all(|(k, v)| r.get(k) == Some(v)))
+                    .collect();
+                if rows.len() != 1 {
+                    bad.push(format!(
+                        "{name}: `{comment}`: {} rows of {} match",
+                        rows.len(),
+                        q.file
+                    ));
+                    continue;
+                }
+                for (col, factor, written) in &q.claims {
+                    checked += 1;
+                    let Some(cell) = rows[0].get(col) else {
+                        bad.push(format!("{name}: {}: no column {col}", q.file));
+                        continue;
+                    };
+                    let said: f64 = written
+                        .trim_start_matches('+')
+                        .trim_end_matches('%')
+                        .trim_end_matches('x')
+                        .parse()
+                        .unwrap_or(f64::NAN);
+                    let digits = written
+                        .trim_end_matches(['%', 'x'])
+                        .split_once('.')
+                        .map_or(0, |(_, d)| d.len());
+                    let value = number_in(cell).map(|v| v * factor);
+                    let close = value.is_some_and(|v| {
+                        (v - said).abs() <= 0.5 * 10f64.powi(-(digits as i32)) + 1e-9
+                    });
+                    if !close {
+                        bad.push(format!(
+                            "{name}: says {col} = {written}, {} has {cell} ({}) in the row {:?}",
+                            q.file,
+                            value.map_or("no number".into(), |v| format!("{v}")),
+                            q.filters
+                        ));
+                    }
+                    let prose = paragraph.split("<!--").next().unwrap_or("");
+                    let shown: String = paragraph
+                        .split("<!--")
+                        .enumerate()
+                        .map(|(i, part)| match i {
+                            0 => part,
+                            _ => part.split_once("-->").map_or("", |(_, after)| after),
+                        })
+                        .collect();
+                    if !shown.contains(written.as_str()) && !prose.contains(written.as_str()) {
+                        bad.push(format!(
+                            "{name}: {written} is checked but not in its paragraph"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "quoted numbers that are not their tables':\n{}",
+        bad.join("\n")
+    );
+    assert!(checked >= 30, "only {checked} quoted numbers checked");
+}
+
+/// A table a page shows as a figure's table gives is that file's, as
+/// committed: `<!-- table FILE -->`, the table, `<!-- end table -->`.
+#[test]
+fn every_embedded_table_is_its_committed_file() {
+    let mut checked = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("<!-- table ") {
+            let after = &rest[at + "<!-- table ".len()..];
+            let (file, body) = after.split_once("-->").unwrap();
+            let (shown, tail) = body
+                .split_once("<!-- end table -->")
+                .unwrap_or_else(|| panic!("{}: no end of the table of {file}", page.display()));
+            let file = file.trim();
+            let kept = std::fs::read_to_string(root().join(file)).unwrap();
+            let lines = |t: &str| -> Vec<String> {
+                t.lines()
+                    .filter(|l| l.starts_with('|'))
+                    .map(String::from)
+                    .collect()
+            };
+            assert_eq!(
+                lines(shown),
+                lines(&kept),
+                "{}: the table of {file} is not the committed file's",
+                page.display()
+            );
+            checked += 1;
+            rest = tail;
+        }
+    }
+    assert!(checked >= 3, "only {checked} embedded tables");
+}
+
+/// A committed figure no page shows is a figure nobody reads and nobody
+/// checks the words about: every PNG under plots/ is cited by the README
+/// or a page of the manual.
+#[test]
+fn every_committed_figure_is_cited_by_a_page() {
+    let cited: BTreeSet<PathBuf> = pages()
+        .iter()
+        .flat_map(|page| {
+            let text = std::fs::read_to_string(page).unwrap();
+            links(&text)
+                .into_iter()
+                .map(|(_, t)| page.parent().unwrap().join(t.split('#').next().unwrap()))
+                .filter_map(|p| p.canonicalize().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut uncited = Vec::new();
+    let mut stack = vec![root().join("plots")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "png")
+                && !cited.contains(&p.canonicalize().unwrap())
+            {
+                uncited.push(p.strip_prefix(root()).unwrap().display().to_string());
+            }
+        }
+    }
+    uncited.sort();
+    assert!(uncited.is_empty(), "figures no page cites: {uncited:?}");
+}
+
+/// The commands of every `sh` block of the README and the manual, with
+/// where they stand: `cargo run --release --` and `target/release/braid`
+/// read as `braid`, comments dropped.
+fn doc_commands() -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.strip_prefix(root()).unwrap().display().to_string();
+        let mut fence: Option<String> = None;
+        for (i, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if let Some(lang) = l.strip_prefix("```") {
+                fence = match fence {
+                    Some(_) => None,
+                    None => Some(lang.to_string()),
+                };
+                continue;
+            }
+            if fence.as_deref() != Some("sh") {
+                continue;
+            }
+            // A comment starts at a `#` outside quotes.
+            let mut quoted = false;
+            let mut cut = l.len();
+            for (k, c) in l.char_indices() {
+                match c {
+                    '"' => quoted = !quoted,
+                    '#' if !quoted => {
+                        cut = k;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let cmd = l[..cut].trim();
+            let cmd = cmd
+                .strip_prefix("cargo run --release -- ")
+                .map(|c| format!("braid {c}"))
+                .or_else(|| {
+                    cmd.strip_prefix("target/release/braid ")
+                        .map(|c| format!("braid {c}"))
+                })
+                .unwrap_or_else(|| cmd.to_string());
+            if !cmd.is_empty() {
+                out.push((name.clone(), i + 1, cmd));
+            }
+        }
+    }
+    out
+}
+
+/// The words of a command line, quotes honoured (`--variant "async(4)"`).
+fn words(cmd: &str) -> Vec<String> {
+    let (mut out, mut word, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
+    for c in cmd.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                any = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if any || !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            c => word.push(c),
+        }
+    }
+    if any || !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// Every command the README and the manual show runs as written, from a
+/// copy of the repository's inputs: one run, one simulation, a table, the
+/// configuration and the machine whole (each must exit 0); a suite checked
+/// sample by sample (`braid experiment --check`, as its run would first);
+/// a figure drawn from committed records into a scratch folder. What
+/// needs an earlier command's output, takes minutes (`validate`, `learn`, `reproduce`,
+/// the benchmark) or another build (`mpirun`, feature `mpi`) is listed,
+/// not run.
+#[test]
+fn every_command_the_docs_show_runs_as_written() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("doc-commands");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["experiments", "noise", "plots", "examples"] {
+        std::os::unix::fs::symlink(root().join(name), dir.join(name)).unwrap();
+    }
+    std::fs::copy(root().join("config.txt"), dir.join("config.txt")).unwrap();
+    let (mut ran, mut bad) = (0, Vec::new());
+    for (page, line, cmd) in doc_commands() {
+        let mut w = words(&cmd);
+        let placeholder = w.iter().any(|x| {
+            x.contains("...")
+                || x.chars().filter(|c| c.is_ascii_uppercase()).count() >= 3
+                    && !x.contains('=')
+                    && !x.starts_with("--")
+        });
+        if w.first().map(String::as_str) != Some("braid") || placeholder {
+            continue;
+        }
+        let sub = w.get(1).cloned().unwrap_or_default();
+        match sub.as_str() {
+            "experiment" => {
+                w.retain(|x| !x.starts_with("--out") && !x.starts_with("--jobs"));
+                w.push("--check".into());
+            }
+            "plot" | "table" => {
+                let inputs_here = w[2..]
+                    .iter()
+                    .take_while(|x| !x.starts_with("--"))
+                    .all(|x| dir.join(x).exists());
+                if !inputs_here {
+                    eprintln!("{page}:{line}: not run (reads an earlier command's results): {cmd}");
+                    continue;
+                }
+                if let Some(k) = w.iter().position(|x| x == "--out" || x == "--csv") {
+                    w[k + 1] = format!("out-{ran}");
+                }
+            }
+            "validate" | "learn" | "reproduce" => {
+                eprintln!("{page}:{line}: not run (takes minutes): {cmd}");
+                continue;
+            }
+            _ => {}
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_braid"))
+            .args(&w[1..])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        ran += 1;
+        if !out.status.success() {
+            bad.push(format!(
+                "{page}:{line}: `{cmd}` exits {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "commands the docs show that fail:\n{}",
+        bad.join("\n")
+    );
+    assert!(ran >= 30, "only {ran} commands run");
+}

@@ -163,6 +163,10 @@ struct ExperimentArgs {
     /// Repetitions of every sample, instead of the suite's own
     #[arg(long, value_name = "N")]
     repeat: Option<u32>,
+    /// Check the suite and every sample's configuration, then stop: nothing
+    /// runs and nothing is written
+    #[arg(long, conflicts_with_all = ["out", "jobs"])]
+    check: bool,
     /// A simulated suite's samples run N at a time, each its own process
     /// (a real machine's always run one at a time) [default: 1]
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -479,6 +483,14 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
         return Err(bad_input(anyhow::anyhow!("--repeat must be at least 1")));
     }
     let suite = LoadedSuite::load(&args.suite, args.repeat).map_err(classify)?;
+    if args.check {
+        let n = experiment::check(&suite).map_err(classify)?.len();
+        eprintln!(
+            "braid: suite `{}`: {n} sample(s), each configuration checked; nothing run",
+            suite.suite.name
+        );
+        return Ok(());
+    }
     let out = args.out.unwrap_or_else(|| {
         let stem = args.suite.file_stem().unwrap_or_default();
         Path::new("results").join(stem).with_extension("jsonl")

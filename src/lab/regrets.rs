@@ -46,7 +46,57 @@ pub(crate) fn draw(
             })
             .collect(),
     };
-    figure.draw(dir, &stem)
+    let mut written = figure.draw(dir, &stem)?;
+    written.push(super::plot::write_csv(dir, &stem, &rows(e))?);
+    Ok(written)
+}
+
+/// The evaluation as CSV rows, a header first: each balancer's regret
+/// (%, its 95% interval), the instances it converged and failed on; then
+/// the model's accuracy and the commonest label's, as rows of their own.
+fn rows(e: &Evaluation) -> Vec<Vec<String>> {
+    let pct = |x: f64| format!("{:.3}", 100.0 * x);
+    let mut out = vec![
+        [
+            "balancer",
+            "variant",
+            "converged",
+            "failed",
+            "regret_pct",
+            "low_pct",
+            "high_pct",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for r in &e.regret {
+        out.push(vec![
+            r.balancer.clone(),
+            r.label.clone(),
+            r.converged.to_string(),
+            r.failed.to_string(),
+            pct(r.mean),
+            pct(r.interval.0),
+            pct(r.interval.1),
+        ]);
+    }
+    let share = |name: String, x: f64| {
+        vec![
+            name,
+            String::new(),
+            e.instances.to_string(),
+            String::new(),
+            pct(x),
+            String::new(),
+            String::new(),
+        ]
+    };
+    out.push(share("accuracy: the model".into(), e.accuracy));
+    out.push(share(
+        format!("accuracy: always {}", e.baseline.0),
+        e.baseline.1,
+    ));
+    out
 }
 
 /// A file's name without its extensions (`learn-test-sim` of

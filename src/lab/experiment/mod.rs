@@ -136,24 +136,7 @@ pub(crate) fn run(
     jobs: usize,
 ) -> Result<Summary, ExperimentError> {
     let samples = suite.samples();
-    let machine = Topology::detect()?;
-    // Every sample's configuration is checked before anything runs, so a
-    // typo fails in a second instead of as a results file of failures. The
-    // checked plans' noise is held until all are checked, so that a trace
-    // the samples share is read once; a long check says how far it is.
-    let mut held = Vec::new();
-    let mut shown = std::time::Instant::now();
-    let mut configs = Vec::with_capacity(samples.len());
-    for (i, s) in samples.iter().enumerate() {
-        let (cfg, topology, noise) = effective_config(suite, s, &machine)?;
-        configs.push((cfg, topology));
-        held.push(noise);
-        if shown.elapsed().as_secs_f64() >= 2.0 {
-            eprintln!("braid: checked {}/{} samples...", i + 1, samples.len());
-            shown = std::time::Instant::now();
-        }
-    }
-    drop(held);
+    let configs = check(suite)?;
     let results::Opened {
         mut file,
         done,
@@ -278,6 +261,30 @@ pub(crate) fn run(
         Some(e) => Err(e),
         None => Ok(summary),
     }
+}
+
+/// Checks every sample's configuration as its own process would, before
+/// anything runs, so that a typo fails in a second instead of as a results
+/// file of failures; returns each sample's configuration and machine. The
+/// checked plans' noise is held until all are checked, so that a trace the
+/// samples share is read once; a long check says how far it is.
+pub(crate) fn check(suite: &LoadedSuite) -> Result<Vec<(Config, Topology)>, ExperimentError> {
+    let samples = suite.samples();
+    let machine = Topology::detect()?;
+    let mut held = Vec::new();
+    let mut shown = std::time::Instant::now();
+    let mut configs = Vec::with_capacity(samples.len());
+    for (i, s) in samples.iter().enumerate() {
+        let (cfg, topology, noise) = effective_config(suite, s, &machine)?;
+        configs.push((cfg, topology));
+        held.push(noise);
+        if shown.elapsed().as_secs_f64() >= 2.0 {
+            eprintln!("braid: checked {}/{} samples...", i + 1, samples.len());
+            shown = std::time::Instant::now();
+        }
+    }
+    drop(held);
+    Ok(configs)
 }
 
 /// Which samples still need running (by index), and the summary's start:

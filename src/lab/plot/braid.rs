@@ -42,6 +42,11 @@ pub(super) struct Braid {
     title: String,
     virtual_time: bool,
     strands: Vec<Strand>,
+    /// Over every subdomain and sample: the largest distance of a count
+    /// from the mean; the trace's samples, and the run's moves.
+    max_deviation: f64,
+    samples: usize,
+    moves: u64,
 }
 
 impl Braid {
@@ -102,11 +107,63 @@ impl Braid {
         } else {
             String::new()
         };
+        let max_deviation = trace
+            .iter()
+            .map(|sample| {
+                let c = &sample.counts;
+                let mean = c.iter().sum::<u64>() as f64 / c.len().max(1) as f64;
+                c.iter()
+                    .map(|&x| (x as f64 - mean).abs())
+                    .fold(0.0, f64::max)
+            })
+            .fold(0.0, f64::max);
         Braid {
             title: format!("{} - {}{noise}", panel_title(r), r.sample.variant),
             virtual_time: r.engine == EngineKind::Sim,
             strands,
+            max_deviation,
+            samples: trace.len(),
+            moves: rep.lb.as_ref().map_or(0, |lb| lb.moves),
         }
+    }
+
+    /// The figure as CSV rows, a header first: the whole run (every
+    /// subdomain's largest distance from the mean, its moves), then each
+    /// strand drawn (its largest distance, the samples at which it had
+    /// moved since the one before).
+    pub(super) fn rows(&self) -> Vec<Vec<String>> {
+        let mut out = vec![
+            [
+                "subdomain",
+                "first_owner",
+                "max_deviation",
+                "moved_samples",
+                "samples",
+                "moves",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        out.push(vec![
+            "all".into(),
+            String::new(),
+            super::cell(Some(self.max_deviation), 1),
+            String::new(),
+            self.samples.to_string(),
+            self.moves.to_string(),
+        ]);
+        for st in &self.strands {
+            let dev = st.points.iter().map(|p| p.1.abs()).fold(0.0, f64::max);
+            out.push(vec![
+                st.subdomain.to_string(),
+                st.first_owner.to_string(),
+                super::cell(Some(dev), 1),
+                st.moves.to_string(),
+                self.samples.to_string(),
+                String::new(),
+            ]);
+        }
+        out
     }
 }
 

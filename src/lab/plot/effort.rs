@@ -41,12 +41,26 @@ struct Line {
     /// Every subdomain it moved (the last call's too, which opened no
     /// interval of the effort).
     total_moves: u64,
+    /// Over the whole run: the share of its time lost to imbalance and
+    /// the share its calls cost, and its calls.
+    lost: f64,
+    cost: f64,
+    calls: u64,
 }
 
 struct Panel {
     title: String,
     virtual_time: bool,
     lines: Vec<Line>,
+}
+
+/// `field` summed over `series`, over the time the series spans.
+fn share(series: &[Effort], field: impl Fn(&Effort) -> f64) -> f64 {
+    let span: f64 = series.iter().map(|e| e.interval_s).sum();
+    match span > 0.0 {
+        true => series.iter().map(field).sum::<f64>() / span,
+        false => 0.0,
+    }
 }
 
 /// The calls of `series` that moved subdomains: (when, how many).
@@ -139,6 +153,9 @@ impl EffortOverTime {
                             ran,
                             end_s: lb.effort.last().map_or(0.0, |e| e.t_s + e.interval_s),
                             total_moves: lb.moves,
+                            lost: share(&lb.effort, |e| e.lost_s),
+                            cost: share(&lb.effort, |e| e.cost_s),
+                            calls: lb.calls,
                         })
                     })
                     .collect();
@@ -154,6 +171,44 @@ impl EffortOverTime {
 
     pub(super) fn is_empty(&self) -> bool {
         self.panels.is_empty()
+    }
+
+    /// The figure as CSV rows, a header first: per engine and variant, the
+    /// run's share of time lost to imbalance and to its calls (%), its
+    /// effort (their sum), calls and moves.
+    pub(super) fn rows(&self) -> Vec<Vec<String>> {
+        let mut out = vec![
+            [
+                "engine",
+                "variant",
+                "lost_pct",
+                "cost_pct",
+                "effort_pct",
+                "calls",
+                "moves",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        for p in &self.panels {
+            for l in &p.lines {
+                let pct = |x: f64| super::cell(Some(100.0 * x), 4);
+                out.push(vec![
+                    match p.virtual_time {
+                        true => "sim",
+                        false => "run",
+                    }
+                    .to_string(),
+                    self.variants[l.variant].clone(),
+                    pct(l.lost),
+                    pct(l.cost),
+                    pct(l.lost + l.cost),
+                    l.calls.to_string(),
+                    l.total_moves.to_string(),
+                ]);
+            }
+        }
+        out
     }
 
     fn draw_panel<DB: DrawingBackend>(&self, p: &Panel, area: &DrawingArea<DB, Shift>) -> DrawResult
@@ -469,6 +524,9 @@ mod tests {
             ran,
             end_s: 1.0,
             total_moves: 0,
+            lost: 0.0,
+            cost: 0.0,
+            calls: 0,
         };
         let p = Panel {
             title: String::new(),

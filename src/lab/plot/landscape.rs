@@ -20,12 +20,18 @@ struct Point {
     noise: bool,
     rate: Five,
     spread: Five,
+    /// Each run's (rate, spread), drawn on a real machine's panel.
+    runs: Vec<(f64, f64)>,
+    /// The median of the runs' moves (none without a balancer).
+    moves: Option<f64>,
 }
 
 struct Panel {
     title: String,
     noise: String,
     virtual_time: bool,
+    /// `run` or `sim`, for the CSV.
+    engine: &'static str,
     points: Vec<Point>,
 }
 
@@ -67,12 +73,19 @@ impl Landscape {
                         .iter()
                         .filter_map(|r| num(r, |rep| rep.spread as f64))
                         .collect();
-                    if let (Some(rate), Some(spread)) = (Five::of(&rate), Five::of(&spread)) {
+                    let moves: Vec<f64> = group
+                        .iter()
+                        .filter_map(|r| Some(r.report.as_ref()?.lb.as_ref()?.moves as f64))
+                        .collect();
+                    let runs = rate.iter().copied().zip(spread.iter().copied()).collect();
+                    if let (Some(r), Some(s)) = (Five::of(&rate), Five::of(&spread)) {
                         points.push(Point {
                             variant: vi,
                             noise,
-                            rate,
-                            spread,
+                            rate: r,
+                            spread: s,
+                            runs,
+                            moves: super::stats::quantile(&moves, 0.5),
                         });
                     }
                 }
@@ -81,10 +94,53 @@ impl Landscape {
                 title: panel_title(first),
                 noise: noise_label(&of),
                 virtual_time: engine == EngineKind::Sim,
+                engine: engine.command(),
                 points,
             });
         }
         Landscape { variants, panels }
+    }
+
+    /// The figure as CSV rows, a header first: per engine, variant and
+    /// noise, the runs, the rate's and the spread's median and quartiles,
+    /// and the median moves.
+    pub(super) fn rows(&self) -> Vec<Vec<String>> {
+        let mut out = vec![
+            [
+                "engine",
+                "variant",
+                "noise",
+                "runs",
+                "rate",
+                "rate_q1",
+                "rate_q3",
+                "spread",
+                "spread_q1",
+                "spread_q3",
+                "moves",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        let c = |x: f64, d: usize| super::cell(Some(x), d);
+        for p in &self.panels {
+            for q in &p.points {
+                out.push(vec![
+                    p.engine.to_string(),
+                    self.variants[q.variant].clone(),
+                    if q.noise { "noisy" } else { "quiet" }.to_string(),
+                    q.runs.len().to_string(),
+                    c(q.rate.median, 1),
+                    c(q.rate.q1, 1),
+                    c(q.rate.q3, 1),
+                    c(q.spread.median, 1),
+                    c(q.spread.q1, 1),
+                    c(q.spread.q3, 1),
+                    super::cell(q.moves, 1),
+                ]);
+            }
+        }
+        out
     }
 }
 
@@ -153,13 +209,24 @@ impl Landscape {
             Stroke::Solid,
             Mark::None,
         ));
-        let dodged = self
+        if self.panels.iter().any(|p| !p.virtual_time) {
+            keys.push(Key {
+                open: true,
+                ..Key::new(
+                    "small: each run (machine)",
+                    BLACK,
+                    Stroke::None,
+                    Mark::Circle,
+                )
+            });
+        }
+        let nested = self
             .panels
             .iter()
-            .any(|p| dodges(p, Scale::of(p)).iter().any(|&d| d != 0));
-        if dodged {
+            .any(|p| sizes(p, Scale::of(p)).iter().any(|&s| s != MARK));
+        if nested {
             keys.push(Key::new(
-                "side by side: one value, set apart",
+                "nested: equal values, at their place",
                 BLACK,
                 Stroke::None,
                 Mark::None,
@@ -186,9 +253,31 @@ impl Landscape {
                 ),
             ])?;
         }
-        let dodge = dodges(p, scale);
-        for (vi, v) in self.variants.iter().enumerate() {
-            markers(&mut chart, p, (vi, colours[vi]), v, scale, &dodge)?;
+        // A machine's runs scatter: each is drawn, small, under its median.
+        if !p.virtual_time {
+            for q in &p.points {
+                let (c, mark) = (colours[q.variant], look(&self.variants[q.variant]).mark);
+                for &(rate, spread) in &q.runs {
+                    draw_mark(&mut chart, mark, (rate, scale.y(spread)), (0, 2), c, true)?;
+                }
+            }
+        }
+        // Medians at their place; equal ones nested, the larger drawn first.
+        let size = sizes(p, scale);
+        let mut order: Vec<usize> = (0..p.points.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(size[i]));
+        for i in order {
+            let q = &p.points[i];
+            let v = &self.variants[q.variant];
+            let pt = (q.rate.median, scale.y(q.spread.median));
+            draw_mark(
+                &mut chart,
+                look(v).mark,
+                pt,
+                (0, size[i]),
+                colours[q.variant],
+                q.noise,
+            )?;
         }
         Ok(())
     }
@@ -229,9 +318,14 @@ impl Scale {
     }
 }
 
-/// Pixel offsets that set apart markers drawn on one spot (within half a
-/// per cent of both axes): each point's index in `p.points`, its offset.
-fn dodges(p: &Panel, scale: Scale) -> Vec<i32> {
+/// A marker's size, pixels.
+const MARK: i32 = 6;
+
+/// Each point's marker size: [`MARK`], or, for medians drawn on one spot
+/// (within half a per cent of both axes), nested sizes, so that every one
+/// shows as a ring around the next at the data's own place (setting them
+/// apart sideways would move them along the rate axis).
+fn sizes(p: &Panel, scale: Scale) -> Vec<i32> {
     let span = |f: &dyn Fn(&Point) -> f64| {
         let (lo, hi) = p
             .points
@@ -244,7 +338,7 @@ fn dodges(p: &Panel, scale: Scale) -> Vec<i32> {
         span(&|q| q.rate.median),
         span(&|q| scale.y(q.spread.median)),
     );
-    let mut offsets = vec![0; p.points.len()];
+    let mut size = vec![MARK; p.points.len()];
     let mut done = vec![false; p.points.len()];
     for i in 0..p.points.len() {
         if done[i] {
@@ -260,11 +354,11 @@ fn dodges(p: &Panel, scale: Scale) -> Vec<i32> {
             .collect();
         let k = group.len() as i32;
         for (n, &j) in group.iter().enumerate() {
-            offsets[j] = (2 * n as i32 - (k - 1)) * 8;
+            size[j] = MARK + 3 * (k - 1 - n as i32);
             done[j] = true;
         }
     }
-    offsets
+    size
 }
 
 /// The panel's axes, sized to its whiskers.
@@ -345,29 +439,6 @@ where
     Ok(chart)
 }
 
-/// Variant `vi`'s points, each in its look's marker (so that 11 series
-/// stay apart even where colours are close); filled quiet, open with
-/// noise; points on one spot set apart by `dodge` pixels.
-fn markers<DB: DrawingBackend>(
-    chart: &mut Chart<'_, DB>,
-    p: &Panel,
-    vi: (usize, RGBColor),
-    v: &str,
-    scale: Scale,
-    dodge: &[i32],
-) -> DrawResult
-where
-    DB::ErrorType: 'static,
-{
-    let (vi, c) = vi;
-    let mark = look(v).mark;
-    for (q, &d) in p.points.iter().zip(dodge).filter(|(q, _)| q.variant == vi) {
-        let pt = (q.rate.median, scale.y(q.spread.median));
-        draw_mark(chart, mark, pt, (d, 6), c, q.noise)?;
-    }
-    Ok(())
-}
-
 /// Marker family of a label: 0 sync/ssync, 1 plain async, 2 balanced.
 pub(super) fn family(variant: &str) -> u8 {
     if variant.contains('+') {
@@ -399,6 +470,7 @@ mod tests {
             title: title.into(),
             noise: "noise".into(),
             virtual_time: false,
+            engine: "run",
             points: Vec::new(),
         };
         let two = Landscape {

@@ -204,6 +204,34 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
     Ok(vec![png, svg])
 }
 
+/// Writes `rows` (a header first) as `dir/stem.csv`, whole or not at all:
+/// the numbers a figure draws, for a reader's own analysis and for the
+/// docs, whose quoted numbers `tests/docs.rs` checks against these files.
+pub(crate) fn write_csv(
+    dir: &Path,
+    stem: &str,
+    rows: &[Vec<String>],
+) -> Result<PathBuf, PlotError> {
+    let path = dir.join(format!("{stem}.csv"));
+    let fail = |e: &dyn std::fmt::Display| PlotError::Write {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        w.write_record(row).map_err(|e| fail(&e))?;
+    }
+    let bytes = w.into_inner().map_err(|e| fail(&e))?;
+    write_atomic(&path, |out| out.write_all(&bytes)).map_err(|e| fail(&e))?;
+    Ok(path)
+}
+
+/// A number in a figure's CSV: empty when there is none, else to `digits`
+/// decimals.
+fn cell(x: Option<f64>, digits: usize) -> String {
+    x.map_or(String::new(), |x| format!("{x:.digits$}"))
+}
+
 /// Writes `value` as pretty JSON to `dir/stem.json`, whole or not at all:
 /// what a figure the benchmark draws was drawn from, for `braid plot`.
 fn write_json(value: &impl serde::Serialize, dir: &Path, stem: &str) -> Result<PathBuf, String> {
@@ -432,7 +460,9 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
     let of = |f: Figure| -> Vec<&Record> { ok.iter().filter(|r| r.figure == f).collect() };
     let land = of(Figure::Landscape);
     if !land.is_empty() {
-        written.extend(render(&landscape::Landscape::new(&land), dir, "landscape")?);
+        let figure = landscape::Landscape::new(&land);
+        written.extend(render(&figure, dir, "landscape")?);
+        written.push(write_csv(dir, "landscape", &figure.rows())?);
     }
     let tts = of(Figure::Tts);
     if !tts.is_empty() {
@@ -447,6 +477,7 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
         let map = payoff::PayoffMap::new(&pay);
         if !map.is_empty() {
             written.extend(render(&map, dir, "payoff")?);
+            written.push(write_csv(dir, "payoff", &map.rows())?);
         }
     }
     let loads = of(Figure::Workloads);
@@ -481,6 +512,7 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
     let efforts = effort::EffortOverTime::new(&of(Figure::Effort));
     if !efforts.is_empty() {
         written.extend(render(&efforts, dir, "effort")?);
+        written.push(write_csv(dir, "effort", &efforts.rows())?);
     }
     for engine in [EngineKind::Run, EngineKind::Sim] {
         if let Some(r) = of(Figure::Braid)
@@ -488,7 +520,9 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
             .find(|r| r.engine == engine && braid::has_trace(r))
         {
             let stem = format!("braid-{}", engine.command());
-            written.extend(render(&braid::Braid::new(r), dir, &stem)?);
+            let figure = braid::Braid::new(r);
+            written.extend(render(&figure, dir, &stem)?);
+            written.push(write_csv(dir, &stem, &figure.rows())?);
         }
     }
     Ok(())
@@ -814,13 +848,14 @@ fn machine_of(records: &[&Record]) -> Option<String> {
     (!cpus.is_empty()).then(|| cpus.join(" / "))
 }
 
-/// A panel's title: the engine and the machine it ran (or simulated).
+/// A panel's title: whether it is this machine or the simulator, and
+/// which (a real run's CPU; the simulated machine's shape).
 fn panel_title(r: &Record) -> String {
     let rep = r.report.as_ref().expect("plotted records have reports");
     let threads = rep.threads;
     match r.engine {
         EngineKind::Run => format!(
-            "braid run: {}, {threads} threads",
+            "machine: {}, {threads} threads",
             r.provenance
                 .cpu_model
                 .split_whitespace()
@@ -829,7 +864,7 @@ fn panel_title(r: &Record) -> String {
                 .join(" ")
         ),
         EngineKind::Sim => format!(
-            "braid sim: {} sockets, {threads} threads (virtual time)",
+            "simulator: {} sockets, {threads} threads (virtual time)",
             rep.sockets
         ),
     }

@@ -30,6 +30,8 @@ struct Panel {
     reps: Vec<(usize, Vec<(f64, f64)>)>,
     model: Vec<(f64, f64)>,
     ideal: Vec<(f64, f64)>,
+    /// A row per point, quiet runs included: the figure's CSV.
+    rows: Vec<Row>,
 }
 
 pub(super) struct PayoffMap {
@@ -54,52 +56,93 @@ enum Baseline {
     Reference(String),
 }
 
-/// Each variant's line (median per x) and every repetition's point, the
-/// increase over its baseline in %: `at(v, x)` the times to solution of
-/// variant `v` at `x`, `quiet(v)` its quiet ones, drawn at x = 0 when
-/// `baseline` is a reference.
-fn series(
+/// What one point of a line stands for, as the figure's CSV lists it.
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    variant: usize,
+    /// The duty (%) or factor; none for the quiet run.
+    x: Option<f64>,
+    runs: usize,
+    /// Medians of the runs that converged.
+    tts_s: Option<f64>,
+    increase_pct: Option<f64>,
+    moves: Option<f64>,
+}
+
+/// Each variant's line (median per x), every repetition's point, and a
+/// row per point for the CSV; the increase over its baseline in %:
+/// `at(v, x)` the records of variant `v` at `x`, `quiet(v)` its quiet
+/// ones, drawn at x = 0 when `baseline` is a reference.
+fn series<'r>(
     variants: &[String],
     xs: &[f64],
-    at: impl Fn(&str, f64) -> Vec<f64>,
-    quiet: impl Fn(&str) -> Vec<f64>,
+    at: impl Fn(&str, f64) -> Vec<&'r Record>,
+    quiet: impl Fn(&str) -> Vec<&'r Record>,
     baseline: &Baseline,
 ) -> SeriesOf {
+    let times = |rs: &[&Record]| -> Vec<f64> { rs.iter().filter_map(|r| tts(r)).collect() };
+    let moves = |rs: &[&Record]| -> Option<f64> {
+        let m: Vec<f64> = (rs.iter())
+            .filter_map(|r| Some(r.report.as_ref()?.lb.as_ref()?.moves as f64))
+            .collect();
+        quantile(&m, 0.5)
+    };
     let reference = match baseline {
-        Baseline::Reference(v) => quantile(&quiet(v), 0.5),
+        Baseline::Reference(v) => quantile(&times(&quiet(v)), 0.5),
         Baseline::OwnQuiet => None,
     };
-    let mut lines = Vec::new();
-    let mut reps = Vec::new();
+    let mut out = SeriesOf::default();
     for (vi, v) in variants.iter().enumerate() {
         let own = quiet(v);
-        let Some(base) = reference.or_else(|| quantile(&own, 0.5)) else {
+        let Some(base) = reference.or_else(|| quantile(&times(&own), 0.5)) else {
             continue;
         };
         let up = |t: f64| 100.0 * (t / base - 1.0);
-        let mut groups: Vec<(f64, Vec<f64>)> = xs.iter().map(|&x| (x, at(v, x))).collect();
-        if reference.is_some() {
-            groups.insert(0, (0.0, own));
+        let mut groups: Vec<(Option<f64>, Vec<&Record>)> =
+            xs.iter().map(|&x| (Some(x), at(v, x))).collect();
+        groups.insert(0, (None, own));
+        for (x, rs) in &groups {
+            if rs.is_empty() {
+                continue;
+            }
+            let median = quantile(&times(rs), 0.5);
+            out.rows.push(Row {
+                variant: vi,
+                x: *x,
+                runs: rs.len(),
+                tts_s: median,
+                increase_pct: median.map(up),
+                moves: moves(rs),
+            });
         }
+        // The quiet runs are drawn at 0 against a reference only: against
+        // their own median they are 0 by definition.
+        let drawn = |x: &Option<f64>| x.is_some() || reference.is_some();
         let pts: Vec<(f64, f64)> = (groups.iter())
-            .filter_map(|(x, ts)| Some((*x, up(quantile(ts, 0.5)?))))
+            .filter(|(x, _)| drawn(x))
+            .filter_map(|(x, rs)| Some((x.unwrap_or(0.0), up(quantile(&times(rs), 0.5)?))))
             .collect();
         if pts.is_empty() {
             continue;
         }
         if reference.is_some() {
             let all = (groups.iter())
-                .flat_map(|(x, ts)| ts.iter().map(|&t| (*x, up(t))))
+                .flat_map(|(x, rs)| times(rs).into_iter().map(|t| (x.unwrap_or(0.0), up(t))))
                 .collect();
-            reps.push((vi, all));
+            out.reps.push((vi, all));
         }
-        lines.push((vi, pts));
+        out.lines.push((vi, pts));
     }
-    (lines, reps)
+    out
 }
 
-/// Lines and repetitions per variant ([`series`]).
-type SeriesOf = (Vec<(usize, Vec<(f64, f64)>)>, Vec<(usize, Vec<(f64, f64)>)>);
+/// Lines, repetitions and rows per variant ([`series`]).
+#[derive(Default)]
+struct SeriesOf {
+    lines: Vec<(usize, Vec<(f64, f64)>)>,
+    reps: Vec<(usize, Vec<(f64, f64)>)>,
+    rows: Vec<Row>,
+}
 
 fn median_of(records: &[&&Record], f: impl Fn(&Record) -> Option<f64>) -> Option<f64> {
     let v: Vec<f64> = records.iter().filter_map(|r| f(r)).collect();
@@ -161,6 +204,56 @@ impl PayoffMap {
     pub(super) fn is_empty(&self) -> bool {
         self.panels.iter().all(|p| p.lines.is_empty())
     }
+
+    /// The figure as CSV rows, a header first: per panel, each variant's
+    /// quiet run (x empty) and every point of its line, with its runs,
+    /// median time to solution, increase over its baseline and median
+    /// moves; then the model's two forecasts.
+    pub(super) fn rows(&self) -> Vec<Vec<String>> {
+        let mut out = vec![
+            [
+                "panel",
+                "variant",
+                "x",
+                "runs",
+                "tts_s",
+                "increase_pct",
+                "moves",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        for p in &self.panels {
+            for r in &p.rows {
+                out.push(vec![
+                    p.title.clone(),
+                    self.variants[r.variant].clone(),
+                    super::cell(r.x, 2),
+                    r.runs.to_string(),
+                    super::cell(r.tts_s, 6),
+                    super::cell(r.increase_pct, 3),
+                    super::cell(r.moves, 1),
+                ]);
+            }
+            for (name, line) in [
+                ("model: plain async", &p.model),
+                ("model: perfect balancer", &p.ideal),
+            ] {
+                for &(x, y) in line {
+                    out.push(vec![
+                        p.title.clone(),
+                        name.to_string(),
+                        super::cell(Some(x), 2),
+                        String::new(),
+                        String::new(),
+                        super::cell(Some(y), 3),
+                        String::new(),
+                    ]);
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The noise panels of one suite's records, one per placement: each
@@ -193,11 +286,11 @@ fn noise_panels(records: &[&Record], variants: &[String], baseline: &Baseline) -
                     .collect()
             };
             let percent: Vec<f64> = duties.iter().map(|d| d * 100.0).collect();
-            let (lines, reps) = series(
+            let SeriesOf { lines, reps, rows } = series(
                 variants,
                 &percent,
-                |v, x| times(&at(v, x / 100.0)),
-                |v| times(&quiet_of(records, v)),
+                |v, x| at(v, x / 100.0).into_iter().copied().collect(),
+                |v| quiet_of(records, v).into_iter().copied().collect(),
                 baseline,
             );
             let forecast = |field: fn(&Forecast) -> f64| -> Vec<(f64, f64)> {
@@ -218,6 +311,7 @@ fn noise_panels(records: &[&Record], variants: &[String], baseline: &Baseline) -
                 x_desc: "noise duty on the noisy core(s) (%)",
                 lines,
                 reps,
+                rows,
                 model: if modelled {
                     forecast(|m| m.plain_async_loss)
                 } else {
@@ -282,11 +376,11 @@ fn imbalance_panels(records: &[&Record], variants: &[String], baseline: &Baselin
                     })
                     .collect()
             };
-            let (lines, reps) = series(
+            let SeriesOf { lines, reps, rows } = series(
                 variants,
                 &factors,
-                |v, f| times(&at(v, f)),
-                |v| times(&quiet_of(records, v)),
+                |v, f| at(v, f).into_iter().copied().collect(),
+                |v| quiet_of(records, v).into_iter().copied().collect(),
                 baseline,
             );
             // Each forecast from the run it describes: plain async's from
@@ -323,6 +417,7 @@ fn imbalance_panels(records: &[&Record], variants: &[String], baseline: &Baselin
                 x_desc: "cost factor of the heavy region",
                 lines,
                 reps,
+                rows,
                 model: match modelled {
                     true => forecast(true, WorkloadForecast::plain_async_time),
                     false => Vec::new(),
@@ -334,11 +429,6 @@ fn imbalance_panels(records: &[&Record], variants: &[String], baseline: &Baselin
             }
         })
         .collect()
-}
-
-/// The records' times to solution.
-fn times(records: &[&&Record]) -> Vec<f64> {
-    records.iter().filter_map(|r| tts(r)).collect()
 }
 
 /// Variant `v`'s quiet records: no noise, no placement, no workload.
@@ -454,7 +544,7 @@ impl PayoffMap {
             });
         }
         keys.push(Key::new(
-            "dashed, set aside: lies on another",
+            "dashed, nested: lies on another",
             RGBColor(60, 60, 60),
             Stroke::Dashed(4, 3),
             Mark::None,
@@ -515,7 +605,7 @@ impl PayoffMap {
         }
         for (k, (vi, pts)) in p.lines.iter().enumerate() {
             if let Some((_, all)) = p.reps.iter().find(|(i, _)| i == vi) {
-                self.draw_reps(&mut chart, *vi, all, clip, place[k])?;
+                self.draw_reps(&mut chart, *vi, all, clip)?;
             }
             self.draw_line(&mut chart, *vi, pts, clip, place[k])?;
         }
@@ -526,7 +616,8 @@ impl PayoffMap {
                 format!("off the scale: {}", off.join(", ")),
                 (
                     px - area.get_base_pixel().0 - 6,
-                    py - area.get_base_pixel().1 + 8,
+                    // Below the clipped line's markers, clear of them.
+                    py - area.get_base_pixel().1 + 14,
                 ),
                 TextStyle::from((FONT, TEXT).into_font()).pos(
                     plotters::style::text_anchor::Pos::new(
@@ -579,13 +670,11 @@ impl PayoffMap {
         vi: usize,
         all: &[(f64, f64)],
         y1: f64,
-        (j, of): (usize, usize),
     ) -> DrawResult
     where
         DB::ErrorType: 'static,
     {
         let (c, mark) = self.drawn_as(vi);
-        let dx = side((j, of));
         let mut xs: Vec<f64> = all.iter().map(|p| p.0).collect();
         xs.dedup();
         for x in xs {
@@ -593,18 +682,19 @@ impl PayoffMap {
             let (lo, hi) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
             let height = chart.backend_coord(&(x, hi)).1 - chart.backend_coord(&(x, lo)).1;
             chart.draw_series([EmptyElement::at((x, lo))
-                + PathElement::new(vec![(dx, 0), (dx, height)], c.stroke_width(1))])?;
+                + PathElement::new(vec![(0, 0), (0, height)], c.stroke_width(1))])?;
         }
         for &(x, y) in all {
-            draw_mark(chart, mark, (x, y.min(y1)), (dx, 3), c, true)?;
+            draw_mark(chart, mark, (x, y.min(y1)), (0, 3), c, true)?;
         }
         Ok(())
     }
 
     /// Variant `vi`'s line, its markers shaped by family, clipped at `y1`.
     /// `(j, of)`: it is the j-th of `of` series that lie on one another:
-    /// past the first, its line is dashed over the one below, and each
-    /// one's markers sit side by side.
+    /// past the first, its line is dashed over the one below, and its
+    /// markers are nested inside those below, each at its own value
+    /// (setting them side by side would move them along the x axis).
     fn draw_line<DB: DrawingBackend>(
         &self,
         chart: &mut Chart<'_, DB>,
@@ -627,18 +717,12 @@ impl PayoffMap {
                 c.stroke_width(2),
             ))?,
         };
-        let dx = side((j, of));
+        let size = 5 + 3 * (of - 1 - j) as i32;
         for &pt in &pts {
-            draw_mark(chart, mark, pt, (dx, 5), c, false)?;
+            draw_mark(chart, mark, pt, (0, size), c, false)?;
         }
         Ok(())
     }
-}
-
-/// How far the j-th of `of` series on one spot sets its markers aside,
-/// pixels: evenly about the point, 12 apart.
-fn side((j, of): (usize, usize)) -> i32 {
-    (2 * j as i32 - (of as i32 - 1)) * 6
 }
 
 /// The model's two forecasts, dashed (plain async) and dotted (a perfect

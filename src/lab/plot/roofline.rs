@@ -70,13 +70,17 @@ impl Roofline {
     }
 
     /// Writes `stem.png` and `stem.svg` into `dir`.
+    /// Writes `stem.png`, `stem.svg` and `stem.csv` (the points and their
+    /// shares of the roofs) into `dir`.
     pub fn draw(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
         super::register_font();
-        render(self, dir, stem).map_err(|e| e.to_string())
+        let mut files = render(self, dir, stem).map_err(|e| e.to_string())?;
+        files.push(super::write_csv(dir, stem, &self.rows()).map_err(|e| e.to_string())?);
+        Ok(files)
     }
 
     /// Writes `stem.json` (what was measured, which `braid plot` draws
-    /// again), `stem.png` and `stem.svg` into `dir`.
+    /// again), `stem.png`, `stem.svg` and `stem.csv` into `dir`.
     pub fn write(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
         let mut files = vec![super::write_json(self, dir, stem)?];
         files.extend(self.draw(dir, stem)?);
@@ -96,17 +100,18 @@ const X: std::ops::Range<f64> = 0.05..4.0;
 const CHART_PX: u32 = 620;
 const LEGEND_PX: u32 = 190;
 
-/// Points at one intensity are set apart sideways by this factor a step
-/// (the legend says so), each kernel in one colour and each size in one
-/// marker, so that none hides another.
-const DODGE: f64 = 1.07;
+/// Each kernel in one colour and each size in one marker; points at their
+/// own intensity (setting them apart sideways would move them along the
+/// axis), those on one spot nested, the larger drawn first.
+const MARK: i32 = 6;
 const SIZE_MARKS: [Mark; 4] = [Mark::Circle, Mark::Triangle, Mark::Square, Mark::Diamond];
 
 impl Roofline {
-    /// Each point's drawn x (set apart from the others at its intensity),
-    /// colour and marker: a colour per kernel (the label's first word), a
-    /// marker per size (the rank of its label among its kernel's).
-    fn placed(&self) -> Vec<(f64, RGBColor, Mark)> {
+    /// Each point's marker size, colour and marker: a colour per kernel
+    /// (the label's first word), a marker per size (the rank of its label
+    /// among its kernel's), and nested sizes for points within 3% of each
+    /// other on both axes.
+    fn placed(&self) -> Vec<(i32, RGBColor, Mark)> {
         let kind = |p: &Point| p.label.split(' ').next().unwrap_or("").to_string();
         let mut kinds: Vec<String> = Vec::new();
         for p in &self.points {
@@ -114,24 +119,52 @@ impl Roofline {
                 kinds.push(kind(p));
             }
         }
+        let near = |a: &Point, b: &Point| {
+            (a.flop_per_byte / b.flop_per_byte).ln().abs() < 0.03
+                && (a.gflops / b.gflops).ln().abs() < 0.03
+        };
         self.points
             .iter()
             .enumerate()
             .map(|(i, p)| {
-                let same: Vec<usize> = (0..self.points.len())
-                    .filter(|&j| self.points[j].flop_per_byte == p.flop_per_byte)
-                    .collect();
-                let at = same.iter().position(|&j| j == i).unwrap_or(0) as f64;
-                let mid = (same.len() as f64 - 1.0) / 2.0;
+                let later = (i + 1..self.points.len())
+                    .filter(|&j| near(p, &self.points[j]))
+                    .count() as i32;
                 let k = kinds.iter().position(|x| *x == kind(p)).unwrap_or(0);
                 let rank = (0..i).filter(|&j| kind(&self.points[j]) == kind(p)).count();
                 (
-                    p.flop_per_byte * DODGE.powf(at - mid),
+                    MARK + 3 * later,
                     colour(self.ceilings.len() + k),
                     SIZE_MARKS[rank % SIZE_MARKS.len()],
                 )
             })
             .collect()
+    }
+
+    /// The points as CSV rows, a header first: each kernel's intensity and
+    /// Gflop/s, and its share of each roof at that intensity (the ceiling's
+    /// bandwidth times the intensity, at most the peak).
+    pub fn rows(&self) -> Vec<Vec<String>> {
+        let mut head = vec![
+            "kernel".to_string(),
+            "flop_per_byte".into(),
+            "gflops".into(),
+        ];
+        head.extend(self.ceilings.iter().map(|c| format!("{}_pct", c.name)));
+        let mut out = vec![head];
+        for p in &self.points {
+            let mut row = vec![
+                p.label.clone(),
+                format!("{:.4}", p.flop_per_byte),
+                format!("{:.3}", p.gflops),
+            ];
+            for c in &self.ceilings {
+                let roof = (c.gb_per_s * p.flop_per_byte).min(self.peak_gflops);
+                row.push(format!("{:.1}", 100.0 * p.gflops / roof));
+            }
+            out.push(row);
+        }
+        out
     }
 
     fn keys(&self) -> Vec<Key> {
@@ -202,10 +235,7 @@ impl Draw for Roofline {
             .disable_y_mesh()
             .x_label_formatter(&|x| one_two_five(*x))
             .y_label_formatter(&|y| one_two_five(*y))
-            .x_desc(
-                "arithmetic intensity, flop per byte (8 read + 8 written per cell); \
-                 points at one intensity set apart sideways",
-            )
+            .x_desc("arithmetic intensity, flop per byte (8 read + 8 written per cell)")
             .y_desc("Gflop/s")
             .axis_desc_style((FONT, DESC))
             .label_style((FONT, TEXT))
@@ -227,20 +257,26 @@ impl Draw for Roofline {
             4,
             BLACK.stroke_width(1),
         ))?;
-        for (p, (x, c, m)) in self.points.iter().zip(self.placed()) {
-            let at = EmptyElement::at((x, p.gflops));
+        let placed = self.placed();
+        let mut order: Vec<usize> = (0..self.points.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(placed[i].0));
+        for i in order {
+            let (p, (s, c, m)) = (&self.points[i], placed[i]);
+            let at = EmptyElement::at((p.flop_per_byte, p.gflops));
             let style = c.filled();
             match m {
                 Mark::Triangle => {
-                    chart.draw_series([at + TriangleMarker::new((0, 0), 8, style)])?
+                    chart.draw_series([at + TriangleMarker::new((0, 0), s + 2, style)])?
                 }
                 Mark::Square => {
-                    chart.draw_series([at + Rectangle::new([(-6, -6), (6, 6)], style)])?
+                    chart.draw_series([at + Rectangle::new([(-s, -s), (s, s)], style)])?
                 }
-                Mark::Diamond => chart.draw_series([
-                    at + Polygon::new(vec![(0, -8), (7, 0), (0, 8), (-7, 0)], style)
-                ])?,
-                _ => chart.draw_series([at + Circle::new((0, 0), 6, style)])?,
+                Mark::Diamond => chart.draw_series([at
+                    + Polygon::new(
+                        vec![(0, -s - 2), (s + 1, 0), (0, s + 2), (-s - 1, 0)],
+                        style,
+                    )])?,
+                _ => chart.draw_series([at + Circle::new((0, 0), s, style)])?,
             };
         }
         draw_keys(&keys.margin(0, 0, 20, 0), &self.keys(), TEXT)
@@ -296,11 +332,11 @@ mod tests {
         let dir = crate::scratch_dir("roofline");
         let mut r = one_kernel();
         let files = r.draw(&dir, "roofline").unwrap();
-        assert!(
-            files
-                .iter()
-                .all(|f| std::fs::metadata(f).unwrap().len() > 1000)
-        );
+        let images = files.iter().filter(|f| !f.to_string_lossy().ends_with(".csv"));
+        assert!(images.clone().count() == 2);
+        assert!(images.into_iter().all(|f| std::fs::metadata(f).unwrap().len() > 1000));
+        let csv = std::fs::read_to_string(dir.join("roofline.csv")).unwrap();
+        assert_eq!(csv.lines().nth(1), Some("plain 24x24,0.2500,16.000,32.0"));
         r.peak_gflops = f64::NAN;
         assert!(r.draw(&dir, "bad").is_err());
     }
@@ -323,34 +359,33 @@ mod tests {
         let dir = crate::scratch_dir("roofline-json");
         let r = one_kernel();
         let files = r.write(&dir, "roofline").unwrap();
-        assert_eq!(files.len(), 3);
+        assert_eq!(files.len(), 4);
         assert_eq!(read(&files[0]), Some(r));
         assert_eq!(read(&files[1]), None);
     }
 
     #[test]
-    fn points_at_one_intensity_are_set_apart_each_kernel_a_colour_each_size_a_marker() {
-        let point = |label: &str, flop_per_byte| Point {
+    fn points_stay_at_their_intensity_each_kernel_a_colour_each_size_a_marker() {
+        let point = |label: &str, flop_per_byte, gflops| Point {
             label: label.into(),
             flop_per_byte,
-            gflops: 16.0,
+            gflops,
         };
         let r = Roofline::measured(
             "test".into(),
             Vec::new(),
             100.0,
             vec![
-                point("plain 24x24", 0.25),
-                point("residual 24x24", 0.44),
-                point("plain 150x150", 0.25),
-                point("residual 150x150", 0.44),
+                point("plain 24x24", 0.25, 16.0),
+                point("residual 24x24", 0.44, 16.0),
+                point("plain 150x150", 0.25, 16.1),
+                point("residual 150x150", 0.44, 30.0),
             ],
         );
         let placed = r.placed();
-        // Two at 0.25, two at 0.44: apart, around their intensity.
-        assert!(placed[0].0 < 0.25 && placed[2].0 > 0.25, "{placed:?}");
-        assert!((placed[0].0 * placed[2].0 - 0.25 * 0.25).abs() < 1e-12);
-        assert!(placed[1].0 < 0.44 && placed[3].0 > 0.44);
+        // The two plain ones lie on one spot: nested, the first larger.
+        assert!(placed[0].0 > placed[2].0, "{placed:?}");
+        assert_eq!(placed[1].0, placed[3].0, "apart in Gflop/s: one size");
         // plain in one colour, residual in another; 24x24 and 150x150 in
         // two markers, the same for both kernels.
         assert_eq!(placed[0].1, placed[2].1);

@@ -128,7 +128,29 @@ impl Speed {
         Ok(files)
     }
 
-    /// Writes `stem.png` and `stem.svg` into `dir`.
+    /// The rows as CSV, a header first: each comparison's reps, median,
+    /// goal and whether the median meets it.
+    fn table(&self) -> Vec<Vec<String>> {
+        let mut out = vec![
+            ["group", "what", "variant", "reps", "median", "goal", "met"]
+                .map(String::from)
+                .to_vec(),
+        ];
+        for r in &self.rows {
+            out.push(vec![
+                r.group.clone(),
+                r.what.clone(),
+                r.variant.clone().unwrap_or_default(),
+                r.reps.len().to_string(),
+                format!("{:.4}", r.median()),
+                r.goal.map(|g| g.to_string()).unwrap_or_default(),
+                r.met().map(|m| m.to_string()).unwrap_or_default(),
+            ]);
+        }
+        out
+    }
+
+    /// Writes `stem.png`, `stem.svg` and `stem.csv` into `dir`.
     pub(crate) fn draw(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
         if self.rows.is_empty() {
             return Err(PlotError::Empty(format!(
@@ -137,7 +159,9 @@ impl Speed {
             )));
         }
         register_font();
-        render(self, dir, stem)
+        let mut files = render(self, dir, stem)?;
+        files.push(super::write_csv(dir, stem, &self.table())?);
+        Ok(files)
     }
 
     /// The panels drawn: the ratios, then the simulator's rates, each
@@ -398,7 +422,7 @@ mod tests {
             ..Speed::now("test")
         };
         let files = speed.write(&dir, "speed").unwrap();
-        assert_eq!(files.len(), 3);
+        assert_eq!(files.len(), 4);
         assert!(is_speed(&files[0]));
         let again = dir.join("again");
         std::fs::create_dir(&again).unwrap();

@@ -196,19 +196,34 @@ fn one_set(opts: &Options, set: &Set, interrupt: &Interrupt) -> Result<SetOutcom
             .push(measurement(&opts.root.join(file), made_by));
         return Ok(outcome);
     }
+    // A learned set's held-out suites run the chooser its training
+    // suites train: training first, then the model, then the rest.
+    let (first, then): (Vec<&String>, Vec<&String>) = match &set.learn {
+        Some(l) => set.suites.iter().partition(|s| l.train.contains(s)),
+        None => (set.suites.iter().collect(), Vec::new()),
+    };
     let mut reruns: Vec<(String, PathBuf)> = Vec::new();
-    for suite in &set.suites {
-        let (o, rerun) = one_suite(opts, set, suite, interrupt)?;
-        if let Some(r) = rerun {
-            reruns.push((suite.clone(), r));
+    for group in [first, then] {
+        let from = reruns.len();
+        for suite in group {
+            let (o, rerun) = one_suite(opts, set, suite, interrupt)?;
+            if let Some(r) = rerun {
+                reruns.push((suite.clone(), r));
+            }
+            outcome.suites.push(o);
         }
-        outcome.suites.push(o);
-    }
-    if opts.update {
-        update(opts, set, &reruns, &mut outcome)?;
+        if opts.update {
+            update(opts, set, &reruns[from..], &mut outcome)?;
+        }
+        if let Some(learn) = &set.learn
+            && from == 0
+            && !learn.train.is_empty()
+        {
+            outcome.notes.push(train(opts, set, learn, &reruns)?);
+        }
     }
     if let Some(learn) = &set.learn {
-        outcome.notes.extend(learned(opts, set, learn, &reruns)?);
+        outcome.notes.extend(regrets(opts, set, learn, &reruns)?);
     }
     Ok(outcome)
 }
@@ -236,7 +251,7 @@ fn redraw(opts: &Options, set: &Set) -> Result<SetOutcome, ReproduceError> {
             update: true,
             ..opts.clone()
         };
-        outcome.notes.extend(learned(&update, set, learn, &[])?);
+        outcome.notes.extend(regrets(&update, set, learn, &[])?);
         return Ok(outcome);
     }
     let dir = opts.root.join(figures);
@@ -538,70 +553,84 @@ fn update(
     Ok(())
 }
 
-/// The learned chooser of a set: trained again on its training suites'
-/// records (the rerun's, else the committed ones) and compared with the
-/// committed model; evaluated on each held-out suite and its regret figure
-/// compared with the committed one; with `--update`, both written.
-fn learned(
+/// The records of `suite` a learned set reads: the rerun's, else the
+/// committed ones.
+fn records_for(opts: &Options, set: &Set, reruns: &[(String, PathBuf)], suite: &str) -> PathBuf {
+    reruns
+        .iter()
+        .find(|(s, _)| s == suite)
+        .map(|(_, p)| p.clone())
+        .unwrap_or_else(|| set.records_of(&opts.root, suite).expect("a records folder"))
+}
+
+/// A learned set's chooser trained again on its training suites' records
+/// (the rerun's, else the committed ones) and compared with the committed
+/// model; with `--update`, written in its place, before the held-out
+/// suites that run it are rerun.
+fn train(
+    opts: &Options,
+    set: &Set,
+    learn: &manifest::Learn,
+    reruns: &[(String, PathBuf)],
+) -> Result<(bool, String), ReproduceError> {
+    use crate::lab::learn as l;
+    use crate::policy::learned::Model;
+    let committed = opts.root.join(&learn.model);
+    let files: Vec<PathBuf> = (learn.train.iter())
+        .map(|s| records_for(opts, set, reruns, s))
+        .collect();
+    let old = Model::read(&committed).ok();
+    let k = old.as_ref().map_or(1, |m| m.k);
+    let trained = l::train(&l::instances(&files)?, k, |_, _| {})?.model;
+    let same = old.is_some_and(|m| {
+        (m.points, m.classes, m.mean, m.scale, m.k)
+            == (
+                trained.points.clone(),
+                trained.classes.clone(),
+                trained.mean.clone(),
+                trained.scale.clone(),
+                trained.k,
+            )
+    });
+    let name = learn.model.display();
+    Ok(match (same, opts.update) {
+        (true, _) => (true, format!("{name}: trained again, the same")),
+        (false, true) => {
+            l::write(&trained, &committed)?;
+            (true, format!("{name}: trained again and written"))
+        }
+        (false, false) => (false, format!("{name}: trained again, it moved")),
+    })
+}
+
+/// A learned set's chooser (the committed model) evaluated on each
+/// held-out suite's records, its regret figure drawn and compared with the
+/// committed one; with `--update`, the figure and its table written.
+fn regrets(
     opts: &Options,
     set: &Set,
     learn: &manifest::Learn,
     reruns: &[(String, PathBuf)],
 ) -> Result<Vec<(bool, String)>, ReproduceError> {
     use crate::lab::learn as l;
-    let records_of = |suite: &String| -> PathBuf {
-        reruns
-            .iter()
-            .find(|(s, _)| s == suite)
-            .map(|(_, p)| p.clone())
-            .unwrap_or_else(|| set.records_of(&opts.root, suite).expect("a records folder"))
-    };
-    let mut notes = Vec::new();
-    let committed_model = opts.root.join(&learn.model);
-    let quiet = |_: usize, _: usize| {};
-    let model = if learn.train.is_empty() {
-        crate::policy::learned::Model::read(&committed_model).map_err(|e| {
-            ReproduceError::Write {
-                path: committed_model.clone(),
-                message: e.to_string(),
-            }
-        })?
-    } else {
-        let files: Vec<PathBuf> = learn.train.iter().map(records_of).collect();
-        let k = crate::policy::learned::Model::read(&committed_model).map_or(1, |m| m.k);
-        let trained = l::train(&l::instances(&files)?, k, quiet)?.model;
-        let same = crate::policy::learned::Model::read(&committed_model).is_ok_and(|m| {
-            m.points == trained.points
-                && m.classes == trained.classes
-                && m.mean == trained.mean
-                && m.scale == trained.scale
-                && m.k == trained.k
-        });
-        match (same, opts.update) {
-            (true, _) => notes.push((
-                true,
-                format!("{}: trained again, the same", learn.model.display()),
-            )),
-            (false, true) => {
-                l::write(&trained, &committed_model)?;
-                notes.push((
-                    true,
-                    format!("{}: trained again and written", learn.model.display()),
-                ));
-            }
-            (false, false) => notes.push((
-                false,
-                format!("{}: trained again, it moved", learn.model.display()),
-            )),
-        }
-        trained
-    };
     let Some(figures) = &set.figures else {
-        return Ok(notes);
+        return Ok(Vec::new());
     };
+    let committed_model = opts.root.join(&learn.model);
+    let model = crate::policy::learned::Model::read(&committed_model).map_err(|e| {
+        ReproduceError::Write {
+            path: committed_model.clone(),
+            message: e.to_string(),
+        }
+    })?;
+    let mut notes = Vec::new();
     for suite in &learn.evaluate {
-        let file = records_of(suite);
-        let e = l::evaluate(&model, &l::instances(std::slice::from_ref(&file))?, quiet)?;
+        let file = records_for(opts, set, reruns, suite);
+        let e = l::evaluate(
+            &model,
+            &l::instances(std::slice::from_ref(&file))?,
+            |_, _| {},
+        )?;
         let scratch = opts.out.join(format!("regrets-{}", set.name));
         std::fs::create_dir_all(&scratch).map_err(|e| ReproduceError::Write {
             path: scratch.clone(),
@@ -610,16 +639,16 @@ fn learned(
         // Named for the suite, as the committed figure is.
         let named = scratch.join(format!("{suite}.jsonl"));
         let drawn = crate::lab::regrets::draw(&e, &learn.model, &[named], &scratch)?;
-        let svg = drawn
-            .iter()
-            .find(|p| p.extension().is_some_and(|x| x == "svg"));
-        let committed = opts.root.join(figures).join(format!("regret-{suite}.svg"));
-        let same = svg.is_some_and(|s| std::fs::read(s).ok() == std::fs::read(&committed).ok());
-        match (same, opts.update) {
-            (true, _) => notes.push((
-                true,
-                format!("{}: drawn again, the same", committed.display()),
-            )),
+        let committed = opts.root.join(figures).join(format!("regret-{suite}"));
+        let same = drawn.iter().all(|f| {
+            let ext = f.extension().map(|x| x.to_string_lossy().to_string());
+            let kept = committed.with_extension(ext.unwrap_or_default());
+            f.extension().is_some_and(|x| x == "png")
+                || std::fs::read(f).ok() == std::fs::read(&kept).ok()
+        });
+        let shown = committed.display();
+        notes.push(match (same, opts.update) {
+            (true, _) => (true, format!("{shown}: drawn again, the same")),
             (false, true) => {
                 for f in &drawn {
                     let dest = opts.root.join(figures).join(f.file_name().expect("a file"));
@@ -628,16 +657,10 @@ fn learned(
                         message: e.to_string(),
                     })?;
                 }
-                notes.push((
-                    true,
-                    format!("{}: drawn again and written", committed.display()),
-                ));
+                (true, format!("{shown}: drawn again and written"))
             }
-            (false, false) => notes.push((
-                false,
-                format!("{}: drawn again, it moved", committed.display()),
-            )),
-        }
+            (false, false) => (false, format!("{shown}: drawn again, it moved")),
+        });
     }
     Ok(notes)
 }

@@ -635,7 +635,8 @@ fn write(v: &Validation, out: &Path) -> Result<(), ValidateError> {
 }
 
 /// Draws `validation.png` and `.svg` into `out` from a `validation.json`
-/// (`braid plot` on one); the files written.
+/// (`braid plot` on one), with `validation.md`, its table; the files
+/// written.
 pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, ValidateError> {
     let text = std::fs::read_to_string(path).map_err(|source| ValidateError::Write {
         path: path.to_path_buf(),
@@ -646,7 +647,18 @@ pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, ValidateEr
             path: path.to_path_buf(),
             source,
         })?;
-    Ok(v.figure().draw(out, "validation")?)
+    let table = out.join("validation.md");
+    braid_noise::files::write_atomic(&table, |w| {
+        let text = format!("# braid validate, {}\n\n{}", v.date, v.summary());
+        std::io::Write::write_all(w, text.as_bytes())
+    })
+    .map_err(|source| ValidateError::Write {
+        path: table.clone(),
+        source,
+    })?;
+    let mut written = vec![table];
+    written.extend(v.figure().draw(out, "validation")?);
+    Ok(written)
 }
 
 /// Whether `path` is a `validation.json` (a small JSON file whose fields
