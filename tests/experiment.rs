@@ -594,3 +594,49 @@ fn a_plot_with_nothing_to_draw_says_so_with_exit_2() {
         plot.stderr
     );
 }
+
+/// A simulated suite run two samples at a time: the first sample takes
+/// far longer than the second (so the second finishes first), yet the
+/// results file holds the records in the suite's order, the same file a
+/// run one at a time writes, apart from wall times.
+#[test]
+fn samples_run_two_at_a_time_are_recorded_in_the_suites_order() {
+    let dir = scratch("exp_jobs");
+    write_suite(
+        &dir,
+        r#"
+name = "t-jobs"
+figure = "landscape"
+engine = "sim"
+variants = ["async(4)", "sync"]
+noise = [false]
+repetitions = 1
+[set]
+sim_topology = "pack:2 core:3"
+numerics = true
+domain_size = 32
+[sweep]
+max_iterations = [200000, 50, 60, 70]
+"#,
+    );
+    let r = experiment(&dir, &["suite.toml", "--out", "two.jsonl", "--jobs", "2"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    // The log says when each finished: the long first sample last of its pair.
+    let finished: Vec<&str> = r.stderr.lines().filter(|l| l.contains(": ok in")).collect();
+    assert!(
+        !finished[0].contains("max_iterations=200000"),
+        "the long sample finished first: {finished:?}"
+    );
+    let r = experiment(&dir, &["suite.toml", "--out", "one.jsonl"]);
+    assert_eq!(r.status, Some(0), "{}", r.stderr);
+    let (two, one) = (
+        records(&dir.join("two.jsonl")),
+        records(&dir.join("one.jsonl")),
+    );
+    assert_eq!(keys(&two), keys(&one));
+    assert_eq!(keys(&two).len(), 8);
+    for (a, b) in two.iter().zip(&one) {
+        assert_eq!(a["report"]["spread"], b["report"]["spread"]);
+        assert_eq!(a["report"]["elapsed_s"], b["report"]["elapsed_s"]);
+    }
+}

@@ -81,7 +81,9 @@ fn instance_key(cfg: &Config) -> (String, Config) {
     (key, c)
 }
 
-/// The instances of `files`' simulated samples, in order of first sight.
+/// The instances of `files`' simulated samples, in the order of their
+/// configurations, each with its best fixed strategy (on equal times the
+/// first label in order): the same whatever order the records are in.
 pub(crate) fn instances(files: &[PathBuf]) -> Result<Vec<Instance>, LearnError> {
     let mut out: Vec<Instance> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
@@ -113,8 +115,11 @@ pub(crate) fn instances(files: &[PathBuf]) -> Result<Vec<Instance>, LearnError> 
                 _ => None,
             };
             if let (Some(named), Some(t)) = (fixed, tts) {
+                // Equal times go to the first label in order, whatever
+                // order the records are in.
                 let better = match &out[i].best {
-                    Some((_, label)) => out[i].tts[label].is_none_or(|b| t < b),
+                    Some((_, label)) => out[i].tts[label]
+                        .is_none_or(|b| t < b || (t == b && report.variant < *label)),
                     None => true,
                 };
                 if better {
@@ -128,7 +133,11 @@ pub(crate) fn instances(files: &[PathBuf]) -> Result<Vec<Instance>, LearnError> 
             "the results hold no simulated sample (braid learn trains on braid sim's)".into(),
         ));
     }
-    Ok(out)
+    // In the instances' order, not the records': a results file written
+    // several samples at a time holds them in the order they finished.
+    let keys: Vec<String> = index.keys().cloned().collect();
+    let mut slots: Vec<Option<Instance>> = out.into_iter().map(Some).collect();
+    Ok(keys.iter().filter_map(|k| slots[index[k]].take()).collect())
 }
 
 /// The features a balancer call sees on `cfg` run with the balancer
@@ -446,6 +455,72 @@ mod tests {
         assert_eq!(probe(&cfg, "async(4)+greedy(0.0001)").unwrap(), hot);
         // A label without a balancer has nothing to probe.
         assert!(probe(&cfg, "async(4)").is_err());
+    }
+
+    /// A results file written two samples at a time holds its records in
+    /// the order they finished: the instances, their order and their best
+    /// strategy (two tied at one time) are the same either way.
+    #[test]
+    fn instances_and_their_best_do_not_depend_on_the_records_order() {
+        use crate::engine::EngineKind;
+        use crate::lab::experiment::results::Record;
+        use crate::lab::experiment::suite::{Figure, Sample};
+        let record = |workload: &str, variant: &str, tts: f64| -> Record {
+            let mut cfg = Config::default();
+            cfg.apply_variant(variant).unwrap();
+            cfg.apply_overrides(&[
+                "threads=4",
+                "domain_size=16",
+                "max_iterations=5",
+                &format!("workload={workload}"),
+            ])
+            .unwrap();
+            let plan = crate::plan::Plan::simulated(&cfg).unwrap();
+            let (mut report, _) = crate::drive::run(&plan).unwrap();
+            report.time_to_solution_s = Some(tts);
+            report.converged = true;
+            let sample = Sample {
+                variant: variant.into(),
+                ..Sample::default()
+            };
+            Record::for_tests(Figure::Workloads, EngineKind::Sim, sample, Some(report))
+        };
+        let all = [
+            record("hotspot(2, 0.5, 0.5, 0.1)", "async(4)+split(0.001)", 1.0),
+            record("hotspot(2, 0.5, 0.5, 0.1)", "async(4)+greedy(0.001)", 1.0),
+            record("random(1, 2)", "async(4)+steal(0.001)", 2.0),
+            record("random(1, 2)", "async(4)+refine(0.001)", 1.5),
+        ];
+        let dir = crate::scratch_dir("learn-order");
+        let write = |name: &str, order: &[usize]| -> PathBuf {
+            let path = dir.join(name);
+            let text: String = order
+                .iter()
+                .map(|&i| serde_json::to_string(&all[i]).unwrap() + "\n")
+                .collect();
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let seen = |path: PathBuf| -> Vec<(String, String)> {
+            instances(&[path])
+                .unwrap()
+                .iter()
+                .map(|i| (i.config.workload.to_string(), i.best.clone().unwrap().1))
+                .collect()
+        };
+        let forward = seen(write("forward.jsonl", &[0, 1, 2, 3]));
+        let backward = seen(write("backward.jsonl", &[3, 2, 1, 0]));
+        assert_eq!(forward, backward);
+        assert!(
+            forward
+                .iter()
+                .any(|(_, best)| best == "async(4)+greedy(0.001)")
+        );
+        assert!(
+            forward
+                .iter()
+                .any(|(_, best)| best == "async(4)+refine(0.001)")
+        );
     }
 
     #[test]

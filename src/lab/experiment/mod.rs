@@ -173,8 +173,14 @@ pub(crate) fn run(
     let variants = todo.iter().map(|&i| samples[i].variant.clone()).collect();
     let mut shown = SuiteProgress::new(variants, samples.len(), summary.skipped, jobs);
     // Up to `jobs` samples run at once, each on a thread of its own that
-    // waits for its process; records are appended as samples finish.
+    // waits for its process; records are appended in the suite's order
+    // (one finished early waits for those before it), so that a results
+    // file reads the same however many ran at once, and is whole up to its
+    // last line at any moment.
     let (tx, rx) = std::sync::mpsc::channel();
+    let order = todo.clone();
+    let mut next = 0;
+    let mut ready: std::collections::BTreeMap<usize, Option<Record>> = Default::default();
     let mut queue = todo.into_iter();
     let mut running = 0;
     let mut failure: Option<ExperimentError> = None;
@@ -201,6 +207,7 @@ pub(crate) fn run(
             let (status, error, report) = match end {
                 Err(e) => {
                     failure.get_or_insert(e);
+                    ready.insert(i, None);
                     continue;
                 }
                 Ok(SampleEnd::Report(report)) => {
@@ -210,6 +217,7 @@ pub(crate) fn run(
                 Ok(SampleEnd::Failed(e)) => (Status::Failed, Some(e), None),
                 Ok(SampleEnd::Interrupted(signal)) => {
                     summary.interrupted = Some(signal);
+                    ready.insert(i, None);
                     continue;
                 }
             };
@@ -236,26 +244,41 @@ pub(crate) fn run(
                 }
                 r
             });
-            let appended = file.append(&Record {
-                suite: suite.suite.name.clone(),
-                suite_digest: suite.digest(),
-                figure: suite.suite.figure,
-                engine: suite.suite.engine,
-                sample: sample.clone(),
-                key: sample.key(),
-                status,
-                error,
-                wall_s,
-                provenance,
-                report,
-            });
-            if let Err(e) = appended {
-                failure.get_or_insert(e);
-                continue;
-            }
+            ready.insert(
+                i,
+                Some(Record {
+                    suite: suite.suite.name.clone(),
+                    suite_digest: suite.digest(),
+                    figure: suite.suite.figure,
+                    engine: suite.suite.engine,
+                    sample: sample.clone(),
+                    key: sample.key(),
+                    status,
+                    error,
+                    wall_s,
+                    provenance,
+                    report,
+                }),
+            );
             shown.finished(&sample.key(), &sample.variant, wall_s, how);
+            // Every record whose turn has come, in order.
+            while let Some(r) = order.get(next).and_then(|i| ready.remove(i)) {
+                next += 1;
+                if let Some(r) = r
+                    && let Err(e) = file.append(&r)
+                {
+                    failure.get_or_insert(e);
+                }
+            }
         }
     });
+    // Stopped early (interrupted, or a failure): what finished is kept,
+    // in order.
+    for r in ready.into_values().flatten() {
+        if let Err(e) = file.append(&r) {
+            failure.get_or_insert(e);
+        }
+    }
     shown.finish();
     match failure {
         Some(e) => Err(e),

@@ -332,9 +332,15 @@ mod tests {
         let dir = crate::scratch_dir("roofline");
         let mut r = one_kernel();
         let files = r.draw(&dir, "roofline").unwrap();
-        let images = files.iter().filter(|f| !f.to_string_lossy().ends_with(".csv"));
+        let images = files
+            .iter()
+            .filter(|f| !f.to_string_lossy().ends_with(".csv"));
         assert!(images.clone().count() == 2);
-        assert!(images.into_iter().all(|f| std::fs::metadata(f).unwrap().len() > 1000));
+        assert!(
+            images
+                .into_iter()
+                .all(|f| std::fs::metadata(f).unwrap().len() > 1000)
+        );
         let csv = std::fs::read_to_string(dir.join("roofline.csv")).unwrap();
         assert_eq!(csv.lines().nth(1), Some("plain 24x24,0.2500,16.000,32.0"));
         r.peak_gflops = f64::NAN;
