@@ -203,7 +203,10 @@ fn one_set(opts: &Options, set: &Set, interrupt: &Interrupt) -> Result<SetOutcom
         None => (set.suites.iter().collect(), Vec::new()),
     };
     let mut reruns: Vec<(String, PathBuf)> = Vec::new();
-    for group in [first, then] {
+    for (k, group) in [first, then].into_iter().enumerate() {
+        if group.is_empty() {
+            continue;
+        }
         let from = reruns.len();
         for suite in group {
             let (o, rerun) = one_suite(opts, set, suite, interrupt)?;
@@ -216,7 +219,7 @@ fn one_set(opts: &Options, set: &Set, interrupt: &Interrupt) -> Result<SetOutcom
             update(opts, set, &reruns[from..], &mut outcome)?;
         }
         if let Some(learn) = &set.learn
-            && from == 0
+            && k == 0
             && !learn.train.is_empty()
         {
             outcome.notes.push(train(opts, set, learn, &reruns)?);
