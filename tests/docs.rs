@@ -696,12 +696,14 @@ fn every_quoted_number_is_its_tables_value() {
                         continue;
                     };
                     let said: f64 = written
+                        .replace(',', "")
                         .trim_start_matches('+')
                         .trim_end_matches('%')
                         .trim_end_matches('x')
                         .parse()
                         .unwrap_or(f64::NAN);
                     let digits = written
+                        .replace(',', "")
                         .trim_end_matches(['%', 'x'])
                         .split_once('.')
                         .map_or(0, |(_, d)| d.len());
@@ -897,67 +899,115 @@ fn words(cmd: &str) -> Vec<String> {
 /// not run.
 #[test]
 fn every_command_the_docs_show_runs_as_written() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("doc-commands");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    for name in ["experiments", "noise", "plots", "examples"] {
-        std::os::unix::fs::symlink(root().join(name), dir.join(name)).unwrap();
-    }
-    std::fs::copy(root().join("config.txt"), dir.join("config.txt")).unwrap();
-    let (mut ran, mut bad) = (0, Vec::new());
-    for (page, line, cmd) in doc_commands() {
-        let mut w = words(&cmd);
-        let placeholder = w.iter().any(|x| {
-            x.contains("...")
-                || x.chars().filter(|c| c.is_ascii_uppercase()).count() >= 3
-                    && !x.contains('=')
-                    && !x.starts_with("--")
-        });
-        if w.first().map(String::as_str) != Some("braid") || placeholder {
-            continue;
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("doc-commands");
+    let _ = std::fs::remove_dir_all(&base);
+    // Each page's commands run in order in a folder of their own, as a
+    // reader of that page types them.
+    let folder = |page: &str| -> PathBuf {
+        let dir = base.join(page.replace('/', "-"));
+        if !dir.exists() {
+            std::fs::create_dir_all(&dir).unwrap();
+            for name in ["experiments", "noise", "plots", "examples"] {
+                std::os::unix::fs::symlink(root().join(name), dir.join(name)).unwrap();
+            }
+            std::fs::copy(root().join("config.txt"), dir.join("config.txt")).unwrap();
         }
-        let sub = w.get(1).cloned().unwrap_or_default();
-        match sub.as_str() {
-            "experiment" => {
-                w.retain(|x| !x.starts_with("--out") && !x.starts_with("--jobs"));
-                w.push("--check".into());
-            }
-            "plot" | "table" => {
-                let inputs_here = w[2..]
-                    .iter()
-                    .take_while(|x| !x.starts_with("--"))
-                    .all(|x| dir.join(x).exists());
-                if !inputs_here {
-                    eprintln!("{page}:{line}: not run (reads an earlier command's results): {cmd}");
-                    continue;
-                }
-                if let Some(k) = w.iter().position(|x| x == "--out" || x == "--csv") {
-                    w[k + 1] = format!("out-{ran}");
-                }
-            }
-            "validate" | "learn" | "reproduce" => {
-                eprintln!("{page}:{line}: not run (takes minutes): {cmd}");
+        dir
+    };
+    // Pages side by side, each page's commands in order.
+    let mut by_page: Vec<(String, Vec<(usize, String)>)> = Vec::new();
+    for (page, line, cmd) in doc_commands() {
+        match by_page.iter_mut().find(|(p, _)| *p == page) {
+            Some((_, cmds)) => cmds.push((line, cmd)),
+            None => by_page.push((page, vec![(line, cmd)])),
+        }
+    }
+    let one_page = |page: &str, cmds: &[(usize, String)]| -> (usize, Vec<String>) {
+        let (mut ran, mut bad) = (0, Vec::new());
+        let dir = folder(page);
+        for (line, cmd) in cmds {
+            let line = *line;
+            let mut w = words(cmd);
+            let placeholder = w.iter().any(|x| {
+                x.contains("...")
+                    || x.chars().filter(|c| c.is_ascii_uppercase()).count() >= 3
+                        && !x.contains('=')
+                        && !x.starts_with("--")
+            });
+            if w.first().map(String::as_str) != Some("braid") || placeholder {
                 continue;
             }
-            _ => {}
+            let sub = w.get(1).cloned().unwrap_or_default();
+            match sub.as_str() {
+                "experiment" => {
+                    // The check writes nothing: what it would write is left out.
+                    let mut kept = Vec::new();
+                    let mut skip = false;
+                    for x in w {
+                        if skip {
+                            skip = false;
+                        } else if x == "--out" || x == "--jobs" {
+                            skip = true;
+                        } else {
+                            kept.push(x);
+                        }
+                    }
+                    w = kept;
+                    w.push("--check".into());
+                }
+                "plot" | "table" => {
+                    let inputs_here = w[2..]
+                        .iter()
+                        .take_while(|x| !x.starts_with("--"))
+                        .all(|x| dir.join(x).exists());
+                    if !inputs_here {
+                        eprintln!(
+                            "{page}:{line}: not run (reads an earlier command's results): {cmd}"
+                        );
+                        continue;
+                    }
+                    if let Some(k) = w.iter().position(|x| x == "--out" || x == "--csv") {
+                        w[k + 1] = format!("out-{ran}");
+                    }
+                }
+                "validate" | "learn" | "reproduce" => {
+                    eprintln!("{page}:{line}: not run (takes minutes): {cmd}");
+                    continue;
+                }
+                _ => {}
+            }
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_braid"))
+                .args(&w[1..])
+                .current_dir(&dir)
+                .output()
+                .unwrap();
+            ran += 1;
+            if !out.status.success() {
+                bad.push(format!(
+                    "{page}:{line}: `{cmd}` exits {:?}: {}",
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .last()
+                        .unwrap_or("")
+                ));
+            }
         }
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_braid"))
-            .args(&w[1..])
-            .current_dir(&dir)
-            .output()
-            .unwrap();
-        ran += 1;
-        if !out.status.success() {
-            bad.push(format!(
-                "{page}:{line}: `{cmd}` exits {:?}: {}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ));
-        }
-    }
+        (ran, bad)
+    };
+    let (ran, bad) = std::thread::scope(|scope| {
+        let jobs: Vec<_> = by_page
+            .iter()
+            .map(|(page, cmds)| scope.spawn(|| one_page(page, cmds)))
+            .collect();
+        jobs.into_iter().map(|j| j.join().unwrap()).fold(
+            (0, Vec::new()),
+            |(n, mut all), (m, bad)| {
+                all.extend(bad);
+                (n + m, all)
+            },
+        )
+    });
     assert!(
         bad.is_empty(),
         "commands the docs show that fail:\n{}",

@@ -484,7 +484,7 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
     }
     let suite = LoadedSuite::load(&args.suite, args.repeat).map_err(classify)?;
     if args.check {
-        let n = experiment::check(&suite).map_err(classify)?.len();
+        let n = experiment::check(&suite).map_err(classify)?.0.len();
         eprintln!(
             "braid: suite `{}`: {n} sample(s), each configuration checked; nothing run",
             suite.suite.name

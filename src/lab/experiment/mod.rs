@@ -136,7 +136,7 @@ pub(crate) fn run(
     jobs: usize,
 ) -> Result<Summary, ExperimentError> {
     let samples = suite.samples();
-    let configs = check(suite)?;
+    let (configs, machine) = check(suite)?;
     let results::Opened {
         mut file,
         done,
@@ -236,8 +236,17 @@ pub(crate) fn run(
                     "ok"
                 }
             };
-            let (cfg, topology) = &configs[i];
-            let provenance = Provenance::new(cfg, topology, calibration.as_ref(), report.is_some());
+            // A sample without a report keeps its configuration and machine
+            // in its provenance (a report holds them): made only then.
+            let cfg = &configs[i];
+            let topology = report.is_none().then(|| match suite.suite.engine {
+                EngineKind::Run => machine.clone(),
+                EngineKind::Sim => {
+                    Topology::simulated(&cfg.sim_topology).unwrap_or(machine.clone())
+                }
+            });
+            let provenance =
+                Provenance::new(topology.as_ref().map(|t| (cfg, t)), calibration.as_ref());
             let report = report.map(|mut r| {
                 if let Some(lb) = &mut r.lb {
                     lb.coarsen(RECORD_EFFORT_SAMPLES);
@@ -288,18 +297,20 @@ pub(crate) fn run(
 
 /// Checks every sample's configuration as its own process would, before
 /// anything runs, so that a typo fails in a second instead of as a results
-/// file of failures; returns each sample's configuration and machine. The
-/// checked plans' noise is held until all are checked, so that a trace the
-/// samples share is read once; a long check says how far it is.
-pub(crate) fn check(suite: &LoadedSuite) -> Result<Vec<(Config, Topology)>, ExperimentError> {
+/// file of failures; returns each sample's configuration and this machine
+/// (a simulated machine is not kept: a suite of millions of simulated
+/// cores a sample would hold gigabytes). The checked plans' noise is held
+/// until all are checked, so that a trace the samples share is read once;
+/// a long check says how far it is.
+pub(crate) fn check(suite: &LoadedSuite) -> Result<(Vec<Config>, Topology), ExperimentError> {
     let samples = suite.samples();
     let machine = Topology::detect()?;
     let mut held = Vec::new();
     let mut shown = std::time::Instant::now();
     let mut configs = Vec::with_capacity(samples.len());
     for (i, s) in samples.iter().enumerate() {
-        let (cfg, topology, noise) = effective_config(suite, s, &machine)?;
-        configs.push((cfg, topology));
+        let (cfg, noise) = effective_config(suite, s, &machine)?;
+        configs.push(cfg);
         held.push(noise);
         if shown.elapsed().as_secs_f64() >= 2.0 {
             eprintln!("braid: checked {}/{} samples...", i + 1, samples.len());
@@ -307,7 +318,7 @@ pub(crate) fn check(suite: &LoadedSuite) -> Result<Vec<(Config, Topology)>, Expe
         }
     }
     drop(held);
-    Ok(configs)
+    Ok((configs, machine))
 }
 
 /// Which samples still need running (by index), and the summary's start:
@@ -336,13 +347,13 @@ fn plan_resume(
     (todo, summary)
 }
 
-/// The configuration a sample's process will use, and the machine it runs
-/// on, checked as `braid run`/`braid sim` would check them.
+/// The configuration a sample's process will use, checked on the machine
+/// it runs on as `braid run`/`braid sim` would check it, and its noise.
 fn effective_config(
     suite: &LoadedSuite,
     sample: &Sample,
     machine: &Topology,
-) -> Result<(Config, Topology, Option<crate::noise::NoisePlan>), ExperimentError> {
+) -> Result<(Config, Option<crate::noise::NoisePlan>), ExperimentError> {
     let bad = |message: String| ExperimentError::BadSample {
         path: suite.path.clone(),
         sample: sample.key(),
@@ -362,19 +373,14 @@ fn effective_config(
     // The sample runs in the suite's directory: check the files it names
     // from there.
     let cfg = cfg.with_files_from(&suite.dir());
-    let topology = match suite.suite.engine {
-        EngineKind::Run => machine.clone(),
-        EngineKind::Sim => {
-            Topology::simulated(&cfg.sim_topology).map_err(|e| bad(e.to_string()))?
-        }
-    };
-    // Planned (and so checked) as the sample's own process will plan it.
+    // Planned (and so checked) as the sample's own process will plan it;
+    // the simulator's plan makes its machine from `sim_topology`.
     let plan = match suite.suite.engine {
-        EngineKind::Run => Plan::new(&cfg, &topology),
+        EngineKind::Run => Plan::new(&cfg, machine),
         EngineKind::Sim => Plan::simulated(&cfg),
     }
     .map_err(|e| bad(e.to_string()))?;
-    Ok((cfg, topology, plan.noise))
+    Ok((cfg, plan.noise))
 }
 
 /// How one sample's process ended.

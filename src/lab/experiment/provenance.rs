@@ -36,13 +36,11 @@ pub(crate) struct Provenance {
 }
 
 impl Provenance {
-    /// `reported`: whether the record holds the sample's report (which then
-    /// holds its configuration and machine).
+    /// `unreported`: the configuration and machine of a sample whose record
+    /// holds no report (which would hold them), to keep here instead.
     pub(crate) fn new(
-        config: &Config,
-        topology: &Topology,
+        unreported: Option<(&Config, &Topology)>,
         noise_calibration: Option<&braid_noise::Calibration>,
-        reported: bool,
     ) -> Provenance {
         Provenance {
             build: Build::this(),
@@ -51,8 +49,8 @@ impl Provenance {
             hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| "unknown".into()),
-            config: (!reported).then(|| to_raw_value(config).expect("a config serializes")),
-            topology: (!reported).then(|| to_raw_value(topology).expect("a topology serializes")),
+            config: unreported.map(|(c, _)| to_raw_value(c).expect("a config serializes")),
+            topology: unreported.map(|(_, t)| to_raw_value(t).expect("a topology serializes")),
             noise_calibration: noise_calibration
                 .map(|c| to_raw_value(c).expect("a calibration serializes")),
         }
@@ -61,10 +59,8 @@ impl Provenance {
     #[cfg(test)]
     pub(crate) fn for_tests() -> Provenance {
         Provenance::new(
-            &Config::default(),
-            &Topology::detect().unwrap(),
+            Some((&Config::default(), &Topology::detect().unwrap())),
             None,
-            false,
         )
     }
 }

@@ -321,7 +321,7 @@ pub(crate) fn validate(
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),
         ),
-        provenance: Provenance::new(&base, &machine, None, true),
+        provenance: Provenance::new(None, None),
         quick: opts.quick,
         repetitions: reps,
         sim_topology,
