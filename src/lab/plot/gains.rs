@@ -26,6 +26,10 @@ struct Gain {
     standard_s: f64,
     alpha: String,
     anticipate_s: f64,
+    /// The balancer calls each made (medians over repetitions; none
+    /// without a balancer's stats).
+    standard_calls: Option<f64>,
+    anticipate_calls: Option<f64>,
 }
 
 impl Gain {
@@ -42,6 +46,14 @@ pub(super) struct Gains {
     standards: Vec<String>,
     anticipating: String,
     gains: Vec<Gain>,
+}
+
+/// The median number of balancer calls the records made.
+fn median_calls(records: &[&Record]) -> Option<f64> {
+    let v: Vec<f64> = (records.iter())
+        .filter_map(|r| Some(r.report.as_ref()?.lb.as_ref()?.calls as f64))
+        .collect();
+    quantile(&v, 0.5)
 }
 
 /// The median time to solution; for runs of a fixed number of
@@ -107,9 +119,11 @@ impl Gains {
             let Some((alpha, anticipate_s)) = best else {
                 continue;
             };
+            let anticipate_calls =
+                median_calls(&at(&|r| r.sample.sweep.get("lb_alpha") == Some(&alpha)));
             for s in &standards {
-                let Some(standard_s) = median_tts(&at(&|r| !swept(r) && &r.sample.variant == s))
-                else {
+                let of = at(&|r| !swept(r) && &r.sample.variant == s);
+                let Some(standard_s) = median_tts(&of) else {
                     continue;
                 };
                 gains.push(Gain {
@@ -118,6 +132,8 @@ impl Gains {
                     standard_s,
                     alpha: alpha.clone(),
                     anticipate_s,
+                    standard_calls: median_calls(&of),
+                    anticipate_calls,
                 });
             }
         }
@@ -147,7 +163,69 @@ impl Gains {
         super::ulba_model::UlbaModel::new(&self.anticipating, &self.standards, &gains)
     }
 
-    /// One row per instance and standard strategy, as `stem.csv`.
+    /// Per standard strategy, over all instances and over each share of
+    /// overloaded threads (the first argument of an `overloading` or
+    /// `overloading-threads` workload): the instances, the gain's median,
+    /// mean, least and most (%), how many instances anticipate was faster
+    /// on, and the calls each side made in all (each run's first call, at
+    /// its start, left out).
+    fn summary(&self) -> Vec<Vec<String>> {
+        let share = |instance: &str| -> Option<String> {
+            let (name, args) = instance.split_once('(')?;
+            name.starts_with("overloading")
+                .then(|| args.split(',').next().unwrap_or("").trim().to_string())
+        };
+        let mut groups: Vec<String> = vec!["all".into()];
+        for g in &self.gains {
+            if let Some(s) = share(&g.instance)
+                && !groups.contains(&s)
+            {
+                groups.push(s);
+            }
+        }
+        let mut out = vec![
+            [
+                "standard", "share", "instances", "median_pct", "mean_pct", "min_pct", "max_pct",
+                "faster", "standard_calls", "anticipate_calls",
+            ]
+            .map(String::from)
+            .to_vec(),
+        ];
+        for s in &self.standards {
+            for group in &groups {
+                let of: Vec<&Gain> = (self.gains.iter())
+                    .filter(|g| &g.standard == s)
+                    .filter(|g| group == "all" || share(&g.instance).as_ref() == Some(group))
+                    .collect();
+                if of.is_empty() {
+                    continue;
+                }
+                let pct: Vec<f64> = of.iter().map(|g| g.percent()).collect();
+                let calls = |f: fn(&Gain) -> Option<f64>| -> String {
+                    let v: Option<Vec<f64>> = of.iter().map(|g| f(g).map(|c| c - 1.0)).collect();
+                    v.map_or(String::new(), |v| format!("{}", v.iter().sum::<f64>()))
+                };
+                let c = |x: Option<f64>| super::cell(x, 3);
+                out.push(vec![
+                    s.clone(),
+                    group.clone(),
+                    of.len().to_string(),
+                    c(quantile(&pct, 0.5)),
+                    c(Some(pct.iter().sum::<f64>() / pct.len() as f64)),
+                    c(quantile(&pct, 0.0)),
+                    c(quantile(&pct, 1.0)),
+                    pct.iter().filter(|&&p| p > 0.0).count().to_string(),
+                    calls(|g| g.standard_calls),
+                    calls(|g| g.anticipate_calls),
+                ]);
+            }
+        }
+        out
+    }
+
+    /// One row per instance and standard strategy, as `stem.csv`, and the
+    /// summary per strategy and share of overloaded threads, as
+    /// `stem-summary.csv`.
     pub(super) fn write_csv(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
         let mut csv = String::from(
             "instance,standard,standard_tts_s,anticipate,best_lb_alpha,anticipate_tts_s,gain_percent\n",
@@ -170,7 +248,8 @@ impl Gains {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        Ok(vec![path])
+        let summary = super::write_csv(dir, &format!("{stem}-summary"), &self.summary())?;
+        Ok(vec![path, summary])
     }
 
     /// The histogram's bins: 1% wide, or the next round width (2, 5, 10,
