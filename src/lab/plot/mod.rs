@@ -502,6 +502,7 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
         // ULBA's own model beside instances of its application model.
         if let Some(model) = gains.model() {
             written.extend(render(&model, dir, "ulba-model")?);
+            written.push(write_csv(dir, "ulba-model", &model.rows())?);
         }
     }
     let scale = scale::Scale::new(&of(Figure::Scale));

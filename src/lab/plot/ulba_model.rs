@@ -92,6 +92,42 @@ impl UlbaModel {
         })
     }
 
+    /// The figure as CSV rows, a header first: per overloaded share, ULBA's
+    /// model's median and largest gain (%), its median best alpha and the
+    /// share of the standard method's calls it saves; then braid's median
+    /// gain against each standard strategy.
+    pub(super) fn rows(&self) -> Vec<Vec<String>> {
+        let mut head: Vec<String> = [
+            "share",
+            "model_median_pct",
+            "model_max_pct",
+            "model_alpha",
+            "model_calls_saved_pct",
+        ]
+        .map(String::from)
+        .to_vec();
+        head.extend(self.standards.iter().map(|s| format!("braid_median_pct over {s}")));
+        let mut out = vec![head];
+        for c in &self.columns {
+            let mut row = vec![
+                format!("{}", c.share),
+                super::cell(Some(c.model.median), 3),
+                super::cell(Some(c.model.max), 3),
+                super::cell(Some(c.model_alpha), 3),
+                super::cell(Some(100.0 * c.model_calls_saved), 1),
+            ];
+            for s in &self.standards {
+                let g: Vec<f64> = (c.braid.iter())
+                    .filter(|(x, _)| x == s)
+                    .map(|(_, g)| *g)
+                    .collect();
+                row.push(super::cell(quantile(&g, 0.5), 3));
+            }
+            out.push(row);
+        }
+        out
+    }
+
     /// The y axis, %: every box, every dot and 0, padded.
     fn y_range(&self) -> (f64, f64) {
         let values = self.columns.iter().flat_map(|c| {
