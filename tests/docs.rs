@@ -1015,3 +1015,101 @@ fn every_command_the_docs_show_runs_as_written() {
     );
     assert!(ran >= 30, "only {ran} commands run");
 }
+
+/// docs/experiments.md, "Table 2 explained": each row's time-to-solution
+/// increase per variant (noisy over quiet, at the same mechanisms) and
+/// the best balanced variant's noisy time over async(4)'s, recomputed from
+/// the committed records of `table2-mechanisms-sim`.
+#[test]
+fn the_table2_mechanisms_table_is_its_records() {
+    let records = common::record_lines(&root().join("plots/data/table2-mechanisms-sim.jsonl.br"));
+    const VARIANTS: [&str; 8] = [
+        "sync",
+        "ssync(1)",
+        "ssync(30)",
+        "async(1)",
+        "async(4)",
+        "async(4)+split(0.001)",
+        "async(4)+joint(0.001)",
+        "async(4)+hybrid(0.001,500)",
+    ];
+    let sweep =
+        |r: &serde_json::Value, k: &str| r["sample"]["sweep"][k].as_str().unwrap_or("").to_string();
+    let tts = |v: &str, place: Option<&str>, mech: &(String, String, String)| -> f64 {
+        records
+            .iter()
+            .find(|r| {
+                r["sample"]["variant"] == v
+                    && r["sample"]["placement"].as_str() == place
+                    && (
+                        sweep(r, "sim_noise_switch_ns"),
+                        sweep(r, "sim_monitor_s"),
+                        sweep(r, "sim_jitter"),
+                    ) == *mech
+            })
+            .and_then(|r| r["report"]["time_to_solution_s"].as_f64())
+            .unwrap_or_else(|| panic!("no {v} at {place:?} {mech:?}"))
+    };
+    let mut mechs: Vec<(String, String, String)> = Vec::new();
+    for r in &records {
+        let m = (
+            sweep(r, "sim_noise_switch_ns"),
+            sweep(r, "sim_monitor_s"),
+            sweep(r, "sim_jitter"),
+        );
+        if !mechs.contains(&m) {
+            mechs.push(m);
+        }
+    }
+    let name = |m: &(String, String, String)| -> String {
+        let mut on = Vec::new();
+        if m.0 != "0" {
+            on.push("switch cost");
+        }
+        if m.1 != "0" {
+            on.push("1 ms monitor");
+        }
+        if m.2 != "none" {
+            on.push("jitter");
+        }
+        match on.is_empty() {
+            true => "none (the default)".into(),
+            false => on.join(", "),
+        }
+    };
+    let mut expected = Vec::new();
+    for (place, shown) in [
+        ("next to the source", "next to the source"),
+        ("the centre (thread 14)", "the centre (thread 14)"),
+    ] {
+        for m in &mechs {
+            let mut cells = vec![shown.to_string(), name(m)];
+            for v in VARIANTS {
+                let up = 100.0 * (tts(v, Some(place), m) / tts(v, None, m) - 1.0);
+                cells.push(format!("{up:+.1}%"));
+            }
+            let (best, v) = VARIANTS[5..]
+                .iter()
+                .map(|v| (tts(v, Some(place), m), *v))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .unwrap();
+            let short = v.split('+').nth(1).unwrap().split('(').next().unwrap();
+            cells.push(format!(
+                "{:.3} ({short})",
+                best / tts("async(4)", Some(place), m)
+            ));
+            expected.push(format!("| {} |", cells.join(" | ")));
+        }
+    }
+    let page = std::fs::read_to_string(root().join("docs/experiments.md")).unwrap();
+    let shown: Vec<&str> = page
+        .lines()
+        .filter(|l| {
+            l.starts_with("| next to the source |") || l.starts_with("| the centre (thread 14) |")
+        })
+        .collect();
+    assert_eq!(
+        shown, expected,
+        "docs/experiments.md's mechanisms table is not its records'"
+    );
+}
