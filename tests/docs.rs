@@ -773,6 +773,17 @@ fn every_embedded_table_is_its_committed_file() {
                 "{}: the table of {file} is not the committed file's",
                 page.display()
             );
+            // A line beside the table (a verdict's summary) is one of the
+            // file's own.
+            for line in shown.lines().map(str::trim) {
+                if !line.is_empty() && !line.starts_with('|') && !line.starts_with("<!--") {
+                    assert!(
+                        kept.lines().any(|k| k.trim() == line),
+                        "{}: `{line}` beside the table of {file} is not in it",
+                        page.display()
+                    );
+                }
+            }
             checked += 1;
             rest = tail;
         }

@@ -185,8 +185,16 @@ impl Gains {
         }
         let mut out = vec![
             [
-                "standard", "share", "instances", "median_pct", "mean_pct", "min_pct", "max_pct",
-                "faster", "standard_calls", "anticipate_calls",
+                "standard",
+                "share",
+                "instances",
+                "median_pct",
+                "mean_pct",
+                "min_pct",
+                "max_pct",
+                "faster",
+                "standard_calls",
+                "anticipate_calls",
             ]
             .map(String::from)
             .to_vec(),

@@ -106,7 +106,11 @@ impl UlbaModel {
         ]
         .map(String::from)
         .to_vec();
-        head.extend(self.standards.iter().map(|s| format!("braid_median_pct over {s}")));
+        head.extend(
+            self.standards
+                .iter()
+                .map(|s| format!("braid_median_pct over {s}")),
+        );
         let mut out = vec![head];
         for c in &self.columns {
             let mut row = vec![

@@ -635,8 +635,8 @@ fn write(v: &Validation, out: &Path) -> Result<(), ValidateError> {
 }
 
 /// Draws `validation.png` and `.svg` into `out` from a `validation.json`
-/// (`braid plot` on one), with `validation.md`, its table; the files
-/// written.
+/// (`braid plot` on one), with `validation.md`, its table, and
+/// `calibration.csv`, the calibration's values; the files written.
 pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, ValidateError> {
     let text = std::fs::read_to_string(path).map_err(|source| ValidateError::Write {
         path: path.to_path_buf(),
@@ -658,6 +658,22 @@ pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, ValidateEr
     })?;
     let mut written = vec![table];
     written.extend(v.figure().draw(out, "validation")?);
+    // The calibration's values, key by key, for the docs that quote them.
+    let mut rows = vec![vec!["key".to_string(), "value".to_string()]];
+    for line in &v.calibration {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some((k, val)) = line.split_once('=') {
+            rows.push(vec![k.trim().to_string(), val.trim().to_string()]);
+        }
+    }
+    written.push(
+        crate::lab::plot::write_csv(out, "calibration", &rows).map_err(|e| {
+            ValidateError::Write {
+                path: out.join("calibration.csv"),
+                source: std::io::Error::other(e.to_string()),
+            }
+        })?,
+    );
     Ok(written)
 }
 
