@@ -116,7 +116,7 @@ fn a_full_disk_leaves_no_partial_plot() {
     };
     std::fs::create_dir(t.0.join("p")).unwrap();
     t.fill_leaving(8);
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/landscape-sim.jsonl");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/landscape-sim.jsonl.br");
     let r = braid(
         Path::new("."),
         &["plot", data.to_str().unwrap(), "--out", &path(&t, "p")],
@@ -141,7 +141,7 @@ fn a_figure_whose_table_cannot_be_written_is_not_left_without_it() {
     let out = dir.join("p");
     std::fs::create_dir_all(out.join("table2.md")).unwrap();
     std::fs::write(out.join("older.txt"), "kept").unwrap();
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/tts-sim.jsonl");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/data/tts-sim.jsonl.br");
     let r = braid(
         Path::new("."),
         &[

@@ -294,14 +294,33 @@ fn a_hand_edited_report_is_checked_like_a_configuration() {
 // ----- 4. plot --------------------------------------------------------------
 
 /// `braid plot` reads a record at a time and keeps what its figure draws:
-/// the 64 records of the committed scale suite (118 MB, lists of up to
-/// 262,144 subdomains each) plot within 192 MB of address space, where
-/// holding them whole took 262 MB of memory.
+/// the 64 records of the committed scale suite with every report's lists
+/// filled in (as a run with `report_lists = true` writes them: over 100 MB,
+/// up to 262,144 subdomains a record) plot within 192 MB of address
+/// space, where holding them whole took 262 MB of memory.
 #[test]
 fn plot_holds_a_record_at_a_time_not_the_whole_file() {
     let dir = scratch("plot-stream");
-    let records = Path::new(env!("CARGO_MANIFEST_DIR")).join("plots/scale/data/scale-sim.jsonl");
-    let args = ["plot", records.to_str().unwrap(), "--out", "figs"];
+    let mut text = String::new();
+    for mut r in common::record_lines(&common::repo().join("plots/scale/data/scale-sim.jsonl.br")) {
+        let rep = &mut r["report"];
+        if let Some(threads) = rep["threads"].as_u64() {
+            let per = rep["subdomains"].as_u64().unwrap();
+            let threads = threads as usize;
+            let subs = threads * per as usize;
+            rep["config"]["report_lists"] = true.into();
+            rep["owners"] = (0..subs).map(|i| i / per as usize).collect();
+            rep["subdomain_updates"] = (0..subs).map(|i| 1_000_000 + i).collect();
+            rep["thread_updates"] = (0..threads).map(|t| 4_000_000 + t).collect();
+            rep["cores"] = (0..threads).collect();
+            rep["thread_sockets"] = (0..threads).map(|t| t / 32).collect();
+        }
+        text.push_str(&r.to_string());
+        text.push('\n');
+    }
+    assert!(text.len() > 100_000_000, "{} bytes", text.len());
+    std::fs::write(dir.join("big.jsonl"), text).unwrap();
+    let args = ["plot", "big.jsonl", "--out", "figs"];
     let out = braid_within(&dir, &args, QUICK, Some(192 << 20));
     assert_eq!(out.status, Some(0), "{}", out.stderr);
     assert!(dir.join("figs/scale.png").is_file());
@@ -309,10 +328,8 @@ fn plot_holds_a_record_at_a_time_not_the_whole_file() {
 
 /// The committed records of `file` (under plots/), edited, as `dir/in.jsonl`.
 fn edited_records(dir: &Path, file: &str, edit: impl Fn(&mut Value)) -> PathBuf {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
     let mut out = String::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let mut r: Value = serde_json::from_str(line).unwrap();
+    for mut r in common::record_lines(&common::repo().join(file)) {
         if !r["report"].is_null() {
             edit(&mut r["report"]);
         }
@@ -329,13 +346,13 @@ fn plot_names_a_value_it_cannot_draw_instead_of_looping() {
     let dir = scratch("plot-values");
     type Edit = fn(&mut Value);
     let cases: [(&str, &str, Edit); 4] = [
-        ("plots/data/tts-sim.jsonl", "time_to_solution_s", |r| {
+        ("plots/data/tts-sim.jsonl.br", "time_to_solution_s", |r| {
             if !r["time_to_solution_s"].is_null() {
                 r["time_to_solution_s"] = 0.0.into();
             }
         }),
         (
-            "plots/data/payoff-sim.jsonl",
+            "plots/data/payoff-sim.jsonl.br",
             "model.plain_async_loss",
             |r| {
                 for m in r["model"].as_array_mut().into_iter().flatten() {
@@ -344,7 +361,7 @@ fn plot_names_a_value_it_cannot_draw_instead_of_looping() {
             },
         ),
         (
-            "plots/data/payoff-sim.jsonl",
+            "plots/data/payoff-sim.jsonl.br",
             "model.ideal_balanced_loss",
             |r| {
                 for m in r["model"].as_array_mut().into_iter().flatten() {
@@ -353,7 +370,7 @@ fn plot_names_a_value_it_cannot_draw_instead_of_looping() {
             },
         ),
         (
-            "plots/strategies/data/strategies-effort-sim.jsonl",
+            "plots/strategies/data/strategies-effort-sim.jsonl.br",
             "lb.effort.lost_s",
             |r| {
                 for e in r["lb"]["effort"].as_array_mut().into_iter().flatten() {
@@ -368,7 +385,7 @@ fn plot_names_a_value_it_cannot_draw_instead_of_looping() {
         refused(&out, &["in.jsonl", "line", field]);
     }
     // A configuration out of its bounds is named as the keys name it.
-    edited_records(&dir, "plots/data/tts-sim.jsonl", |r| {
+    edited_records(&dir, "plots/data/tts-sim.jsonl.br", |r| {
         r["config"]["lb_interval"] = 1e300.into();
     });
     let out = braid(&dir, &["plot", "in.jsonl", "--out", "figs"]);
@@ -381,7 +398,7 @@ fn an_axis_the_records_put_out_of_scale_is_bad_input_naming_the_figure() {
     // axis would run to 1e300 s. Bad input (exit 2), not a write failure.
     let dir = scratch("plot-scale");
     let first = std::cell::Cell::new(true);
-    edited_records(&dir, "plots/data/tts-sim.jsonl", |r| {
+    edited_records(&dir, "plots/data/tts-sim.jsonl.br", |r| {
         if !r["time_to_solution_s"].is_null() && first.replace(false) {
             r["time_to_solution_s"] = 1e300.into();
         }

@@ -48,6 +48,11 @@ pub(super) struct Scale {
     variants: Vec<String>,
     conditions: Vec<String>,
     points: Vec<Point>,
+    /// The unbalanced runs' points (variant, point), for the table only:
+    /// the spread and rate a balancer is read against.
+    plain: Vec<(String, Point)>,
+    /// Sockets and cores per socket of every node, when all runs share them.
+    node: Option<(usize, usize)>,
 }
 
 /// A sample's condition: its workload when not uniform, and noisy or quiet.
@@ -64,8 +69,37 @@ fn condition(r: &Record) -> String {
 
 impl Scale {
     /// The balanced records' points (a record without a balancer, or on a
-    /// machine of one node, has nothing to draw here).
+    /// machine of one node, has nothing to draw here), and the unbalanced
+    /// ones' for the table.
     pub(super) fn new(records: &[&Record]) -> Scale {
+        let mut plain: Vec<(String, Point)> = records
+            .iter()
+            .filter_map(|r| {
+                let rep = r.report.as_ref()?;
+                let SimTopology::Synthetic(t) = &rep.config.sim_topology else {
+                    return None;
+                };
+                if rep.lb.as_ref().is_some_and(|lb| lb.calls > 0) {
+                    return None;
+                }
+                let point = Point {
+                    nodes: t.nodes,
+                    threads: rep.threads,
+                    variant: 0,
+                    condition: condition(r),
+                    calls: 0,
+                    call_s: f64::NAN,
+                    moves: 0,
+                    across: 0,
+                    rate: rep.iteration_rate,
+                    spread: rep.spread,
+                };
+                Some((r.sample.variant.clone(), point))
+            })
+            .collect();
+        plain.sort_by(|(va, a), (vb, b)| {
+            (va, &a.condition, a.nodes).cmp(&(vb, &b.condition, b.nodes))
+        });
         let balanced: Vec<&Record> = records
             .iter()
             .copied()
@@ -76,6 +110,19 @@ impl Scale {
             })
             .collect();
         let variants = variant_order(&balanced);
+        let mut shapes: Vec<(usize, usize)> = balanced
+            .iter()
+            .filter_map(|r| match &r.report.as_ref()?.config.sim_topology {
+                SimTopology::Synthetic(t) => Some((t.sockets / t.nodes.max(1), t.cores_per_socket)),
+                _ => None,
+            })
+            .collect();
+        shapes.sort_unstable();
+        shapes.dedup();
+        let node = match shapes[..] {
+            [one] => Some(one),
+            _ => None,
+        };
         let mut conditions: Vec<String> = Vec::new();
         let mut points = Vec::new();
         for r in balanced {
@@ -113,6 +160,8 @@ impl Scale {
             variants,
             conditions,
             points,
+            plain,
+            node,
         }
     }
 
@@ -124,12 +173,26 @@ impl Scale {
         nodes.len() < 2
     }
 
-    /// The table beside the figure: `stem.md`, one row per record.
+    /// The table beside the figure: `stem.md`, one row per record, the
+    /// unbalanced runs first (no calls: `-` per call).
     pub(super) fn write_table(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
         let mut t = String::from(
             "| nodes | threads | condition | variant | calls | per call (us) | moves | across sockets | moves per call | rate (it/thread/s) | time per iteration (us) | spread |\n\
              |---|---|---|---|---|---|---|---|---|---|---|---|\n",
         );
+        for (variant, p) in &self.plain {
+            let _ = writeln!(
+                t,
+                "| {} | {} | {} | {} | 0 | - | 0 | 0 | - | {:.0} | {:.2} | {} |",
+                p.nodes,
+                p.threads,
+                p.condition,
+                variant,
+                p.rate,
+                1e6 / p.rate.max(f64::MIN_POSITIVE),
+                p.spread
+            );
+        }
         for p in &self.points {
             let _ = writeln!(
                 t,
@@ -214,8 +277,14 @@ impl Scale {
         };
         let mut chart = chart(area, title, frame, x0 - pad..x1 + pad, y0..y1)?;
         let power = |v: &f64| two_digits(10f64.powf(*v));
+        let x_desc = match self.node {
+            Some((sockets, cores)) => {
+                format!("simulated nodes of {sockets} x {cores} cores (log scale)")
+            }
+            None => "simulated nodes (log scale)".to_string(),
+        };
         mesh(&mut chart)
-            .x_desc("simulated nodes of 2 x 32 cores (log scale)")
+            .x_desc(x_desc)
             .y_desc(y_desc)
             .x_label_formatter(&power)
             .y_label_formatter(&power)
@@ -328,6 +397,8 @@ mod tests {
             variants: vec!["a".into(), "b".into()],
             conditions: vec!["quiet".into(), "noisy".into()],
             points,
+            plain: Vec::new(),
+            node: Some((2, 32)),
         }
     }
 
@@ -364,6 +435,35 @@ mod tests {
         assert_eq!(cost.len(), 2);
         assert!(!s.is_empty());
         assert!(scale(vec![point(10, 0, "quiet", 1), point(10, 1, "quiet", 1)]).is_empty());
+    }
+
+    #[test]
+    fn the_table_shows_the_unbalanced_runs_first_without_a_call_cost() {
+        let mut s = scale(vec![point(10, 0, "quiet", 10)]);
+        s.plain.push((
+            "plain".into(),
+            Point {
+                calls: 0,
+                call_s: f64::NAN,
+                ..point(10, 0, "quiet", 0)
+            },
+        ));
+        let dir = std::env::temp_dir().join(format!("braid-scale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let written = s.write_table(&dir, "scale").unwrap();
+        let text = std::fs::read_to_string(&written[0]).unwrap();
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(
+            rows[0],
+            "| 10 | 640 | quiet | plain | 0 | - | 0 | 0 | - | 10000 | 100.00 | 3 |"
+        );
+        assert!(
+            rows[1].starts_with("| 10 | 640 | quiet | a | 10 | 100.0 |"),
+            "{text}"
+        );
+        // Nothing unbalanced is drawn: the series are the balanced points'.
+        assert_eq!(s.series(|p| p.call_s * 1e6).len(), 0);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
