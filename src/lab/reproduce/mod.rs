@@ -143,11 +143,15 @@ pub(crate) struct SetOutcome {
     pub suites: Vec<SuiteOutcome>,
     /// What else was compared or written (the learned model, the figures).
     pub notes: Vec<(bool, String)>,
+    /// Whether its records were rewritten (`--update`): what moved is then
+    /// what was regenerated, and only a write that failed fails it.
+    pub updated: bool,
 }
 
 impl SetOutcome {
     pub(crate) fn failed(&self) -> bool {
-        self.suites.iter().any(SuiteOutcome::failed) || self.notes.iter().any(|(ok, _)| !ok)
+        (!self.updated && self.suites.iter().any(SuiteOutcome::failed))
+            || self.notes.iter().any(|(ok, _)| !ok)
     }
 }
 
@@ -189,6 +193,7 @@ fn one_set(opts: &Options, set: &Set, interrupt: &Interrupt) -> Result<SetOutcom
         about: set.about.clone(),
         suites: Vec::new(),
         notes: Vec::new(),
+        updated: false,
     };
     if let (Some(file), Some(made_by)) = (&set.file, &set.made_by) {
         outcome
@@ -217,6 +222,7 @@ fn one_set(opts: &Options, set: &Set, interrupt: &Interrupt) -> Result<SetOutcom
         }
         if opts.update {
             update(opts, set, &reruns[from..], &mut outcome)?;
+            outcome.updated = true;
         }
         if let Some(learn) = &set.learn
             && k == 0
@@ -239,6 +245,7 @@ fn redraw(opts: &Options, set: &Set) -> Result<SetOutcome, ReproduceError> {
         about: set.about.clone(),
         suites: Vec::new(),
         notes: Vec::new(),
+        updated: false,
     };
     let Some(figures) = &set.figures else {
         return Ok(outcome);
@@ -672,7 +679,11 @@ impl std::fmt::Display for SetOutcome {
     /// The set as a table: a row per suite (reproduced, moved and by how
     /// much, not rerun and why), then what moved most, suite by suite.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let verdict = if self.failed() { "FAILED" } else { "ok" };
+        let verdict = match (self.failed(), self.updated) {
+            (true, _) => "FAILED",
+            (false, true) => "updated",
+            (false, false) => "ok",
+        };
         writeln!(f, "\n## {} ({verdict}): {}\n", self.name, self.about)?;
         writeln!(f, "| suite | engine | samples | verdict |")?;
         writeln!(f, "|---|---|---|---|")?;
