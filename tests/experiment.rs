@@ -323,7 +323,10 @@ fn plot_draws_every_figure_and_table_2_from_results() {
         let png = std::fs::read(plots.join(format!("{stem}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{stem}");
         let svg = std::fs::read_to_string(plots.join(format!("{stem}.svg"))).unwrap();
-        assert!(svg.contains("braid sim"), "{stem}: the title is there");
+        assert!(
+            svg.contains("simulator: 2 sockets, 6 threads"),
+            "{stem}: the title names the engine and the node"
+        );
         let label = if stem == "braid-sim" {
             "subdomain 0"
         } else {

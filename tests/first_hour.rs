@@ -298,7 +298,7 @@ fn the_table_has_the_same_columns_for_every_shipped_results_file() {
             let p = e.unwrap().path();
             match p.is_dir() {
                 true => dirs.push(p),
-                false if p.extension().is_some_and(|x| x == "jsonl") => files.push(p),
+                false if p.to_string_lossy().ends_with(".jsonl.br") => files.push(p),
                 false => {}
             }
         }

@@ -36,7 +36,8 @@ max_iterations = 1000000
 "#;
 
 /// The suite run, a model trained on it, and the instances' labels (the
-/// strategy with the least time to solution per workload).
+/// strategy with the least time to solution per workload; of equal times,
+/// the first name in order).
 fn trained(dir: &Path) -> Vec<(String, String)> {
     std::fs::write(dir.join("tiny.toml"), SUITE).unwrap();
     let r = braid(dir, &["experiment", "tiny.toml", "--out", "tiny.jsonl"]);
@@ -62,7 +63,9 @@ fn trained(dir: &Path) -> Vec<(String, String)> {
             .unwrap()
             .to_string();
         match best.iter_mut().find(|b| b.0 == workload) {
-            Some(b) if tts < b.2 => *b = (workload, name, tts),
+            // Equal times go to the first label in order, as braid learn
+            // breaks them (the instance's label is then well defined).
+            Some(b) if tts < b.2 || (tts == b.2 && name < b.1) => *b = (workload, name, tts),
             Some(_) => {}
             None => best.push((workload, name, tts)),
         }
