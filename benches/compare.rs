@@ -49,7 +49,7 @@ use braid::policy::{
     Anticipate, Bounds, Greedy, Policy, Progressive, Refine, ResidualFirst, Scope, Snapshot, Steal,
 };
 use braid::report::Report;
-use braid::speed::{Measure, Speed, SpeedRow};
+use braid::speed::{Measure, PolicyCost, Speed, SpeedRow};
 use braid::topology::Topology;
 
 fn main() {
@@ -91,7 +91,7 @@ fn main() {
         balancing_cost(reps, &mut speed);
     }
     if want("policy") {
-        policy_cost(reps);
+        policy_cost(reps, &mut speed);
     }
     if want("noise") {
         noise_effect(reps);
@@ -104,7 +104,7 @@ fn main() {
     }
     // What was compared, rep by rep, beside its figure: `braid plot
     // target/speed.json` draws it again.
-    if !speed.rows.is_empty() {
+    if !speed.rows.is_empty() || !speed.policy.is_empty() {
         match speed.write(out_dir(), "speed") {
             Ok(files) => println!("written: {}\n", files[0].display()),
             Err(e) => panic!("speed: cannot write the figure: {e}"),
@@ -673,7 +673,7 @@ fn balancing_cost(reps: usize, speed: &mut Speed) {
     println!();
 }
 
-fn policy_cost(reps: usize) {
+fn policy_cost(reps: usize, speed: &mut Speed) {
     println!(
         "pure balancer, microseconds per call (thresholds auto: subdomains per thread -2 and \
          +2; Algorithm 1 with the paper's 6 pairs; every other strategy joint, over uneven \
@@ -720,13 +720,23 @@ fn policy_cost(reps: usize) {
                 },
                 &ResidualFirst { bounds },
             ];
-            let mut row = format!(
-                "| {subs} | {threads} | {:.2} | {:.2} |",
-                cost(&printed(Scope::Joint)),
-                cost(&printed(Scope::Split)),
-            );
-            for p in others {
-                row += &format!(" {:.2} |", cost(p));
+            let names = ["steal", "greedy", "refine", "anticipate", "residual"];
+            let costs: Vec<(&str, f64)> = [
+                ("joint", cost(&printed(Scope::Joint))),
+                ("split (2 sockets)", cost(&printed(Scope::Split))),
+            ]
+            .into_iter()
+            .chain(names.into_iter().zip(others.map(cost)))
+            .collect();
+            let mut row = format!("| {subs} | {threads} |");
+            for (strategy, us) in costs {
+                row += &format!(" {us:.2} |");
+                speed.policy.push(PolicyCost {
+                    subdomains: subs,
+                    threads,
+                    strategy: strategy.to_string(),
+                    us_per_call: us,
+                });
             }
             println!("{row}");
         }

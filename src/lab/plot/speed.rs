@@ -34,6 +34,24 @@ pub struct Speed {
     pub command: String,
     /// Every comparison, in the order the benchmark made them.
     pub rows: Vec<SpeedRow>,
+    /// What a pure balancer call costs (the `policy` group), if measured:
+    /// written as `policy.csv` beside the figure.
+    #[serde(default)]
+    pub policy: Vec<PolicyCost>,
+}
+
+/// The median time of one pure balancer call (the decision alone, its
+/// moves applied before the next) on a synthetic state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyCost {
+    /// Subdomains in the state decided on.
+    pub subdomains: usize,
+    /// Threads they are spread over.
+    pub threads: usize,
+    /// The strategy as the table's column names it ("split (2 sockets)").
+    pub strategy: String,
+    /// Median over the reps of the mean microseconds per call.
+    pub us_per_call: f64,
 }
 
 /// What a row's values are.
@@ -118,6 +136,7 @@ impl Speed {
             build: crate::build::Build::this(),
             command: command.to_string(),
             rows: Vec::new(),
+            policy: Vec::new(),
         }
     }
 
@@ -150,17 +169,57 @@ impl Speed {
         out
     }
 
-    /// Writes `stem.png`, `stem.svg` and `stem.csv` into `dir`.
+    /// The balancer's cost per call as CSV: a row per size (subdomains,
+    /// threads), a column per strategy, microseconds to two decimals.
+    fn policy_table(&self) -> Vec<Vec<String>> {
+        let mut strategies: Vec<&str> = Vec::new();
+        let mut sizes: Vec<(usize, usize)> = Vec::new();
+        for c in &self.policy {
+            if !strategies.contains(&c.strategy.as_str()) {
+                strategies.push(&c.strategy);
+            }
+            if !sizes.contains(&(c.subdomains, c.threads)) {
+                sizes.push((c.subdomains, c.threads));
+            }
+        }
+        let mut out = vec![
+            ["subdomains", "threads"]
+                .into_iter()
+                .chain(strategies.iter().copied())
+                .map(String::from)
+                .collect(),
+        ];
+        for (subdomains, threads) in sizes {
+            let mut row = vec![subdomains.to_string(), threads.to_string()];
+            for s in &strategies {
+                let cell = self.policy.iter().find(|c| {
+                    (c.subdomains, c.threads) == (subdomains, threads) && c.strategy == *s
+                });
+                row.push(cell.map_or(String::new(), |c| format!("{:.2}", c.us_per_call)));
+            }
+            out.push(row);
+        }
+        out
+    }
+
+    /// Writes `stem.png`, `stem.svg` and `stem.csv` into `dir` (and
+    /// `policy.csv` when the balancer's cost was measured).
     pub(crate) fn draw(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotError> {
-        if self.rows.is_empty() {
+        if self.rows.is_empty() && self.policy.is_empty() {
             return Err(PlotError::Empty(format!(
                 "the speed measured on {}",
                 self.date
             )));
         }
-        register_font();
-        let mut files = render(self, dir, stem)?;
-        files.push(super::write_csv(dir, stem, &self.table())?);
+        let mut files = Vec::new();
+        if !self.rows.is_empty() {
+            register_font();
+            files = render(self, dir, stem)?;
+            files.push(super::write_csv(dir, stem, &self.table())?);
+        }
+        if !self.policy.is_empty() {
+            files.push(super::write_csv(dir, "policy", &self.policy_table())?);
+        }
         Ok(files)
     }
 
@@ -438,5 +497,40 @@ mod tests {
         assert!(empty.draw(&dir, "empty").is_err());
         std::fs::write(dir.join("other.json"), "{\"figure\": \"tts\"}").unwrap();
         assert!(!is_speed(&dir.join("other.json")));
+    }
+
+    #[test]
+    fn the_balancers_cost_is_a_row_per_size_and_a_column_per_strategy() {
+        let dir = crate::scratch_dir("speed-policy");
+        let cost = |subdomains, threads, strategy: &str, us_per_call| PolicyCost {
+            subdomains,
+            threads,
+            strategy: strategy.into(),
+            us_per_call,
+        };
+        let speed = Speed {
+            policy: vec![
+                cost(16, 2, "joint", 0.444),
+                cost(16, 2, "steal", 0.2),
+                cost(4096, 36, "joint", 10.306),
+                cost(4096, 36, "steal", 31.626),
+            ],
+            ..Speed::now("test")
+        };
+        // Measured alone, the balancer's cost is the whole figure.
+        let files = speed.write(&dir, "speed").unwrap();
+        let csv = std::fs::read_to_string(dir.join("policy.csv")).unwrap();
+        assert_eq!(
+            csv,
+            "subdomains,threads,joint,steal\n16,2,0.44,0.20\n4096,36,10.31,31.63\n"
+        );
+        assert!(!dir.join("speed.png").exists(), "{files:?}");
+        let again = dir.join("again");
+        std::fs::create_dir(&again).unwrap();
+        redraw(&files[0], &again).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(again.join("policy.csv")).unwrap(),
+            csv
+        );
     }
 }
