@@ -745,8 +745,24 @@ fn every_quoted_number_is_its_tables_value() {
     assert!(checked >= 30, "only {checked} quoted numbers checked");
 }
 
+/// A CSV file as the Markdown table a page shows it as: its header, a
+/// `|---|` line, a row per record, cells as written.
+fn csv_as_markdown(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let row = |cells: Vec<&str>| format!("| {} |\n", cells.join(" | "));
+    let head: Vec<&str> = r.headers().unwrap().iter().collect();
+    let mut out = row(head.clone());
+    out += &format!("|{}\n", "---|".repeat(head.len()));
+    for rec in r.records() {
+        out += &row(rec.unwrap().iter().collect());
+    }
+    out
+}
+
 /// A table a page shows as a figure's table gives is that file's, as
-/// committed: `<!-- table FILE -->`, the table, `<!-- end table -->`.
+/// committed: `<!-- table FILE -->`, the table, `<!-- end table -->`; a
+/// CSV file is shown as a Markdown table of its cells.
 #[test]
 fn every_embedded_table_is_its_committed_file() {
     let mut checked = 0;
@@ -760,7 +776,10 @@ fn every_embedded_table_is_its_committed_file() {
                 .split_once("<!-- end table -->")
                 .unwrap_or_else(|| panic!("{}: no end of the table of {file}", page.display()));
             let file = file.trim();
-            let kept = std::fs::read_to_string(root().join(file)).unwrap();
+            let kept = match file.ends_with(".csv") {
+                true => csv_as_markdown(&root().join(file)),
+                false => std::fs::read_to_string(root().join(file)).unwrap(),
+            };
             let lines = |t: &str| -> Vec<String> {
                 t.lines()
                     .filter(|l| l.starts_with('|'))

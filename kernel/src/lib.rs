@@ -47,7 +47,8 @@ impl Block {
 
     /// Rows padded to whole cache lines, so that in a [`Buffer`] every
     /// row's interior starts on one: aligned loads and stores make the
-    /// sweep 5-20% faster (measured in C and in braid, docs/speed.md).
+    /// sweep 5-20% faster (measured in C and in braid:
+    /// `git show 333740e:docs/speed.md`).
     pub fn padded(h: usize, w: usize) -> Self {
         Block {
             h,
@@ -160,7 +161,7 @@ pub fn sweep_block_with_residual(src: &[f64], dst: &mut [f64], b: Block) -> f64 
         // registers. Written with iterators (`chunks_exact`, `as_chunks`)
         // the loop was unrolled and interleaved in some builds and not in
         // others, depending on code elsewhere in the crate, and that version
-        // cost 20% at 24 columns (docs/speed.md); the kernel is its own crate
+        // cost 20% at 24 columns (`git show 333740e:docs/speed.md`); the kernel is its own crate
         // so that no other change moves its code.
         for k in 0..w / LANES {
             let at = k * LANES;

@@ -10,8 +10,8 @@
 //! plain async(4). A guest, swept on its own outside its domain's slab,
 //! measured 1.76 times the load of its home siblings, and the slowest-mode
 //! model gives a perfect balancer only 2.2 points there: no whole move can
-//! pay, and a balancer that cannot win must stay still (docs/speed.md,
-//! 2026-11-27 and 28).
+//! pay, and a balancer that cannot win must stay still (the speed log,
+//! 2026-11-27 and 28, `git show 333740e:docs/speed.md`).
 //!
 //! **The forecast** is `forecast.rs`'s, asked of a move. Jacobi converges
 //! as its slowest error mode, and an asynchronous run's time per unit of

@@ -7,7 +7,8 @@
 //! so the scheduler charges it and runs another program there, while the
 //! thread it waits for, preempted by yet another, waits for a time slice;
 //! every wait then costs about a slice (beside two CPU hogs, sync took
-//! 49 s instead of 0.65 s and ssync(1) 16.7 s: docs/speed.md, 2026-11-28).
+//! 49 s instead of 0.65 s and ssync(1) 16.7 s: the speed log, 2026-11-28,
+//! `git show 333740e:docs/speed.md`).
 //! A waiter blocked in the kernel costs nothing, and a wake-up puts it back
 //! on its core at once.
 //!
@@ -49,7 +50,7 @@ pub(crate) const NAP: Duration = Duration::from_micros(200);
 /// microseconds away) and than a parasite's burst (about 50 us), shorter
 /// than a time slice (milliseconds), which is what a sleep is for. With 50
 /// us, quiet ssync(1) lost 19% and sync under the 19% parasite 30%
-/// (docs/speed.md, 2026-11-28).
+/// (the speed log, 2026-11-28, `git show 333740e:docs/speed.md`).
 #[cfg_attr(feature = "loom", allow(dead_code))]
 pub(crate) const SPIN: Duration = Duration::from_micros(500);
 

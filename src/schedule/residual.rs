@@ -3,7 +3,8 @@
 //! residual sweeps per thousand instead of one per update.
 //!
 //! A sweep that also sums its residual costs 11-19% more than a plain one
-//! (the centre's load and the sum, in braid and in C alike: docs/speed.md),
+//! (the centre's load and the sum, in braid and in C alike: `git show
+//! 333740e:docs/speed.md`),
 //! and computed at every update that was what a tolerance cost a run: 0.80
 //! to 0.89 of the rate without one.
 //!

@@ -6,7 +6,7 @@
 //! Sub-splitting a domain costs a sweep of its own per subdomain: narrower
 //! rows, and between every two subdomains a halo filled and an edge
 //! published per update, though one thread holds both. Measured on this
-//! machine (docs/speed.md, 2026-11-26): `async(4)` ran at 0.80 of
+//! machine (`git show 333740e:docs/speed.md`, 2026-11-26): `async(4)` ran at 0.80 of
 //! `async(1)`'s rate at 150² per thread, 11% of it in the sweep's narrower
 //! rows and 13% in halos and edges. In a slab, a thread that holds its whole
 //! domain sweeps it as `async(1)` does, and still counts every subdomain's
@@ -133,7 +133,7 @@ impl Region {
     /// ([`Block::padded`], [`Buffer`]), so the columns that start one are
     /// `1 + k * LINE`. A 75-wide block swept from column 76 reads and
     /// writes every vector across two lines and took 1087 ns against 860
-    /// from column 73 (docs/speed.md, 2026-11-29). The columns it adds lie
+    /// from column 73 (`git show 333740e:docs/speed.md`, 2026-11-29). The columns it adds lie
     /// in the same slab's interior (never its ring), and the pass makes
     /// them harmless (see the top of this file).
     fn to_line(self) -> Region {
@@ -671,7 +671,7 @@ impl SlabGuard<'_> {
                 // Nanoseconds per cell, converted once: a u128's conversion
                 // to f64 is a library call (`__floattidf`), and with one per
                 // region, the extra's vector and a third clock read, timing
-                // cost a plain pass about 2% (docs/speed.md, the log).
+                // cost a plain pass about 2% (`git show 333740e:docs/speed.md`, the log).
                 let per_cell = plain.as_nanos() as u64 as f64 / done.cells as f64;
                 for k in (0..n).filter(|&k| updated(k)) {
                     let r = slab.regions[k];

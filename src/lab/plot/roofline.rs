@@ -69,14 +69,36 @@ impl Roofline {
         }
     }
 
-    /// Writes `stem.png` and `stem.svg` into `dir`.
-    /// Writes `stem.png`, `stem.svg` and `stem.csv` (the points and their
-    /// shares of the roofs) into `dir`.
+    /// Writes `stem.png`, `stem.svg`, `stem.csv` (the points and their
+    /// shares of the roofs) and `stem-ceilings.csv` (the roofs) into `dir`.
     pub fn draw(&self, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, String> {
         super::register_font();
         let mut files = render(self, dir, stem).map_err(|e| e.to_string())?;
         files.push(super::write_csv(dir, stem, &self.rows()).map_err(|e| e.to_string())?);
+        let ceilings = format!("{stem}-ceilings");
+        files.push(
+            super::write_csv(dir, &ceilings, &self.ceiling_rows()).map_err(|e| e.to_string())?,
+        );
         Ok(files)
+    }
+
+    /// The roofs as a table: each bandwidth ceiling in GB/s, then the FMA
+    /// peak in Gflop/s.
+    pub fn ceiling_rows(&self) -> Vec<Vec<String>> {
+        let mut out = vec![vec!["ceiling".to_string(), "value".into(), "unit".into()]];
+        for c in &self.ceilings {
+            out.push(vec![
+                c.name.clone(),
+                format!("{:.1}", c.gb_per_s),
+                "GB/s".into(),
+            ]);
+        }
+        out.push(vec![
+            "FMA peak".into(),
+            format!("{:.1}", self.peak_gflops),
+            "Gflop/s".into(),
+        ]);
+        out
     }
 
     /// Writes `stem.json` (what was measured, which `braid plot` draws
@@ -343,6 +365,12 @@ mod tests {
         );
         let csv = std::fs::read_to_string(dir.join("roofline.csv")).unwrap();
         assert_eq!(csv.lines().nth(1), Some("plain 24x24,0.2500,16.000,32.0"));
+        // The roofs beside the points, so a page can quote them.
+        let roofs = std::fs::read_to_string(dir.join("roofline-ceilings.csv")).unwrap();
+        assert_eq!(
+            roofs,
+            "ceiling,value,unit\nL1,200.0,GB/s\nFMA peak,100.0,Gflop/s\n"
+        );
         r.peak_gflops = f64::NAN;
         assert!(r.draw(&dir, "bad").is_err());
     }
@@ -365,7 +393,8 @@ mod tests {
         let dir = crate::scratch_dir("roofline-json");
         let r = one_kernel();
         let files = r.write(&dir, "roofline").unwrap();
-        assert_eq!(files.len(), 4);
+        // The JSON, the two images, the points and the roofs.
+        assert_eq!(files.len(), 5);
         assert_eq!(read(&files[0]), Some(r));
         assert_eq!(read(&files[1]), None);
     }
