@@ -826,20 +826,11 @@ fn every_committed_figure_is_cited_by_a_page() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    let mut uncited = Vec::new();
-    let mut stack = vec![root().join("plots")];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "png")
-                && !cited.contains(&p.canonicalize().unwrap())
-            {
-                uncited.push(p.strip_prefix(root()).unwrap().display().to_string());
-            }
-        }
-    }
+    let mut uncited: Vec<String> = common::plots_ending_with(".png")
+        .into_iter()
+        .filter(|p| !cited.contains(&p.canonicalize().unwrap()))
+        .map(|p| p.strip_prefix(root()).unwrap().display().to_string())
+        .collect();
     uncited.sort();
     assert!(uncited.is_empty(), "figures no page cites: {uncited:?}");
 }

@@ -93,19 +93,9 @@ fn every_committed_figure_and_table_comes_out_of_its_committed_records() {
         );
     }
     // And no committed SVG is left out of the comparison.
-    let mut committed_svgs = Vec::new();
-    let mut stack = vec![root().join("plots")];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "svg") {
-                let rel = p.strip_prefix(root()).unwrap().display().to_string();
-                committed_svgs.push(rel);
-            }
-        }
-    }
+    let committed_svgs = common::plots_ending_with(".svg")
+        .into_iter()
+        .map(|p| p.strip_prefix(root()).unwrap().display().to_string());
     for svg in committed_svgs {
         assert!(
             files.contains_key(&svg) || not_from_records().contains(&svg),

@@ -290,19 +290,7 @@ fn a_run_beside_a_cpu_hog_records_a_higher_lost_share_on_its_core() {
 
 #[test]
 fn the_table_has_the_same_columns_for_every_shipped_results_file() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    let mut dirs = vec![root.join("plots")];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            match p.is_dir() {
-                true => dirs.push(p),
-                false if p.to_string_lossy().ends_with(".jsonl.br") => files.push(p),
-                false => {}
-            }
-        }
-    }
+    let files = common::plots_ending_with(".jsonl.br");
     assert!(files.len() >= 15, "{files:?}");
     let dir = scratch("table");
     let mut header = None;

@@ -221,6 +221,24 @@ pub(crate) fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Every file under the repository's `plots/` whose name ends with
+/// `suffix` (".png", ".jsonl.br"), at any depth, in no set order.
+pub(crate) fn plots_ending_with(suffix: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![repo().join("plots")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().ends_with(suffix) {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
 /// The lines of a committed records file (`.jsonl.br`, brotli-compressed,
 /// or a plain `.jsonl`), each a JSON record.
 pub(crate) fn record_lines(path: &Path) -> Vec<serde_json::Value> {
