@@ -229,6 +229,25 @@ fn an_lb_data_directory_that_cannot_be_made_is_refused_before_the_run() {
         assert!(r.stderr.contains("cannot write into"), "{}", r.stderr);
         assert!(!r.stderr.contains("LB data of"), "it ran: {}", r.stderr);
     }
+    // A folder whose data.1.json is a directory: found before the run.
+    std::fs::create_dir_all(dir.join("taken/data.1.json")).unwrap();
+    for engine in ["run", "sim"] {
+        let args = [
+            engine,
+            "--lb-data",
+            "taken",
+            "threads=2",
+            "max_iterations=10",
+        ];
+        let r = braid(&dir, &args);
+        assert_eq!(r.status, Some(2), "{engine}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("data.1.json is not a file"),
+            "{}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("LB data of"), "it ran: {}", r.stderr);
+    }
 }
 
 /// `braid sim ARGS` recording LB data into `lb`, then replaying it with

@@ -99,10 +99,18 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
             let cfg = load_config(req)?;
             // Recorded loads of millions of tasks take seconds to read
             // and check: say so before the plan does it.
-            if cfg.workload.file().is_some() {
-                eprintln!("braid: reading the workload {}...", cfg.workload);
+            let read = match (cfg.workload.file(), &cfg.lb_strategy.file) {
+                (Some(_), _) => Some(format!("the workload {}", cfg.workload)),
+                (None, Some(dir)) => Some(format!("the owners in {}", dir.display())),
+                (None, None) => None,
+            };
+            match read {
+                Some(what) => {
+                    eprintln!("braid: reading {what}...");
+                    heartbeat(&format!("reading {what}"), || plan_for(&cfg, engine))?
+                }
+                None => plan_for(&cfg, engine)?,
             }
-            plan_for(&cfg, engine)?
         }
     };
     if req.grid.is_some() {
@@ -138,6 +146,32 @@ pub(crate) fn command(req: &Request, engine: EngineKind) -> Result<(), Failure> 
     write_lb_data(lb_data, req, &plan, &report, &outcome)?;
     ending(&plan, &outcome)
 }
+
+/// `work`'s value, with a line on stderr every [`HEARTBEAT`] while it
+/// runs, so a step of many seconds (a recording of a gigabyte read and
+/// checked) is never silent.
+fn heartbeat<T>(what: &str, work: impl FnOnce() -> T) -> T {
+    let (done, ticks) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let start = std::time::Instant::now();
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                ticks.recv_timeout(HEARTBEAT)
+            {
+                eprintln!(
+                    "braid: still {what}: {:.0} s",
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        });
+        let out = work();
+        drop(done);
+        out
+    })
+}
+
+/// How often [`heartbeat`] speaks.
+const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// `--lb-data DIR`: created now (a bad path fails before the run), and the
 /// plan's trace set to record loads, in windows of `trace_interval`, else
@@ -183,6 +217,18 @@ fn lb_data_dir(req: &Request, plan: &mut Plan) -> Result<Option<PathBuf>, Failur
             "--lb-data: {} holds {names}, which this run of {pes} thread(s) would not \
              overwrite: the folder would mix two recordings. Remove them or choose another folder",
             dir.display()
+        )));
+    }
+    // A `data.N.json` this run would replace must be a file: a directory
+    // or a device of that name would fail only after the run.
+    if let Some(taken) = (0..pes)
+        .map(|n| dir.join(format!("data.{n}.json")))
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_file()))
+    {
+        return Err(bad_input(anyhow::anyhow!(
+            "--lb-data: {} is not a file (a directory or a special file), so this run's \
+             LB data could not be written there: remove it or choose another folder",
+            taken.display()
         )));
     }
     record_loads(plan);

@@ -30,6 +30,11 @@ const MAX_FILES: usize = 1 << 16;
 /// The most tasks read over all phases and files: 2^26 task entries
 /// (about a gigabyte of JSON) bounds what a reader allocates.
 const MAX_TASKS: usize = 1 << 26;
+/// The most JSON read over all files, decompressed: the same gigabyte,
+/// which bounds the reader's time (a recording past it is refused at the
+/// file that passes it, or before any is read when the files' sizes on
+/// disk already do).
+const MAX_TOTAL_BYTES: u64 = 1 << 30;
 
 /// One task in one phase.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -277,12 +282,29 @@ impl Files {
         let mut numbers = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let number = name
+            let Some(text) = name
                 .to_str()
                 .and_then(|n| n.strip_prefix(self.stem.as_str())?.strip_prefix('.'))
                 .and_then(|n| n.strip_suffix(".json"))
-                .and_then(|n| n.parse::<usize>().ok());
-            numbers.extend(number);
+            else {
+                continue;
+            };
+            let Ok(number) = text.parse::<usize>() else {
+                continue;
+            };
+            // `+1` and `01` parse as 1, but the file of 1 is `data.1.json`:
+            // read as 1, the name would be looked for and not found.
+            if text != number.to_string() {
+                return Err(ReadError::File {
+                    file: self.dir.join(&name),
+                    problem: format!(
+                        "not numbered as vt numbers its files: {}.<N>.json with N written \
+                         plainly (0, 1, 2, ...), here {number}",
+                        self.stem
+                    ),
+                });
+            }
+            numbers.push(number);
         }
         numbers.sort_unstable();
         Ok(numbers)
@@ -318,19 +340,27 @@ fn files(at: &Files) -> Result<Vec<PathBuf>, ReadError> {
 /// content: JSON text begins with `{` (after blanks and a byte-order
 /// mark); brotli has no magic number, so anything else is decompressed,
 /// and a `{` file that is not JSON is tried too.
-fn with_json<T>(bytes: &[u8], then: impl FnOnce(&RawValue) -> T) -> Result<T, String> {
+/// `limit` bounds the decompressed text (the file's share of what the
+/// recording may still hold); the JSON's length in bytes is returned with
+/// `then`'s value.
+fn with_json<T>(
+    bytes: &[u8],
+    limit: u64,
+    then: impl FnOnce(&RawValue) -> T,
+) -> Result<(T, u64), String> {
     let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
     let looks_like_json = text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     let plain = looks_like_json.then(|| serde_json::from_slice::<&RawValue>(text));
     if let Some(Ok(raw)) = plain {
-        return Ok(then(raw));
+        return Ok((then(raw), text.len() as u64));
     }
-    match unbrotli(bytes) {
+    match unbrotli(bytes, limit) {
         Ok(raw) => match serde_json::from_slice::<&RawValue>(&raw) {
-            Ok(json) => Ok(then(json)),
+            Ok(json) => Ok((then(json), raw.len() as u64)),
             Err(e) => Err(format!("brotli-compressed, but not JSON inside: {e}")),
         },
-        Err(_) => Err(match plain {
+        Err(Unbrotli::TooLarge(problem)) => Err(problem),
+        Err(Unbrotli::NotBrotli) => Err(match plain {
             Some(Err(e)) => format!("not JSON: {e}"),
             _ => "neither JSON nor brotli-compressed JSON".into(),
         }),
@@ -371,21 +401,42 @@ struct UserView {
     pace: Option<Value>,
 }
 
-/// `bytes` decompressed, refused past [`MAX_FILE_BYTES`] (a small file
-/// may hold a large one).
-fn unbrotli(bytes: &[u8]) -> Result<Vec<u8>, String> {
+/// Why a file's bytes did not decompress.
+enum Unbrotli {
+    /// They are not a brotli stream.
+    NotBrotli,
+    /// They are one, but it holds more than the bound (named).
+    TooLarge(String),
+}
+
+/// `bytes` decompressed, refused past `limit` (a small file may hold a
+/// large one): the decompressor stops at the bound, not at the stream's
+/// end.
+fn unbrotli(bytes: &[u8], limit: u64) -> Result<Vec<u8>, Unbrotli> {
     let mut out = Vec::new();
     brotli::Decompressor::new(bytes, 1 << 16)
-        .take(MAX_FILE_BYTES + 1)
+        .take(limit + 1)
         .read_to_end(&mut out)
-        .map_err(|e| e.to_string())?;
-    if out.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!(
-            "it decompresses to more than {} MiB",
-            MAX_FILE_BYTES >> 20
-        ));
+        .map_err(|_| Unbrotli::NotBrotli)?;
+    if out.len() as u64 > limit {
+        return Err(Unbrotli::TooLarge(match limit == MAX_FILE_BYTES {
+            true => format!(
+                "brotli-compressed JSON of more than {} MiB, the most braid reads of one file",
+                MAX_FILE_BYTES >> 20
+            ),
+            false => too_much_json(),
+        }));
     }
     Ok(out)
+}
+
+/// The refusal of a recording past [`MAX_TOTAL_BYTES`].
+fn too_much_json() -> String {
+    format!(
+        "with the files before it, the recording holds more than {} GiB of JSON \
+         (decompressed), the most braid reads of one recording",
+        MAX_TOTAL_BYTES >> 30
+    )
 }
 
 /// Reads every file of the recording at `path` (a directory of
@@ -394,9 +445,21 @@ fn unbrotli(bytes: &[u8]) -> Result<Vec<u8>, String> {
 /// twice in one phase, are refused.
 pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
     let paths = files(&Files::locate(path))?;
+    let on_disk = paths.iter().try_fold(0u64, |sum, file| {
+        let len = std::fs::metadata(file).map_or(0, |m| m.len());
+        match sum + len > MAX_TOTAL_BYTES {
+            true => Err(ReadError::File {
+                file: file.clone(),
+                problem: too_much_json(),
+            }),
+            false => Ok(sum + len),
+        }
+    });
+    on_disk?;
     let mut first_ids: Option<Vec<u64>> = None;
     let mut phases: BTreeMap<u64, Vec<Task>> = BTreeMap::new();
     let mut total = 0usize;
+    let mut json_bytes = 0u64;
     for (pe, file) in paths.iter().enumerate() {
         let fail = |problem: String| ReadError::File {
             file: file.clone(),
@@ -404,32 +467,32 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
         };
         let bytes = braid_noise::files::read_bytes(file, MAX_FILE_BYTES)
             .map_err(|e| fail(format!("cannot read it: {e}")))?;
-        let view = with_json(&bytes, |raw| {
+        let left = (MAX_TOTAL_BYTES - json_bytes).min(MAX_FILE_BYTES);
+        let (view, len) = with_json(&bytes, left, |raw| {
             schema::check_raw(raw).map_err(|source| ReadError::Schema {
                 file: file.clone(),
                 source,
             })?;
             serde_json::from_str::<FileView>(raw.get()).map_err(|e| fail(format!("not JSON: {e}")))
         })
-        .map_err(fail)??;
+        .map_err(fail)?;
+        let view = view?;
+        json_bytes += len;
         drop(bytes);
-        let ids: Vec<u64> = view
-            .phases
-            .iter()
-            .enumerate()
-            .map(|(i, p)| p.id.as_u64().unwrap_or(i as u64))
-            .collect();
+        let ids = phase_ids(&view.phases).map_err(fail)?;
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
         // A processing element that recorded nothing (`"phases": []`, as
         // in vt's and LBAF's sets) holds no tasks; the others hold the same
         // phases.
         match &first_ids {
             _ if ids.is_empty() => {}
-            None => first_ids = Some(ids.clone()),
-            Some(first) if *first != ids => {
+            None => first_ids = Some(sorted),
+            Some(first) if *first != sorted => {
                 return Err(fail(format!(
                     "its phases ({}) are not those of the files before it ({}): files of \
                      different runs?",
-                    ids_text(&ids),
+                    ids_text(&sorted),
                     ids_text(first)
                 )));
             }
@@ -482,13 +545,20 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
                             })?,
                     ),
                 };
+                // vt's ids are unsigned: a negative or fractional one is
+                // not vt's, and would otherwise become some other task.
+                let (field, number) = match (task.entity.seq_id, task.entity.id) {
+                    (Some(n), _) => ("seq_id", n),
+                    (None, Some(n)) => ("id", n),
+                    (None, None) => return Err(content("a task has neither seq_id nor id".into())),
+                };
+                let id = number.as_u64().ok_or_else(|| {
+                    content(format!(
+                        "a task's entity.{field} is {number}: vt's ids are whole numbers from 0"
+                    ))
+                })?;
                 out.push(Task {
-                    id: task
-                        .entity
-                        .seq_id
-                        .or(task.entity.id)
-                        .and_then(|n| n.as_u64())
-                        .unwrap_or(0),
+                    id,
                     pe,
                     time_s,
                     updates,
@@ -519,6 +589,28 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
         pes: paths.len(),
         phases,
     })
+}
+
+/// A file's phase ids, in its order: each a whole number from 0 (vt's
+/// phase ids are unsigned) and each once.
+fn phase_ids(phases: &[PhaseView]) -> Result<Vec<u64>, String> {
+    let mut seen = std::collections::BTreeSet::new();
+    phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let id = p.id.as_u64().ok_or_else(|| {
+                format!(
+                    "phases[{i}].id is {}: vt's phase ids are whole numbers from 0",
+                    p.id
+                )
+            })?;
+            match seen.insert(id) {
+                true => Ok(id),
+                false => Err(format!("phase {id} is listed twice (phases[{i}])")),
+            }
+        })
+        .collect()
 }
 
 /// Phase ids as a reader would write them: `0-9`, `0, 100, 200`.
@@ -708,6 +800,84 @@ mod tests {
         // One that recorded nothing is a processing element without tasks.
         write(&dir, 1, json!([]));
         assert_eq!(read_dir(&dir).unwrap().phases[0].tasks.len(), 1);
+    }
+
+    /// A negative phase id was read as the phase's position, a repeated
+    /// one merged and a negative seq_id read as task 0: each is refused,
+    /// naming it; phases listed out of order are read in id order.
+    #[test]
+    fn ids_outside_vts_are_refused_and_phases_are_read_in_id_order() {
+        let dir = crate::scratch_dir("lbfile-ids");
+        let err = || read_dir(&dir).unwrap_err().to_string();
+        write(
+            &dir,
+            0,
+            json!([{"id": -1, "tasks": [task(0, 0, 1.0, None)]}]),
+        );
+        assert!(
+            err().contains("phases[0].id is -1: vt's phase ids are whole numbers"),
+            "{}",
+            err()
+        );
+        write(
+            &dir,
+            0,
+            json!([{"id": 2, "tasks": [task(0, 0, 1.0, None)]},
+                   {"id": 2, "tasks": [task(1, 0, 1.0, None)]}]),
+        );
+        assert!(
+            err().contains("phase 2 is listed twice (phases[1])"),
+            "{}",
+            err()
+        );
+        let mut negative = task(0, 0, 1.0, None);
+        negative["entity"]["seq_id"] = json!(-3);
+        write(&dir, 0, json!([{"id": 0, "tasks": [negative]}]));
+        assert!(err().contains("entity.seq_id is -3"), "{}", err());
+        write(
+            &dir,
+            0,
+            json!([{"id": 7, "tasks": [task(0, 0, 2.0, None)]},
+                   {"id": 3, "tasks": [task(0, 0, 1.0, None)]}]),
+        );
+        write(
+            &dir,
+            1,
+            json!([{"id": 3, "tasks": [task(1, 1, 1.0, None)]},
+                   {"id": 7, "tasks": [task(1, 1, 2.0, None)]}]),
+        );
+        let r = read_dir(&dir).unwrap();
+        let ids: Vec<u64> = r.phases.iter().map(|p| p.id).collect();
+        assert_eq!(ids, [3, 7]);
+        assert_eq!(r.phases[1].tasks[0].time_s, 2.0);
+    }
+
+    /// `toy.+1.json` parses as 1 but is not `toy.1.json`: named as what it
+    /// is, not as a missing `toy.1.json`.
+    #[test]
+    fn a_file_numbered_unlike_vt_is_named_as_such() {
+        let dir = crate::scratch_dir("lbfile-plus");
+        let phases = json!([{"id": 0, "tasks": [task(0, 0, 1.0, None)]}]);
+        write(&dir, 0, phases.clone());
+        let file = json!({"phases": phases});
+        std::fs::write(dir.join("data.+1.json"), file.to_string()).unwrap();
+        let e = read_dir(&dir).unwrap_err().to_string();
+        assert!(
+            e.contains("data.+1.json: not numbered as vt numbers its files"),
+            "{e}"
+        );
+    }
+
+    /// A brotli stream that decompresses past the bound is named with the
+    /// bound, not as "neither JSON nor brotli".
+    #[test]
+    fn a_stream_that_decompresses_past_the_bound_names_the_bound() {
+        let big = vec![b' '; 4096];
+        let packed = compressed(&big);
+        let e = with_json(&packed, 1024, |_| ()).unwrap_err();
+        assert!(e.contains("more than 1 GiB of JSON"), "{e}");
+        let e = with_json(&packed, 4095, |_| ()).unwrap_err();
+        assert!(!e.contains("neither JSON nor brotli"), "{e}");
     }
 
     #[test]
