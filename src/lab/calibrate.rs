@@ -70,14 +70,21 @@ pub(crate) enum For {
 
 pub(crate) fn measure(cfg: &Config, target: For) -> Measured {
     let machine = Topology::detect().ok();
+    // Each step says what it measures as it starts (on stderr): the whole
+    // takes seconds, and tens at a large simulated machine.
+    let step = |what: &str| eprintln!("braid: calibrating: {what}...");
     // Real runs first, while this thread may still use every CPU they
     // would.
+    step("the jitter of quiet real threads");
     let jitter = machine.as_ref().and_then(|m| jitter(cfg, m));
+    step("the cost of an edge read from another thread");
     let remote_edge = machine.as_ref().and_then(|m| remote_edge_ns(cfg, m));
     let fit = machine
         .as_ref()
-        .and_then(|m| update_fit(cfg, m, remote_edge.unwrap_or(0.0)));
+        .and_then(|m| update_fit(cfg, m, remote_edge.unwrap_or(0.0), &step));
+    step("what a parasite's burst costs a worker");
     let switch = machine.as_ref().and_then(|m| noise_switch_ns(cfg, m));
+    step("the cost of a slab's extra block");
     let block = machine.as_ref().and_then(|m| block_ns(cfg, m));
     let jitter = jitter.map(|j| Jitter {
         core_sd: fit.as_ref().map_or(0.0, |f| f.core_sd.min(1.0)),
@@ -87,9 +94,11 @@ pub(crate) fn measure(cfg: &Config, target: For) -> Measured {
     // caller keeps every CPU it had (`braid validate` runs real runs after).
     std::thread::scope(|s| {
         s.spawn(|| {
+            step("updates on their own, a move's cold cells, the balancer and a barrier");
             let mut measured =
                 pinned_costs(cfg, machine.as_ref(), jitter, fit, switch, remote_edge);
             if target == For::Simulated {
+                step("the balancer at the simulated machine's size");
                 carry(cfg, &mut measured);
             }
             measured.costs.block_ns = block.unwrap_or(0.0);
@@ -226,14 +235,22 @@ struct Point {
 /// its own domain together in its slab (`subdomain/slab.rs`), so what an
 /// update costs there is its cells' share of the pass: the fit is of the
 /// cell cost alone. `None` if the runs cannot be made here.
-fn update_fit(cfg: &Config, machine: &Topology, remote_edge_ns: f64) -> Option<UpdateFit> {
+fn update_fit(
+    cfg: &Config,
+    machine: &Topology,
+    remote_edge_ns: f64,
+    step: &dyn Fn(&str),
+) -> Option<UpdateFit> {
     let splits: Vec<usize> = SPLITS
         .iter()
         .copied()
         .filter(|&k| cfg.domain_size / (k as f64).sqrt().ceil() as usize >= 8)
         .collect();
     let mut runs: Vec<Vec<Point>> = vec![Vec::new(); splits.len()];
-    for _ in 0..3 {
+    for round in 1..=3 {
+        step(&format!(
+            "updates inside real runs, round {round} of 3 (splits {splits:?})"
+        ));
         for (i, &k) in splits.iter().enumerate() {
             runs[i].push(in_situ(cfg, machine, k)?);
         }
@@ -789,8 +806,14 @@ fn jitter(cfg: &Config, machine: &Topology) -> Option<Jitter> {
     })
 }
 
+/// About the time each of [`balancer_ns`]'s repetitions takes: its first
+/// call sets how many follow, so a call of 48 ms (4.2 million subdomains)
+/// is timed once a repetition, not a thousand times.
+const BALANCER_REP: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// A balancer call (Algorithm 1, joint) at the run's size: `threads`
-/// threads of `per_thread` subdomains each.
+/// threads of `per_thread` subdomains each; the median of 9 repetitions
+/// of up to 1000 calls, as many as fit in [`BALANCER_REP`].
 fn balancer_ns(threads: usize, per_thread: usize) -> f64 {
     let policy = Progressive::as_printed(Scope::Joint);
     let n = threads * per_thread;
@@ -800,14 +823,23 @@ fn balancer_ns(threads: usize, per_thread: usize) -> f64 {
     median(
         (0..9)
             .map(|_| {
-                let t = Instant::now();
-                for call in 1..=1000 {
+                let call = |call| {
                     std::hint::black_box(policy.decide(&Snapshot {
                         call,
                         ..Snapshot::of(&counts, &owners, &sockets)
                     }));
+                };
+                // A first call, untimed in the result, sets how many fit
+                // in the repetition's time (no clock read between calls).
+                let t = Instant::now();
+                call(1);
+                let one = t.elapsed().as_nanos().max(1);
+                let calls = (BALANCER_REP.as_nanos() / one).clamp(1, 1000) as u64;
+                let t = Instant::now();
+                for c in 2..calls + 2 {
+                    call(c);
                 }
-                t.elapsed().as_nanos() as f64 / 1000.0
+                t.elapsed().as_nanos() as f64 / calls as f64
             })
             .collect(),
     )
