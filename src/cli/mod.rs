@@ -484,7 +484,8 @@ fn experiment(args: ExperimentArgs) -> Result<(), Failure> {
     }
     let suite = LoadedSuite::load(&args.suite, args.repeat).map_err(classify)?;
     if args.check {
-        let n = experiment::check(&suite).map_err(classify)?.0.len();
+        experiment::check(&suite).map_err(classify)?;
+        let n = suite.samples().len();
         eprintln!(
             "braid: suite `{}`: {n} sample(s), each configuration checked; nothing run",
             suite.suite.name

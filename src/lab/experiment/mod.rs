@@ -136,7 +136,7 @@ pub(crate) fn run(
     jobs: usize,
 ) -> Result<Summary, ExperimentError> {
     let samples = suite.samples();
-    let (configs, machine) = check(suite)?;
+    let machine = check(suite)?;
     let results::Opened {
         mut file,
         done,
@@ -237,16 +237,23 @@ pub(crate) fn run(
                 }
             };
             // A sample without a report keeps its configuration and machine
-            // in its provenance (a report holds them): made only then.
-            let cfg = &configs[i];
-            let topology = report.is_none().then(|| match suite.suite.engine {
-                EngineKind::Run => machine.clone(),
-                EngineKind::Sim => {
-                    Topology::simulated(&cfg.sim_topology).unwrap_or(machine.clone())
-                }
-            });
+            // in its provenance (a report holds them): made only then (a
+            // suite of 10^5 samples keeps no configuration in between).
+            let made = report
+                .is_none()
+                .then(|| sample_config(suite, sample).ok())
+                .flatten()
+                .map(|cfg| {
+                    let topology = match suite.suite.engine {
+                        EngineKind::Run => machine.clone(),
+                        EngineKind::Sim => {
+                            Topology::simulated(&cfg.sim_topology).unwrap_or(machine.clone())
+                        }
+                    };
+                    (cfg, topology)
+                });
             let provenance =
-                Provenance::new(topology.as_ref().map(|t| (cfg, t)), calibration.as_ref());
+                Provenance::new(made.as_ref().map(|(c, t)| (c, t)), calibration.as_ref());
             let report = report.map(|mut r| {
                 if let Some(lb) = &mut r.lb {
                     lb.coarsen(RECORD_EFFORT_SAMPLES);
@@ -297,20 +304,19 @@ pub(crate) fn run(
 
 /// Checks every sample's configuration as its own process would, before
 /// anything runs, so that a typo fails in a second instead of as a results
-/// file of failures; returns each sample's configuration and this machine
-/// (a simulated machine is not kept: a suite of millions of simulated
-/// cores a sample would hold gigabytes). The checked plans' noise is held
-/// until all are checked, so that a trace the samples share is read once;
-/// a long check says how far it is.
-pub(crate) fn check(suite: &LoadedSuite) -> Result<(Vec<Config>, Topology), ExperimentError> {
+/// file of failures; returns this machine. Neither the configurations nor
+/// a simulated machine are kept (a suite of millions of simulated cores a
+/// sample would hold gigabytes, and each sample's process is forked from
+/// this one, whose size each fork copies). The checked plans' noise is
+/// held until all are checked, so that a trace the samples share is read
+/// once; a long check says how far it is.
+pub(crate) fn check(suite: &LoadedSuite) -> Result<Topology, ExperimentError> {
     let samples = suite.samples();
     let machine = Topology::detect()?;
     let mut held = Vec::new();
     let mut shown = std::time::Instant::now();
-    let mut configs = Vec::with_capacity(samples.len());
     for (i, s) in samples.iter().enumerate() {
-        let (cfg, noise) = effective_config(suite, s, &machine)?;
-        configs.push(cfg);
+        let (_, noise) = effective_config(suite, s, &machine)?;
         held.push(noise);
         if shown.elapsed().as_secs_f64() >= 2.0 {
             eprintln!("braid: checked {}/{} samples...", i + 1, samples.len());
@@ -318,7 +324,7 @@ pub(crate) fn check(suite: &LoadedSuite) -> Result<(Vec<Config>, Topology), Expe
         }
     }
     drop(held);
-    Ok((configs, machine))
+    Ok(machine)
 }
 
 /// Which samples still need running (by index), and the summary's start:
@@ -359,6 +365,26 @@ fn effective_config(
         sample: sample.key(),
         message,
     };
+    let cfg = sample_config(suite, sample)?;
+    // Planned (and so checked) as the sample's own process will plan it;
+    // the simulator's plan makes its machine from `sim_topology`.
+    let plan = match suite.suite.engine {
+        EngineKind::Run => Plan::new(&cfg, machine),
+        EngineKind::Sim => Plan::simulated(&cfg),
+    }
+    .map_err(|e| bad(e.to_string()))?;
+    Ok((cfg, plan.noise))
+}
+
+/// The configuration a sample's process will use: the suite's
+/// `config.txt` (if any), the variant, the sample's overrides, and the
+/// files it names read from the suite's directory.
+fn sample_config(suite: &LoadedSuite, sample: &Sample) -> Result<Config, ExperimentError> {
+    let bad = |message: String| ExperimentError::BadSample {
+        path: suite.path.clone(),
+        sample: sample.key(),
+        message,
+    };
     let base = suite.dir().join("config.txt");
     let mut cfg = if base.exists() {
         Config::from_file(&base).map_err(|e| bad(e.to_string()))?
@@ -372,15 +398,7 @@ fn effective_config(
     }
     // The sample runs in the suite's directory: check the files it names
     // from there.
-    let cfg = cfg.with_files_from(&suite.dir());
-    // Planned (and so checked) as the sample's own process will plan it;
-    // the simulator's plan makes its machine from `sim_topology`.
-    let plan = match suite.suite.engine {
-        EngineKind::Run => Plan::new(&cfg, machine),
-        EngineKind::Sim => Plan::simulated(&cfg),
-    }
-    .map_err(|e| bad(e.to_string()))?;
-    Ok((cfg, plan.noise))
+    Ok(cfg.with_files_from(&suite.dir()))
 }
 
 /// How one sample's process ended.

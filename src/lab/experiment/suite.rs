@@ -245,6 +245,10 @@ pub(crate) struct LoadedSuite {
     /// Each payoff placement's index by name, made at the first look (a
     /// suite of 10^5 placements looks each sample's up).
     pub places: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
+    /// [`LoadedSuite::digest`], made at the first ask (every record
+    /// carries it; a suite of 10^5 placements took milliseconds a record
+    /// to serialize again).
+    pub digest: std::sync::OnceLock<String>,
 }
 
 impl LoadedSuite {
@@ -317,6 +321,7 @@ impl LoadedSuite {
             path: path.to_path_buf(),
             calibrated,
             places: Default::default(),
+            digest: Default::default(),
         };
         // Each sample is known by its key (resume skips a key done, plot
         // groups by it): two samples with one key would lose one.
@@ -432,15 +437,18 @@ impl LoadedSuite {
     /// repetition count, so `--repeat` can extend a results file but an
     /// edited suite cannot append to one.
     pub(crate) fn digest(&self) -> String {
-        let mut s = self.suite.clone();
-        s.repetitions = 0;
-        let mut canonical = serde_json::to_string(&s).expect("a suite serializes");
-        // A recalibration is another suite, not more samples of this one.
-        for line in &self.calibrated {
-            canonical.push('\n');
-            canonical.push_str(line);
-        }
-        format!("{:016x}", fnv1a(canonical.as_bytes()))
+        let made = self.digest.get_or_init(|| {
+            let mut s = self.suite.clone();
+            s.repetitions = 0;
+            let mut canonical = serde_json::to_string(&s).expect("a suite serializes");
+            // A recalibration is another suite, not more samples of this one.
+            for line in &self.calibrated {
+                canonical.push('\n');
+                canonical.push_str(line);
+            }
+            format!("{:016x}", fnv1a(canonical.as_bytes()))
+        });
+        made.clone()
     }
 
     /// Where the samples run: the suite's own directory, so that a
@@ -491,10 +499,50 @@ fn sweep_settings(sweep: &BTreeMap<String, Vec<toml::Value>>) -> Vec<BTreeMap<St
         })
 }
 
+/// Checks a name that is or may become part of a file's name (a suite's,
+/// a published set's): not empty, no path separator, not `.` or `..` nor
+/// starting with a dot, no NUL or other control character.
+pub(crate) fn file_name_part(what: &str, name: &str) -> Result<(), String> {
+    let problem = if name.trim().is_empty() {
+        "is empty"
+    } else if name.contains(['/', '\\']) {
+        "holds a path separator"
+    } else if name.starts_with('.') {
+        "starts with a dot (`..` would leave its folder)"
+    } else if name.chars().any(char::is_control) {
+        "holds a control character"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "{what} `{}` {problem}: a name becomes part of file names, so it is letters, digits, \
+         `-`, `_` and `.` (e.g. tts-sim)",
+        name.escape_debug()
+    ))
+}
+
 fn parse(text: &str) -> Result<Suite, String> {
     let suite: Suite = toml::from_str(text).map_err(|e| e.to_string())?;
+    file_name_part("`name`", &suite.name)?;
     if suite.variants.is_empty() {
         return Err("`variants` is empty: name at least one paper label".into());
+    }
+    // Compared by meaning, not spelling: `async(4)+joint(0.001)` and
+    // `async( 4 ) + joint( 1e-3 )` would run twice under two keys. A label
+    // that does not parse is refused where every sample is planned.
+    let mut labels: Vec<(&String, crate::variant::Variant)> = Vec::new();
+    for v in &suite.variants {
+        let Ok(parsed) = crate::variant::Variant::parse(v) else {
+            continue;
+        };
+        // The same spelling twice is the sample key's check, below.
+        if let Some((first, _)) = labels.iter().find(|(l, p)| *p == parsed && *l != v) {
+            return Err(format!(
+                "`variants`: `{first}` and `{v}` are one variant spelled two ways: it would run \
+                 twice under two labels; list it once"
+            ));
+        }
+        labels.push((v, parsed));
     }
     if let Some(p) = &suite.payoff {
         let noise = !p.duties.is_empty() && !p.placements.is_empty();
@@ -567,8 +615,17 @@ fn parse(text: &str) -> Result<Suite, String> {
             suite.timeout_s
         ));
     }
+    let mut workloads: Vec<(&String, crate::workload::WorkloadSpec)> = Vec::new();
     for w in &suite.workloads {
-        crate::workload::WorkloadSpec::parse(w).map_err(|e| format!("`workloads`: `{w}`: {e}"))?;
+        let spec = crate::workload::WorkloadSpec::parse(w)
+            .map_err(|e| format!("`workloads`: `{w}`: {e}"))?;
+        if let Some((first, _)) = workloads.iter().find(|(n, s)| *s == spec && *n != w) {
+            return Err(format!(
+                "`workloads`: `{first}` and `{w}` are one workload spelled two ways: it would \
+                 run twice under two names; list it once"
+            ));
+        }
+        workloads.push((w, spec));
     }
     for (k, values) in &suite.sweep {
         if values.is_empty() {

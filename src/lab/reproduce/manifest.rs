@@ -105,6 +105,7 @@ impl Manifest {
             if names.contains(&set.name.as_str()) {
                 return Err(bad(format!("set `{}` is listed twice", set.name)));
             }
+            crate::lab::experiment::suite::file_name_part("set", &set.name).map_err(bad)?;
             names.push(&set.name);
             match (&set.file, set.suites.is_empty(), &set.records) {
                 (Some(_), true, None) if set.made_by.is_some() => {}

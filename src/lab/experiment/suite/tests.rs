@@ -20,6 +20,7 @@ fn loaded(text: &str) -> LoadedSuite {
         path: PathBuf::from("x/t.toml"),
         calibrated: Vec::new(),
         places: Default::default(),
+        digest: Default::default(),
     }
 }
 
@@ -312,6 +313,42 @@ fn bad_suites_name_the_problem() {
             "{name}: {e}"
         );
     }
+}
+
+/// One variant or workload spelled two ways would run twice under two
+/// keys: refused naming both spellings.
+#[test]
+fn a_sample_spelled_two_ways_is_refused_naming_both_spellings() {
+    let e = parse(&SUITE.replace(
+        "[\"sync\", \"async(4)+joint(0.001)\"]",
+        "[\"async(4)+joint(0.001)\", \"async( 4 ) + joint( 1e-3 )\"]",
+    ))
+    .unwrap_err();
+    assert!(
+        e.contains("`async(4)+joint(0.001)` and `async( 4 ) + joint( 1e-3 )` are one variant"),
+        "{e}"
+    );
+    let e = parse(&SUITE.replace(
+        "repetitions = 2",
+        "repetitions = 2\nworkloads = [\"hotspot(2, 0.5, 0.5, 0.1)\", \"hotspot(2.0,0.5,0.5,0.1)\"]",
+    ))
+    .unwrap_err();
+    assert!(e.contains("are one workload spelled two ways"), "{e}");
+}
+
+/// A suite's name may become part of file names: no separators, no `..`,
+/// not empty, no NUL.
+#[test]
+fn a_suite_name_that_is_a_path_is_refused() {
+    for name in ["../escaped", "a/b", "", " ", "a\\u0000b", ".hidden"] {
+        let text = SUITE.replace("name = \"t\"", &format!("name = \"{name}\""));
+        let e = parse(&text).unwrap_err();
+        assert!(
+            e.contains("`name`") && e.contains("part of file names"),
+            "{name:?}: {e}"
+        );
+    }
+    assert!(parse(&SUITE.replace("name = \"t\"", "name = \"tts-sim.v2\"")).is_ok());
 }
 
 #[test]
