@@ -313,6 +313,11 @@ impl Variant {
                 subdomains,
                 balancer: None,
             }
+        } else if let Some(full) = balancing.is_none().then(|| as_balanced(base)).flatten() {
+            // `split` alone: a balancer needs the scheme it balances.
+            return Err(fail(&format!(
+                "`{base}` is a balancer, not a scheme: did you mean {full}?"
+            )));
         } else {
             let scheme = base.split('(').next().unwrap_or(base);
             return Err(fail(&format!(
@@ -406,6 +411,23 @@ fn balancer_without_arguments(lb: &str) -> String {
     unknown_balancer(name)
 }
 
+/// `lb` (a balancer named alone, as in `split` or `greedy(auto)`) as the
+/// label a user most likely meant: it balancing async(4), with the paper's
+/// interval where `lb` gives none.
+fn as_balanced(lb: &str) -> Option<String> {
+    let name = lb.split('(').next().unwrap_or(lb);
+    if !(name == "auto" || name == "learned" || name.parse::<Named>().is_ok()) {
+        return None;
+    }
+    let full = match lb.contains('(') {
+        true => lb.to_string(),
+        false if name.ends_with("hybrid") => format!("{name}(0.001,500)"),
+        false => format!("{name}(0.001)"),
+    };
+    let label = format!("async(4)+{full}");
+    Variant::parse(&label).is_ok().then_some(label)
+}
+
 /// `no such balancer `x``, with the nearest known name.
 fn unknown_balancer(name: &str) -> String {
     let known = Named::names();
@@ -481,6 +503,24 @@ mod tests {
             };
             assert!(e.contains(named), "{named} missing: {e}");
         }
+    }
+
+    /// `split` alone is a balancer without its scheme: the message names
+    /// the label that was most likely meant, and that label parses.
+    #[test]
+    fn a_balancer_named_alone_is_answered_with_the_label_it_needs() {
+        for (given, meant) in [
+            ("split", "async(4)+split(0.001)"),
+            ("hybrid", "async(4)+hybrid(0.001,500)"),
+            ("greedy(auto)", "async(4)+greedy(auto)"),
+            ("steal-split", "async(4)+steal-split(0.001)"),
+        ] {
+            let e = Variant::parse(given).unwrap_err().to_string();
+            assert!(e.contains(&format!("did you mean {meant}?")), "{e}");
+            Variant::parse(meant).unwrap();
+        }
+        let e = Variant::parse("spilt").unwrap_err().to_string();
+        assert!(!e.contains("did you mean async"), "{e}");
     }
 
     #[test]

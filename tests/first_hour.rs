@@ -53,6 +53,35 @@ fn a_balancer_without_its_interval_is_told_how_to_write_it() {
     );
 }
 
+/// The newcomer's slips: a duty as a percentage, a balancer without its
+/// scheme, a results file that is not one, an override without a command;
+/// each refusal names the fix.
+#[test]
+fn a_newcomers_slip_is_answered_with_its_fix() {
+    let dir = scratch("newcomer-slips");
+    refused_with(
+        &dir,
+        &["run", "noise=thread", "noise_cores=auto:19%"],
+        "a duty is a fraction in (0, 1): 0.19 for 19%",
+    );
+    refused_with(
+        &dir,
+        &["run", "--variant", "split"],
+        "did you mean async(4)+split(0.001)?",
+    );
+    std::fs::write(dir.join("notes.md"), "# notes\n\nnot a record\n").unwrap();
+    refused_with(
+        &dir,
+        &["plot", "notes.md"],
+        "notes.md is not a file braid writes (text that is not JSON): run braid experiment first",
+    );
+    refused_with(
+        &dir,
+        &["threads=1", "--variant", "sync"],
+        "did you mean `braid run threads=1 --variant sync`",
+    );
+}
+
 #[test]
 fn topology_takes_the_oversubscribe_its_refusal_asks_for() {
     let dir = scratch("topology-oversubscribe");

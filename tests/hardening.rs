@@ -553,3 +553,127 @@ fn a_grid_wider_than_memory_could_hold_is_simulated_without_allocating_it() {
     );
     refused(&out, &["memory"]);
 }
+
+// ----- the files braid plot draws on their own ------------------------------
+
+/// The committed validation, its rows repeated `times` (12 MB at 1400).
+fn many_rowed_validation(dir: &Path, times: usize) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("plots/validate/data/validation.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    let rows = v["rows"].as_array().unwrap().clone();
+    let many: Vec<Value> = (0..times).flat_map(|_| rows.clone()).collect();
+    v["rows"] = Value::Array(many);
+    let path = dir.join("validation.json");
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    path
+}
+
+/// The height of a PNG, from its header.
+fn png_height(path: &Path) -> u32 {
+    let bytes = std::fs::read(path).unwrap();
+    u32::from_be_bytes(bytes[20..24].try_into().unwrap())
+}
+
+/// A validation of thousands of rows draws a figure of a page's height
+/// (its memory was 5.9 GB at 15 MB) and says what it left to the table.
+#[test]
+fn a_validation_of_thousands_of_rows_draws_a_page_and_says_what_it_left_out() {
+    let dir = scratch("validation-many-rows");
+    many_rowed_validation(&dir, 1400);
+    let args = ["plot", "validation.json", "--out", "drawn"];
+    let out = braid_within(&dir, &args, QUICK, Some(512 << 20));
+    assert_eq!(out.status, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("draws the first 40 of its 16800 rows"),
+        "{}",
+        out.stderr
+    );
+    let height = png_height(&dir.join("drawn/validation.png"));
+    assert!(height < 6000, "{height} px");
+    let table = std::fs::read_to_string(dir.join("drawn/validation.md")).unwrap();
+    assert!(table.lines().count() > 16800, "the table keeps every row");
+}
+
+/// A malformed validation, speed or roofline file is named as the kind it
+/// is, with the field at fault, and leaves no output folder behind.
+#[test]
+fn a_malformed_measurement_is_named_as_its_kind_with_the_field() {
+    let dir = scratch("malformed-measurements");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let copy = |from: &str, to: &str, edit: &dyn Fn(String) -> String| {
+        let text = std::fs::read_to_string(root.join(from)).unwrap();
+        std::fs::write(dir.join(to), edit(text)).unwrap();
+    };
+    let cut = |t: String| t[..t.len() / 2].to_string();
+    copy(
+        "plots/validate/data/validation.json",
+        "validation.json",
+        &cut,
+    );
+    copy("plots/speed/data/speed.json", "speed.json", &|t| {
+        t.replacen("\"reps\": [", "\"reps\": [NaN, ", 1)
+    });
+    copy("plots/data/roofline.json", "roofline.json", &|_| {
+        "null".into()
+    });
+    copy("plots/data/roofline.json", "big-roofline.json", &|t| {
+        let pad = " ".repeat(2 << 20);
+        t.replacen('{', &format!("{{{pad}"), 1)
+    });
+    for (file, said) in [
+        ("validation.json", "not a readable validation.json"),
+        (
+            "speed.json",
+            "not a readable speed.json: field `rows[0].reps",
+        ),
+        (
+            "roofline.json",
+            "not a readable roofline.json: invalid type: null",
+        ),
+        (
+            "big-roofline.json",
+            "larger than 1 MiB, the most a roofline.json braid writes holds",
+        ),
+    ] {
+        let out = braid(&dir, &["plot", file, "--out", "figures"]);
+        refused(&out, &[file, said]);
+        assert!(
+            !dir.join("figures").exists(),
+            "{file}: figures/ left behind"
+        );
+    }
+}
+
+// ----- LB data --------------------------------------------------------------
+
+/// A recording of small brotli files that each decompress to 200 MiB of
+/// JSON is refused at the file that takes it past 1 GiB, in seconds and
+/// within a memory cap, naming the bound (64 such files took 42-54 s).
+#[test]
+fn an_lb_data_recording_past_a_gigabyte_of_json_is_refused_at_the_bound() {
+    let dir = scratch("lbdata-gigabyte");
+    let lb = dir.join("lb");
+    std::fs::create_dir_all(&lb).unwrap();
+    let mut json = b"{\"type\": \"LBDatafile\", \"phases\": []".to_vec();
+    json.resize(200 << 20, b' ');
+    json.push(b'}');
+    let mut packed = Vec::new();
+    let params = brotli::enc::BrotliEncoderParams {
+        quality: 1,
+        ..Default::default()
+    };
+    brotli::BrotliCompress(&mut json.as_slice(), &mut packed, &params).unwrap();
+    drop(json);
+    for pe in 0..8 {
+        std::fs::write(lb.join(format!("data.{pe}.json")), &packed).unwrap();
+    }
+    let args = [
+        "sim",
+        "threads=8",
+        "workload=lbdata:lb",
+        "max_iterations=10",
+    ];
+    let out = braid_within(&dir, &args, QUICK, Some(2 << 30));
+    refused(&out, &["data.5.json", "more than 1 GiB of JSON"]);
+}

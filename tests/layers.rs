@@ -67,6 +67,8 @@ const LEVELS: &[&[&str]] = &[
     // a learned chooser's regrets drawn.
     &["lab::validate", "lab::regrets"],
     // Every published result rerun, compared, regenerated.
+    // The files drawn each as its own figure, read and checked first.
+    &["lab::own"],
     &["lab::reproduce"],
     // The command line: its commands, and one run to its outputs.
     &["cli"],

@@ -212,6 +212,16 @@ fn a_learned_simulation_is_deterministic_and_bad_models_are_refused() {
             vec!["learn", "nowhere.jsonl", "--out", "m.json"],
             "nowhere.jsonl",
         ),
+        // A folder that takes no files (even as root) is found before the
+        // probes, not after them.
+        (
+            vec!["learn", "tiny.jsonl", "--evaluate", "model.json", "--plot", "/proc/self"],
+            "--plot /proc/self: cannot write into it",
+        ),
+        (
+            vec!["learn", "tiny.jsonl", "--out", "/proc/self/m.json"],
+            "cannot write beside it",
+        ),
     ] {
         let r = braid(&dir, &args);
         assert_eq!(r.status, Some(2), "{args:?}: {}", r.stderr);

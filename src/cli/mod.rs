@@ -289,6 +289,10 @@ impl RunArgs {
 /// The `braid` command line: parses the arguments, runs the command, and
 /// exits with its status.
 pub(crate) fn main() -> ExitCode {
+    if let Some(hint) = missing_command(std::env::args_os().skip(1)) {
+        eprintln!("braid: error: {hint}");
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         None => runner::command(&RunArgs::default().request(None), EngineKind::Run),
@@ -568,11 +572,16 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         ),
         None => None,
     };
-    if let Some(dir) = args.plot.as_ref().filter(|d| !d.is_dir()) {
-        return Err(bad_input(anyhow::anyhow!(
-            "--plot {}: no such directory",
-            dir.display()
-        )));
+    if let Some(dir) = &args.plot {
+        if !dir.is_dir() {
+            return Err(bad_input(anyhow::anyhow!(
+                "--plot {}: no such directory",
+                dir.display()
+            )));
+        }
+        takes_files(dir)
+            .with_context(|| format!("--plot {}: cannot write into it", dir.display()))
+            .map_err(bad_input)?;
     }
     if let Some(out) = &args.out {
         let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
@@ -582,6 +591,9 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
                 out.display()
             )));
         }
+        takes_files(dir.unwrap_or(Path::new(".")))
+            .with_context(|| format!("--out {}: cannot write beside it", out.display()))
+            .map_err(bad_input)?;
     }
     let instances = learn::instances(&args.results).map_err(bad)?;
     eprintln!(
@@ -663,7 +675,69 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Whether `dir` takes new files (a read-only folder, /proc, a folder of
+/// another user): a file is made and removed, so a command of many
+/// seconds finds out before its work, not after it.
+fn takes_files(dir: &Path) -> std::io::Result<()> {
+    let probe = dir.join(format!(".braid-write-check-{}", std::process::id()));
+    std::fs::File::create(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+/// `braid threads=1`: a config override given before any command (clap
+/// would answer with its hint to `--version`); the message names the
+/// commands that take it.
+fn missing_command(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+    let first = args.next()?;
+    let first = first.to_str()?;
+    let (key, _) = first.split_once('=')?;
+    if key.is_empty() || key.starts_with('-') {
+        return None;
+    }
+    let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    let all = std::iter::once(first.to_string())
+        .chain(rest)
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(format!(
+        "`{first}` is a config override, which a command takes: did you mean \
+         `braid run {all}` (or `braid sim {all}`)?"
+    ))
+}
+
 fn plot(args: PlotArgs) -> Result<(), Failure> {
+    // Folders this command makes: removed again (when still empty) should
+    // it be refused, so a refusal leaves nothing behind.
+    let made: Vec<PathBuf> = args
+        .out
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    let result = plot_into(&args);
+    if result.is_err() {
+        for dir in &made {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+    result
+}
+
+fn plot_into(args: &PlotArgs) -> Result<(), Failure> {
+    use crate::lab::own::OwnFigure;
+    // Each file is read by the reader of its kind, and the files drawn on
+    // their own (a validation.json, the benchmark's speed.json and
+    // roofline.json) are read and checked before anything is written.
+    let mut results = Vec::new();
+    let mut own = Vec::new();
+    for path in &args.results {
+        let kind =
+            crate::lab::plot::input::kind(path).map_err(|e| bad_input(anyhow::anyhow!(e)))?;
+        match OwnFigure::read(path, kind).map_err(own_failure)? {
+            Some(figure) => own.push(figure),
+            None => results.push(path.clone()),
+        }
+    }
     // Our own default may be made whole (results/ is missing in a fresh
     // clone); a directory the user names must have an existing parent.
     if args.out == Path::new(DEFAULT_PLOTS) {
@@ -671,19 +745,6 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
             .with_context(|| format!("cannot create {DEFAULT_PLOTS}"))
             .map_err(bad_input)?;
     }
-    // A validation.json, and the benchmark's speed.json and roofline.json,
-    // are each drawn as their own figure; the rest are results.
-    let (validations, rest): (Vec<PathBuf>, Vec<PathBuf>) = args
-        .results
-        .iter()
-        .cloned()
-        .partition(|p| crate::lab::validate::is_validation(p));
-    let (speeds, rest): (Vec<PathBuf>, Vec<PathBuf>) = rest
-        .into_iter()
-        .partition(|p| crate::lab::plot::speed::is_speed(p));
-    let (rooflines, results): (Vec<PathBuf>, Vec<PathBuf>) = rest
-        .into_iter()
-        .partition(|p| crate::lab::plot::roofline::read(p).is_some());
     let mut written = Vec::new();
     if !results.is_empty() {
         written =
@@ -694,41 +755,23 @@ fn plot(args: PlotArgs) -> Result<(), Failure> {
                 }
             })?;
     }
-    let own_figures = validations.len() + speeds.len() + rooflines.len();
-    if own_figures > 0 && !args.out.is_dir() {
+    if !own.is_empty() && !args.out.is_dir() {
         std::fs::create_dir(&args.out)
             .with_context(|| format!("cannot create {}", args.out.display()))
             .map_err(bad_input)?;
     }
-    for path in &validations {
-        let drawn =
-            crate::lab::validate::redraw(path, &args.out).map_err(|e| match e.is_bad_input() {
-                true => Failure::BadInput(e.into()),
-                false => Failure::Failed(e.into()),
-            })?;
-        written.extend(drawn);
-    }
-    for path in &speeds {
-        let drawn = crate::lab::plot::speed::redraw(path, &args.out).map_err(|e| {
-            match e.is_bad_input() {
-                true => Failure::BadInput(e.into()),
-                false => Failure::Failed(e.into()),
-            }
-        })?;
-        written.extend(drawn);
-    }
-    for path in &rooflines {
-        // Read again: the partition only asked whether it is one.
-        let roofline = crate::lab::plot::roofline::read(path)
-            .with_context(|| format!("{}: not a roofline", path.display()))
-            .map_err(bad_input)?;
-        let drawn = roofline
-            .draw(&args.out, "roofline")
-            .map_err(|e| Failure::Failed(anyhow::anyhow!(e)))?;
-        written.extend(drawn);
+    for figure in &own {
+        written.extend(figure.draw(&args.out).map_err(own_failure)?);
     }
     for path in written {
         runner::show(&format!("{}\n", path.display()));
     }
     Ok(())
+}
+
+fn own_failure(e: crate::lab::own::OwnError) -> Failure {
+    match e.is_bad_input() {
+        true => Failure::BadInput(e.into()),
+        false => Failure::Failed(e.into()),
+    }
 }

@@ -251,7 +251,26 @@ impl Parser<'_> {
             let (core, duty, trace) = match part.trim().split_once(':') {
                 Some((c, level)) => match level.trim().parse::<f64>() {
                     Ok(d) if d > 0.0 && d < 1.0 => (c, Some(d), None),
+                    Ok(d) if d > 1.0 && d < 100.0 => {
+                        return Err(self.bad(format!(
+                            "a duty is a fraction in (0, 1): {} for {d}%",
+                            d / 100.0
+                        )));
+                    }
                     Ok(_) => return Err(bad()),
+                    // `19%` is a duty written as a percentage, not a trace.
+                    Err(_)
+                        if level.trim().strip_suffix('%').is_some_and(|n| {
+                            n.trim().parse::<f64>().is_ok_and(|d| d > 0.0 && d < 100.0)
+                        }) =>
+                    {
+                        let n = level.trim().trim_end_matches('%').trim();
+                        let d: f64 = n.parse().unwrap_or(0.0);
+                        return Err(self.bad(format!(
+                            "a duty is a fraction in (0, 1): {} for {n}%",
+                            d / 100.0
+                        )));
+                    }
                     Err(_) if level.trim().is_empty() => return Err(bad()),
                     Err(_) => (c, None, Some(PathBuf::from(level.trim()))),
                 },

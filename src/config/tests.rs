@@ -304,3 +304,19 @@ fn a_simulated_machine_may_have_up_to_2_to_the_24_pus() {
     let e = parse("sim_topology = host:262145 pack:2 core:32").unwrap_err();
     assert!(e.to_string().contains("more than 16777216 PUs"), "{e}");
 }
+
+/// `auto:19%` (or `auto:19`) is a duty written as a percentage, not the
+/// name of a trace: the message gives the fraction to write instead.
+#[test]
+fn a_duty_written_as_a_percentage_is_answered_with_its_fraction() {
+    for text in [
+        "noise = thread\nnoise_cores = auto:19%",
+        "noise = thread\nnoise_cores = 2:19",
+    ] {
+        let e = parse(text).unwrap_err().to_string();
+        assert!(
+            e.contains("a duty is a fraction in (0, 1): 0.19 for 19%"),
+            "{e}"
+        );
+    }
+}

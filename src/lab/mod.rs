@@ -10,6 +10,7 @@ pub(crate) mod bootstrap;
 pub(crate) mod calibrate;
 pub(crate) mod experiment;
 pub(crate) mod learn;
+pub(crate) mod own;
 pub(crate) mod plot;
 pub(crate) mod regrets;
 pub(crate) mod reproduce;

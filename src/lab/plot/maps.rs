@@ -164,6 +164,22 @@ fn best_owners(at: &[&Record], p: &Problem) -> Option<(String, Vec<(Place, usize
     Some((best, places))
 }
 
+/// The workloads whose runs have more subdomains than a map draws, each
+/// with its count: the maps leave them out, and `braid plot` says so.
+pub(super) fn too_large(records: &[&Record]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for r in records {
+        let (Some(w), Some(rep)) = (&r.sample.workload, &r.report) else {
+            continue;
+        };
+        let n = rep.threads.saturating_mul(rep.subdomains);
+        if n > MAP_SUBDOMAINS && !out.iter().any(|(o, _)| o == w) {
+            out.push((w.clone(), n));
+        }
+    }
+    out
+}
+
 impl Maps {
     /// A row per workload whose runs kept their per-subdomain lists.
     pub(super) fn new(records: &[&Record]) -> Maps {

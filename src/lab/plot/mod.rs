@@ -13,6 +13,7 @@ mod check;
 mod effort;
 mod gains;
 mod glyphs;
+pub(crate) mod input;
 mod landscape;
 mod look;
 mod maps;
@@ -62,6 +63,13 @@ pub(crate) enum PlotError {
          (run them with trace_interval > 0)"
     )]
     NoTrace(String),
+    /// A `speed.json` or `roofline.json` that is too large or malformed.
+    #[error("{}: not a readable {kind}: {problem}", path.display())]
+    NotReadable {
+        path: PathBuf,
+        kind: &'static str,
+        problem: String,
+    },
     #[error("cannot write to the output directory {path}: {message}")]
     OutputDir { path: PathBuf, message: String },
     #[error("cannot write {path}: {message}")]
@@ -122,6 +130,7 @@ impl PlotError {
             | PlotError::TwoDefinitions { .. }
             | PlotError::TwoSuites { .. }
             | PlotError::OutputDir { .. }
+            | PlotError::NotReadable { .. }
             | PlotError::OutOfScale { .. } => true,
             PlotError::Write { .. } => false,
         }
@@ -245,16 +254,36 @@ fn write_json(value: &impl serde::Serialize, dir: &Path, stem: &str) -> Result<P
     Ok(json)
 }
 
-/// `path` as a `T`, if it is a small JSON file of one (a benchmark's
-/// figure data, told apart from results files by its fields).
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
-    const SMALL: u64 = 1 << 20;
-    if !(path.extension().is_some_and(|e| e == "json")
-        && std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL))
-    {
-        return None;
-    }
-    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+/// `path` read as a `T` by its own reader (a `speed.json`, a
+/// `roofline.json`): a file over `limit` bytes is refused naming the bound,
+/// and a malformed one names the field and the problem.
+pub(crate) fn read_own<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    kind: &'static str,
+    limit: u64,
+) -> Result<T, PlotError> {
+    let not = |problem: String| PlotError::NotReadable {
+        path: path.to_path_buf(),
+        kind,
+        problem,
+    };
+    let input = braid_noise::files::open_buffered(path, limit).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => {
+            not(format!("{e}, the most a {kind} braid writes holds"))
+        }
+        _ => not(e.to_string()),
+    })?;
+    let mut json = serde_json::Deserializer::from_reader(input);
+    let value: T = serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        let field = e.path().to_string();
+        match field.as_str() {
+            "." => not(e.inner().to_string()),
+            _ => not(format!("field `{field}`: {}", e.inner())),
+        }
+    })?;
+    json.end()
+        .map_err(|e| not(format!("more after its one JSON object: {e}")))?;
+    Ok(value)
 }
 
 /// Reads every results file and writes every figure the records allow;
@@ -493,6 +522,19 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
             if !maps.is_empty() {
                 written.extend(render(&maps, dir, &format!("maps-{}", engine.command()))?);
             }
+            let left: Vec<String> = maps::too_large(&records)
+                .into_iter()
+                .map(|(w, n)| format!("{w} ({n})"))
+                .collect();
+            if !left.is_empty() {
+                eprintln!(
+                    "braid: plot: the cost and owner maps ({}) leave out workload(s) of more \
+                     than {} subdomains, which a map cannot show legibly: {}",
+                    engine.command(),
+                    maps::MAP_SUBDOMAINS,
+                    left.join(", ")
+                );
+            }
         }
     }
     let gains = gains::Gains::new(&of(Figure::Gains));
@@ -616,6 +658,19 @@ where
 
 /// Whether an axis can be drawn: finite ends, in order, and a width
 /// the tick code can step through (not 1e300 wide, not 1e-300).
+/// The decimals an axis's labels need so that no two of its ticks (about
+/// ten over `span`, as plotters places them) read the same.
+///
+/// Whole ticks need none; ticks 0.002 apart need three.
+pub(super) fn tick_decimals(span: f64) -> usize {
+    if !(span.is_finite() && span > 0.0) {
+        return 0;
+    }
+    // plotters steps by 1, 2 or 5 times a power of ten, at least span/10.
+    let step = span / 10.0;
+    (-step.log10()).ceil().clamp(0.0, 9.0) as usize
+}
+
 fn axis_drawable(r: &std::ops::Range<f64>) -> bool {
     const SCALE: f64 = 1e12;
     let width = r.end - r.start;
@@ -908,6 +963,25 @@ fn num(r: &Record, field: impl Fn(&Report) -> f64) -> Option<f64> {
 
 #[cfg(test)]
 mod palette_tests {
+    use super::tick_decimals;
+    /// Ticks about a tenth of the span apart, labelled with enough
+    /// decimals that neighbours differ (the workloads figure read 1.00,
+    /// 1.00, 1.01 over a span of 0.03).
+    #[test]
+    fn tick_labels_have_the_decimals_their_steps_need() {
+        assert_eq!(tick_decimals(0.03), 3);
+        assert_eq!(tick_decimals(0.3), 2);
+        assert_eq!(tick_decimals(30.0), 0);
+        assert_eq!(tick_decimals(0.0), 0);
+        // Every step plotters could take over a span is told apart.
+        for span in [0.011, 0.03, 0.17, 0.9, 4.0] {
+            let d = tick_decimals(span);
+            let step = span / 10.0;
+            let (a, b) = (1.0, 1.0 + step);
+            assert_ne!(format!("{a:.d$}"), format!("{b:.d$}"), "{span}");
+        }
+    }
+
     #[test]
     fn series_that_lie_on_one_another_are_found() {
         let a = vec![(1.0, 2.0), (2.0, 3.0)];

@@ -110,10 +110,50 @@ impl Roofline {
     }
 }
 
-/// The roofline in `path`, if it is one (a small JSON file whose fields
-/// are a [`Roofline`]'s).
-pub(crate) fn read(path: &Path) -> Option<Roofline> {
-    super::read_json(path)
+/// The most a `roofline.json` holds: the benchmark writes a few KiB.
+const MAX_BYTES: u64 = 1 << 20;
+
+/// The [`Roofline`] in `path`, read by its own reader: too large or
+/// malformed, it is named as a `roofline.json` with the field at fault;
+/// a value no log-log chart can place (an intensity or a rate that is not
+/// positive, a ceiling without bandwidth) is refused by its field too.
+pub(crate) fn read(path: &Path) -> Result<Roofline, super::PlotError> {
+    let r: Roofline = super::read_own(path, "roofline.json", MAX_BYTES)?;
+    r.placeable()
+        .map_err(|problem| super::PlotError::NotReadable {
+            path: path.to_path_buf(),
+            kind: "roofline.json",
+            problem,
+        })?;
+    Ok(r)
+}
+
+impl Roofline {
+    /// Every value the log-log chart places is positive and finite
+    /// (`Err` names the first that is not).
+    fn placeable(&self) -> Result<(), String> {
+        let bad = |field: String, v: f64| {
+            Err(format!(
+                "field `{field}`: {v} is not a positive number (the axes are logarithmic)"
+            ))
+        };
+        if !(self.peak_gflops.is_finite() && self.peak_gflops > 0.0) {
+            return bad("peak_gflops".into(), self.peak_gflops);
+        }
+        for (i, c) in self.ceilings.iter().enumerate() {
+            if !(c.gb_per_s.is_finite() && c.gb_per_s > 0.0) {
+                return bad(format!("ceilings[{i}].gb_per_s"), c.gb_per_s);
+            }
+        }
+        for (i, p) in self.points.iter().enumerate() {
+            for (name, v) in [("flop_per_byte", p.flop_per_byte), ("gflops", p.gflops)] {
+                if !(v.is_finite() && v > 0.0) {
+                    return bad(format!("points[{i}].{name}"), v);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 const X: std::ops::Range<f64> = 0.05..4.0;
@@ -395,8 +435,27 @@ mod tests {
         let files = r.write(&dir, "roofline").unwrap();
         // The JSON, the two images, the points and the roofs.
         assert_eq!(files.len(), 5);
-        assert_eq!(read(&files[0]), Some(r));
-        assert_eq!(read(&files[1]), None);
+        assert_eq!(read(&files[0]).unwrap(), r);
+        let e = read(&files[1]).unwrap_err().to_string();
+        assert!(e.contains("not a readable roofline.json"), "{e}");
+    }
+
+    /// An intensity of 0 or a negative rate has no place on log-log axes:
+    /// refused by its field, before anything is drawn.
+    #[test]
+    fn a_point_the_axes_cannot_place_is_refused_by_its_field() {
+        let dir = crate::scratch_dir("roofline-unplaceable");
+        for (field, set) in [
+            ("points[0].flop_per_byte", (0.0, 1.0)),
+            ("points[0].gflops", (0.2, -3.0)),
+        ] {
+            let mut r = one_kernel();
+            (r.points[0].flop_per_byte, r.points[0].gflops) = set;
+            let path = dir.join("roofline.json");
+            std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
+            let e = read(&path).unwrap_err().to_string();
+            assert!(e.contains(&format!("field `{field}`")), "{e}");
+        }
     }
 
     #[test]

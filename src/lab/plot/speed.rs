@@ -406,20 +406,21 @@ where
     Ok(())
 }
 
-/// Whether `path` is a `speed.json` the benchmark wrote (a small JSON file
-/// whose fields are a [`Speed`]'s), not a results file.
-pub(crate) fn is_speed(path: &Path) -> bool {
-    read(path).is_some()
-}
+/// The most a `speed.json` holds: the benchmark writes tens of KiB.
+const MAX_BYTES: u64 = 1 << 20;
 
-fn read(path: &Path) -> Option<Speed> {
-    super::read_json(path)
-}
-
-/// Draws `path` (a [`Speed`]) into `out` as `speed.png` and `.svg`.
-pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    let speed = read(path).ok_or_else(|| PlotError::Empty(path.display().to_string()))?;
-    speed.draw(out, "speed")
+/// The [`Speed`] in `path`, read by its own reader: too large or
+/// malformed, it is named as a `speed.json` with the field at fault.
+pub(crate) fn read(path: &Path) -> Result<Speed, PlotError> {
+    let speed: Speed = super::read_own(path, "speed.json", MAX_BYTES)?;
+    if speed.rows.is_empty() && speed.policy.is_empty() {
+        return Err(PlotError::NotReadable {
+            path: path.to_path_buf(),
+            kind: "speed.json",
+            problem: "fields `rows` and `policy` are both empty: nothing was measured".into(),
+        });
+    }
+    Ok(speed)
 }
 
 #[cfg(test)]
@@ -482,10 +483,10 @@ mod tests {
         };
         let files = speed.write(&dir, "speed").unwrap();
         assert_eq!(files.len(), 4);
-        assert!(is_speed(&files[0]));
+        let read_back = read(&files[0]).unwrap();
         let again = dir.join("again");
         std::fs::create_dir(&again).unwrap();
-        let drawn = redraw(&files[0], &again).unwrap();
+        let drawn = read_back.draw(&again, "speed").unwrap();
         let svg = |p: &Path| std::fs::read_to_string(p).unwrap();
         assert_eq!(svg(&files[2]), svg(&drawn[1]));
         assert!(svg(&files[2]).contains("not met"));
@@ -496,7 +497,11 @@ mod tests {
         };
         assert!(empty.draw(&dir, "empty").is_err());
         std::fs::write(dir.join("other.json"), "{\"figure\": \"tts\"}").unwrap();
-        assert!(!is_speed(&dir.join("other.json")));
+        let e = read(&dir.join("other.json")).unwrap_err().to_string();
+        assert!(
+            e.contains("not a readable speed.json: missing field `machine`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -527,7 +532,7 @@ mod tests {
         assert!(!dir.join("speed.png").exists(), "{files:?}");
         let again = dir.join("again");
         std::fs::create_dir(&again).unwrap();
-        redraw(&files[0], &again).unwrap();
+        read(&files[0]).unwrap().draw(&again, "speed").unwrap();
         assert_eq!(
             std::fs::read_to_string(again.join("policy.csv")).unwrap(),
             csv

@@ -309,6 +309,8 @@ impl Workloads {
         });
         let (lo, hi) = values.fold((1.0f64, 1.0f64), |(a, b), &v| (a.min(v), b.max(v)));
         let pad = 0.08 * (hi - lo).max(0.02);
+        // Enough decimals that no two ticks read the same (1.00, 1.00).
+        let digits = super::tick_decimals((hi + 3.0 * pad) - (lo - pad)).max(2);
         let n = self.columns.len() as f64;
         let mut chart = chart(
             area,
@@ -338,7 +340,7 @@ impl Workloads {
                 }
             })
             .y_desc("ratio (median)")
-            .y_label_formatter(&|v| format!("{v:.2}"))
+            .y_label_formatter(&|v| format!("{v:.digits$}"))
             .disable_x_mesh()
             .light_line_style(TRANSPARENT)
             .draw()?;

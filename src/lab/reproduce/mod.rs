@@ -266,25 +266,22 @@ fn redraw(opts: &Options, set: &Set) -> Result<SetOutcome, ReproduceError> {
     }
     let dir = opts.root.join(figures);
     let written = match &set.file {
-        Some(file) if crate::lab::validate::is_validation(&inputs[0]) => {
-            crate::lab::validate::redraw(&inputs[0], &dir).map_err(|e| ReproduceError::Write {
-                path: file.clone(),
-                message: e.to_string(),
-            })?
-        }
-        Some(_) if crate::lab::plot::speed::is_speed(&inputs[0]) => {
-            crate::lab::plot::speed::redraw(&inputs[0], &dir)?
-        }
-        Some(file) => crate::lab::plot::roofline::read(&inputs[0])
-            .ok_or_else(|| ReproduceError::Write {
-                path: file.clone(),
-                message: "not a roofline".into(),
-            })?
-            .draw(&dir, "roofline")
-            .map_err(|message| ReproduceError::Write {
+        Some(file) => {
+            let fail = |message: String| ReproduceError::Write {
                 path: file.clone(),
                 message,
-            })?,
+            };
+            let kind = crate::lab::plot::input::kind(&inputs[0]).map_err(fail)?;
+            crate::lab::own::OwnFigure::read(&inputs[0], kind)
+                .and_then(|f| {
+                    let f = f.ok_or_else(|| crate::lab::own::OwnError::Draw {
+                        path: inputs[0].clone(),
+                        message: "a results file, not a measurement".into(),
+                    })?;
+                    f.draw(&dir)
+                })
+                .map_err(|e| fail(e.to_string()))?
+        }
         None => crate::lab::plot::plot_all(&inputs, &dir, false)?,
     };
     outcome.notes.push((

@@ -79,11 +79,8 @@ pub(crate) enum ValidateError {
     #[error("{0}")]
     Figure(#[from] PlotError),
     /// A `validation.json` to redraw that is not one.
-    #[error("{}: not a validation.json of `braid validate`: {source}", path.display())]
-    NotValidation {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    #[error("{}: not a readable validation.json of `braid validate`: {problem}", path.display())]
+    NotValidation { path: PathBuf, problem: String },
 }
 
 impl ValidateError {
@@ -434,30 +431,41 @@ impl Validation {
                      unit: &str,
                      (tolerance, ratio): (f64, bool),
                      pick: &dyn Fn(&Row) -> Option<rows::Compared>| {
+            let mut rows: Vec<Line> = self
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let c = pick(r)?;
+                    Some(Line {
+                        // "trace vm-parasite19-core0.trace": "trace".
+                        condition: match r.condition.strip_prefix("trace ") {
+                            Some(_) => "trace".into(),
+                            None => r.condition.clone(),
+                        },
+                        variant: r.variant.clone(),
+                        real: c.real,
+                        interval: c.interval,
+                        sim: c.sim,
+                        verdict: c.verdict.word().to_string(),
+                    })
+                })
+                .collect();
+            // A figure's height grows with its rows: past the most a page
+            // holds, the panel says how many it left to the table.
+            let mut title = title.to_string();
+            if rows.len() > FIGURE_ROWS {
+                title = format!(
+                    "{title} (the first {FIGURE_ROWS} of {} rows; every row is in validation.md)",
+                    rows.len()
+                );
+                rows.truncate(FIGURE_ROWS);
+            }
             Panel {
-                title: title.into(),
+                title,
                 unit: unit.into(),
                 tolerance,
                 ratio,
-                rows: self
-                    .rows
-                    .iter()
-                    .filter_map(|r| {
-                        let c = pick(r)?;
-                        Some(Line {
-                            // "trace vm-parasite19-core0.trace": "trace".
-                            condition: match r.condition.strip_prefix("trace ") {
-                                Some(_) => "trace".into(),
-                                None => r.condition.clone(),
-                            },
-                            variant: r.variant.clone(),
-                            real: c.real,
-                            interval: c.interval,
-                            sim: c.sim,
-                            verdict: c.verdict.word().to_string(),
-                        })
-                    })
-                    .collect(),
+                rows,
             }
         };
         let panels = vec![
@@ -634,19 +642,33 @@ fn write(v: &Validation, out: &Path) -> Result<(), ValidateError> {
     Ok(())
 }
 
-/// Draws `validation.png` and `.svg` into `out` from a `validation.json`
-/// (`braid plot` on one), with `validation.md`, its table, and
-/// `calibration.csv`, the calibration's values; the files written.
-pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, ValidateError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ValidateError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let v: Validation =
-        serde_json::from_str(&text).map_err(|source| ValidateError::NotValidation {
+/// The most rows a panel of the figure draws (a full matrix has 12 to 20;
+/// a figure of thousands would take gigabytes to draw and say nothing).
+const FIGURE_ROWS: usize = 40;
+
+/// The most a `validation.json` holds: `braid validate` writes tens of
+/// KiB (a full matrix is under 100 KiB).
+const MAX_BYTES: u64 = 16 << 20;
+
+/// The validation in `path`, read by its own reader: too large or
+/// malformed, it is named as a `validation.json` with the field at fault.
+pub(crate) fn read(path: &Path) -> Result<Validation, ValidateError> {
+    crate::lab::plot::read_own(path, "validation.json", MAX_BYTES).map_err(|e| {
+        ValidateError::NotValidation {
             path: path.to_path_buf(),
-            source,
-        })?;
+            problem: match e {
+                PlotError::NotReadable { problem, .. } => problem,
+                e => e.to_string(),
+            },
+        }
+    })
+}
+
+/// Draws `validation.png` and `.svg` into `out` from a validation read
+/// from a `validation.json` (`braid plot` on one), with `validation.md`,
+/// its table, and `calibration.csv`, the calibration's values; the files
+/// written.
+pub(crate) fn redraw(v: &Validation, out: &Path) -> Result<Vec<PathBuf>, ValidateError> {
     let table = out.join("validation.md");
     braid_noise::files::write_atomic(&table, |w| {
         let text = format!("# braid validate, {}\n\n{}", v.date, v.summary());
@@ -657,6 +679,13 @@ pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, ValidateEr
         source,
     })?;
     let mut written = vec![table];
+    if v.rows.len() > FIGURE_ROWS {
+        eprintln!(
+            "braid: plot: the validation figure draws the first {FIGURE_ROWS} of its {} rows \
+             in each panel; validation.md has every row",
+            v.rows.len()
+        );
+    }
     written.extend(v.figure().draw(out, "validation")?);
     // The calibration's values, key by key, for the docs that quote them.
     let mut rows = vec![vec!["key".to_string(), "value".to_string()]];
@@ -675,18 +704,6 @@ pub(crate) fn redraw(path: &Path, out: &Path) -> Result<Vec<PathBuf>, ValidateEr
         })?,
     );
     Ok(written)
-}
-
-/// Whether `path` is a `validation.json` (a small JSON file whose fields
-/// are a validation's), not a results file: `braid plot` takes either.
-pub(crate) fn is_validation(path: &Path) -> bool {
-    const SMALL: u64 = 16 << 20;
-    path.extension().is_some_and(|e| e == "json")
-        && std::fs::metadata(path).is_ok_and(|m| m.len() <= SMALL)
-        && std::fs::read_to_string(path)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Validation>(&t).ok())
-            .is_some()
 }
 
 #[cfg(test)]
