@@ -622,7 +622,10 @@ fn a_malformed_measurement_is_named_as_its_kind_with_the_field() {
         t.replacen('{', &format!("{{{pad}"), 1)
     });
     for (file, said) in [
-        ("validation.json", "not a readable validation.json"),
+        (
+            "validation.json",
+            "not a readable validation.json of `braid validate`: cut short",
+        ),
         (
             "speed.json",
             "not a readable speed.json: field `rows[0].reps",

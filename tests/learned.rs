@@ -215,7 +215,14 @@ fn a_learned_simulation_is_deterministic_and_bad_models_are_refused() {
         // A folder that takes no files (even as root) is found before the
         // probes, not after them.
         (
-            vec!["learn", "tiny.jsonl", "--evaluate", "model.json", "--plot", "/proc/self"],
+            vec![
+                "learn",
+                "tiny.jsonl",
+                "--evaluate",
+                "model.json",
+                "--plot",
+                "/proc/self",
+            ],
             "--plot /proc/self: cannot write into it",
         ),
         (

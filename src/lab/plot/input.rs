@@ -74,9 +74,11 @@ pub(crate) fn kind(path: &Path) -> Result<Input, String> {
         if let Some(named) = by_name(path) {
             return Ok(named);
         }
-        let what = match b.is_ascii() {
-            true => "text that is not JSON",
-            false => "not text",
+        let what = match b {
+            b'[' => "a JSON list, not an object",
+            b'"' | b'-' | b'0'..=b'9' | b'n' | b't' | b'f' => "JSON, but not an object",
+            _ if b.is_ascii() => "text that is not JSON",
+            _ => "not text",
         };
         return Err(format!(
             "{} is not a file braid writes ({what}): run braid experiment first, then plot \
@@ -85,7 +87,8 @@ pub(crate) fn kind(path: &Path) -> Result<Input, String> {
         ));
     }
     let mut file = file;
-    file.rewind().map_err(|e| format!("{}: {e}", path.display()))?;
+    file.rewind()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let keys = top_keys(&file);
     Ok(by_keys(&keys)
         .or_else(|| by_name(path))

@@ -276,8 +276,16 @@ pub(crate) fn read_own<T: serde::de::DeserializeOwned>(
     let mut json = serde_json::Deserializer::from_reader(input);
     let value: T = serde_path_to_error::deserialize(&mut json).map_err(|e| {
         let field = e.path().to_string();
+        if e.inner().is_eof() {
+            let inside = match field.as_str() {
+                "." | "?" => String::new(),
+                f => format!(" inside field `{f}`"),
+            };
+            return not(format!("cut short{inside}: {}", e.inner()));
+        }
         match field.as_str() {
-            "." => not(e.inner().to_string()),
+            // `?`: serde could not tell where (a file cut short).
+            "." | "?" => not(e.inner().to_string()),
             _ => not(format!("field `{field}`: {}", e.inner())),
         }
     })?;
