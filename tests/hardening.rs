@@ -651,10 +651,10 @@ fn a_malformed_measurement_is_named_as_its_kind_with_the_field() {
 // ----- LB data --------------------------------------------------------------
 
 /// A recording of small brotli files that each decompress to 200 MiB of
-/// JSON is refused at the file that takes it past 1 GiB, in seconds and
+/// JSON is refused at the file that takes it past 512 MiB, in seconds and
 /// within a memory cap, naming the bound (64 such files took 42-54 s).
 #[test]
-fn an_lb_data_recording_past_a_gigabyte_of_json_is_refused_at_the_bound() {
+fn an_lb_data_recording_past_512_mib_of_json_is_refused_at_the_bound() {
     let dir = scratch("lbdata-gigabyte");
     let lb = dir.join("lb");
     std::fs::create_dir_all(&lb).unwrap();
@@ -677,6 +677,6 @@ fn an_lb_data_recording_past_a_gigabyte_of_json_is_refused_at_the_bound() {
         "workload=lbdata:lb",
         "max_iterations=10",
     ];
-    let out = braid_within(&dir, &args, QUICK, Some(2 << 30));
-    refused(&out, &["data.5.json", "more than 1 GiB of JSON"]);
+    let out = braid_within(&dir, &args, QUICK, Some(1 << 30));
+    refused(&out, &["data.2.json", "more than 512 MiB of JSON"]);
 }

@@ -27,14 +27,16 @@ use serde_json::value::RawValue;
 const MAX_FILE_BYTES: u64 = 256 << 20;
 /// The most processing elements (files) read.
 const MAX_FILES: usize = 1 << 16;
-/// The most tasks read over all phases and files: 2^26 task entries
-/// (about a gigabyte of JSON) bounds what a reader allocates.
-const MAX_TASKS: usize = 1 << 26;
-/// The most JSON read over all files, decompressed: the same gigabyte,
-/// which bounds the reader's time (a recording past it is refused at the
-/// file that passes it, or before any is read when the files' sizes on
-/// disk already do).
-const MAX_TOTAL_BYTES: u64 = 1 << 30;
+/// The most tasks read over all phases and files: 2^23 task entries (a
+/// task of vt's takes 110 bytes of JSON or more, so about what the bound
+/// below lets through) bound what a reader allocates.
+const MAX_TASKS: usize = 1 << 23;
+/// The most JSON read over all files, decompressed: 512 MiB, which bounds
+/// the reader's time and memory (a gigabyte of 8 million tasks took 25 s
+/// and 1.16 GB to read; half of it, half of each). A recording past it is
+/// refused at the file that passes it, or before any is read when the
+/// files' sizes on disk already do.
+const MAX_TOTAL_BYTES: u64 = 512 << 20;
 
 /// One task in one phase.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -433,9 +435,9 @@ fn unbrotli(bytes: &[u8], limit: u64) -> Result<Vec<u8>, Unbrotli> {
 /// The refusal of a recording past [`MAX_TOTAL_BYTES`].
 fn too_much_json() -> String {
     format!(
-        "with the files before it, the recording holds more than {} GiB of JSON \
+        "with the files before it, the recording holds more than {} MiB of JSON \
          (decompressed), the most braid reads of one recording",
-        MAX_TOTAL_BYTES >> 30
+        MAX_TOTAL_BYTES >> 20
     )
 }
 
@@ -875,7 +877,7 @@ mod tests {
         let big = vec![b' '; 4096];
         let packed = compressed(&big);
         let e = with_json(&packed, 1024, |_| ()).unwrap_err();
-        assert!(e.contains("more than 1 GiB of JSON"), "{e}");
+        assert!(e.contains("more than 512 MiB of JSON"), "{e}");
         let e = with_json(&packed, 4095, |_| ()).unwrap_err();
         assert!(!e.contains("neither JSON nor brotli"), "{e}");
     }
