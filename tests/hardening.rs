@@ -680,3 +680,23 @@ fn an_lb_data_recording_past_512_mib_of_json_is_refused_at_the_bound() {
     let out = braid_within(&dir, &args, QUICK, Some(1 << 30));
     refused(&out, &["data.2.json", "more than 512 MiB of JSON"]);
 }
+
+/// A results file of one line longer than any record is refused at the
+/// bound by every reader of results, not held whole (a 4 GiB line would
+/// have been).
+#[test]
+fn a_results_line_longer_than_any_record_is_refused_at_the_bound() {
+    let dir = scratch("long-record-line");
+    let mut line = b"{\"suite\": \"".to_vec();
+    line.resize(300 << 20, b'x');
+    line.extend_from_slice(b"\"}\n");
+    std::fs::write(dir.join("long.jsonl"), &line).unwrap();
+    drop(line);
+    for args in [
+        vec!["plot", "long.jsonl", "--out", "figs"],
+        vec!["table", "long.jsonl"],
+    ] {
+        let out = braid_within(&dir, &args, QUICK, Some(1 << 30));
+        refused(&out, &["long.jsonl: line 1", "longer than 256 MiB"]);
+    }
+}

@@ -255,7 +255,8 @@ fn scan(
     let mut line = String::new();
     for number in 1.. {
         line.clear();
-        let read = input
+        let read = (&mut input)
+            .take(MAX_RECORD_BYTES + 1)
             .read_line(&mut line)
             .map_err(|source| ExperimentError::Open {
                 path: path.to_path_buf(),
@@ -263,6 +264,16 @@ fn scan(
             })?;
         if read == 0 {
             break;
+        }
+        if read as u64 > MAX_RECORD_BYTES {
+            return Err(ExperimentError::BadRecord {
+                path: path.to_path_buf(),
+                line: number,
+                message: format!(
+                    "longer than {} MiB, the most a record braid writes holds",
+                    MAX_RECORD_BYTES >> 20
+                ),
+            });
         }
         if line.trim().is_empty() && line.ends_with('\n') {
             out.good_end += read as u64;
@@ -391,11 +402,16 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
     Ok(out)
 }
 
+/// The longest line of a results file: a record of a run of millions of
+/// threads with every list kept is about 100 MiB.
+const MAX_RECORD_BYTES: u64 = 256 << 20;
+
 /// Hands each record of a results file to `take` as it is read, with its
 /// line number (from 1), so that a reader that keeps less than the whole
 /// record (a plot) needs memory for one record at a time, not for the file;
 /// stops at the first error, `take`'s own included. A torn last line is
-/// skipped, as resuming would cut it.
+/// skipped, as resuming would cut it; a line past [`MAX_RECORD_BYTES`] is
+/// refused.
 pub(crate) fn each_record<E: From<ExperimentError>>(
     path: &Path,
     mut take: impl FnMut(usize, Record) -> Result<(), E>,
@@ -411,8 +427,25 @@ pub(crate) fn each_record<E: From<ExperimentError>>(
     let mut line = String::new();
     for number in 1.. {
         line.clear();
-        if input.read_line(&mut line).map_err(read_error)? == 0 {
+        // A line is read up to the most a record holds, not to wherever
+        // its newline is (a 4 GiB file of one line would be held whole).
+        let read = (&mut input)
+            .take(MAX_RECORD_BYTES + 1)
+            .read_line(&mut line)
+            .map_err(read_error)?;
+        if read == 0 {
             break;
+        }
+        if read as u64 > MAX_RECORD_BYTES {
+            return Err(ExperimentError::BadRecord {
+                path: path.to_path_buf(),
+                line: number,
+                message: format!(
+                    "longer than {} MiB, the most a record braid writes holds",
+                    MAX_RECORD_BYTES >> 20
+                ),
+            }
+            .into());
         }
         if line.trim().is_empty() {
             continue;
