@@ -42,3 +42,6 @@ pub(crate) const MAX_TEXT_BYTES: u64 = 16 << 20;
 pub(crate) const MAX_TRACE_BYTES: u64 = braid_noise::trace::MAX_TRACE_BYTES;
 /// Results files braid reads (a record is a few KiB; traced ones more).
 pub(crate) const MAX_RESULTS_BYTES: u64 = 4 << 30;
+/// One record of a results file, or one run's report: a run of millions
+/// of threads with every list kept writes about 100 MiB.
+pub(crate) const MAX_RECORD_BYTES: u64 = 256 << 20;

@@ -374,8 +374,9 @@ fn plan_for(cfg: &Config, engine: EngineKind) -> Result<Plan, Failure> {
 /// and the speeds.
 fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Failure> {
     let context = || format!("--replay-speeds {}", file.display());
-    // Read as it is parsed: memory for the report, not for its text too.
-    let input = braid_noise::files::open_buffered(file, crate::limits::MAX_RESULTS_BYTES)
+    // Read as it is parsed: memory for the report, not for its text too;
+    // at most what a run's report holds.
+    let input = braid_noise::files::open_buffered(file, crate::limits::MAX_RECORD_BYTES)
         .with_context(context)
         .map_err(bad_input)?;
     let mut json = serde_json::Deserializer::from_reader(input);

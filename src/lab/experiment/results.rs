@@ -14,6 +14,7 @@ use super::provenance::Provenance;
 use super::suite::{Figure, Sample};
 use crate::build::Build;
 use crate::engine::EngineKind;
+use crate::limits::MAX_RECORD_BYTES;
 use crate::report::Report;
 
 /// How a sample ended.
@@ -401,10 +402,6 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
     })?;
     Ok(out)
 }
-
-/// The longest line of a results file: a record of a run of millions of
-/// threads with every list kept is about 100 MiB.
-const MAX_RECORD_BYTES: u64 = 256 << 20;
 
 /// Hands each record of a results file to `take` as it is read, with its
 /// line number (from 1), so that a reader that keeps less than the whole
