@@ -105,18 +105,10 @@ impl Strategy {
         Strategy::Gossip,
     ];
 
-    /// The name in labels and in `lb_strategy`.
+    /// The name in labels and in `lb_strategy`: from the one list of
+    /// names, [`Choice::NAMES`].
     pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Progressive => "progressive",
-            Strategy::Steal => "steal",
-            Strategy::Greedy => "greedy",
-            Strategy::Refine => "refine",
-            Strategy::Anticipate => "anticipate",
-            Strategy::Residual => "residual",
-            Strategy::Gossip => "gossip",
-            Strategy::Prescribed => "prescribed",
-        }
+        <Strategy as Choice>::name(self)
     }
 }
 

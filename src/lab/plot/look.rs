@@ -300,6 +300,33 @@ where
 mod tests {
     use super::*;
 
+    /// A strategy without a family would be drawn in plain async's colour
+    /// without a word: every strategy (Algorithm 1 by its scopes) and
+    /// every other family a label can name has its own entry, and no two
+    /// share a colour.
+    #[test]
+    fn every_family_a_label_can_name_has_a_colour_of_its_own() {
+        use crate::policy::Strategy;
+        let strategies = Strategy::ALL
+            .iter()
+            .chain([&Strategy::Prescribed])
+            .filter(|&&s| s != Strategy::Progressive)
+            .map(|s| s.name());
+        let others = [
+            "async", "sync", "ssync", "joint", "split", "hybrid", "auto", "learned",
+        ];
+        for name in strategies.chain(others) {
+            assert!(
+                FAMILY.iter().any(|(f, _, _)| *f == name),
+                "`{name}` has no colour in FAMILY"
+            );
+        }
+        let mut colours: Vec<usize> = FAMILY.iter().map(|(_, c, _)| *c).collect();
+        colours.sort_unstable();
+        colours.dedup();
+        assert_eq!(colours.len(), FAMILY.len(), "two families share a colour");
+    }
+
     fn l(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
     }
