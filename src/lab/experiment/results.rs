@@ -256,25 +256,14 @@ fn scan(
     let mut line = String::new();
     for number in 1.. {
         line.clear();
-        let read = (&mut input)
-            .take(MAX_RECORD_BYTES + 1)
-            .read_line(&mut line)
-            .map_err(|source| ExperimentError::Open {
+        let read = record_line(&mut input, &mut line, path, number, |source| {
+            ExperimentError::Open {
                 path: path.to_path_buf(),
                 source,
-            })?;
+            }
+        })?;
         if read == 0 {
             break;
-        }
-        if read as u64 > MAX_RECORD_BYTES {
-            return Err(ExperimentError::BadRecord {
-                path: path.to_path_buf(),
-                line: number,
-                message: format!(
-                    "longer than {} MiB, the most a record braid writes holds",
-                    MAX_RECORD_BYTES >> 20
-                ),
-            });
         }
         if line.trim().is_empty() && line.ends_with('\n') {
             out.good_end += read as u64;
@@ -403,6 +392,34 @@ pub(crate) fn read_numbered(path: &Path) -> Result<Vec<(usize, Record)>, Experim
     Ok(out)
 }
 
+/// Reads line `number` of a results file into `line` (cleared by the
+/// caller): its length, 0 at the end. A line is read up to the most a
+/// record holds, not to wherever its newline is (a 4 GiB file of one line
+/// would be held whole), and refused past it; `io` names a read error.
+fn record_line(
+    input: &mut impl BufRead,
+    line: &mut String,
+    path: &Path,
+    number: usize,
+    io: impl FnOnce(std::io::Error) -> ExperimentError,
+) -> Result<usize, ExperimentError> {
+    let read = input
+        .take(MAX_RECORD_BYTES + 1)
+        .read_line(line)
+        .map_err(io)?;
+    if read as u64 > MAX_RECORD_BYTES {
+        return Err(ExperimentError::BadRecord {
+            path: path.to_path_buf(),
+            line: number,
+            message: format!(
+                "longer than {} MiB, the most a record braid writes holds",
+                MAX_RECORD_BYTES >> 20
+            ),
+        });
+    }
+    Ok(read)
+}
+
 /// Hands each record of a results file to `take` as it is read, with its
 /// line number (from 1), so that a reader that keeps less than the whole
 /// record (a plot) needs memory for one record at a time, not for the file;
@@ -424,25 +441,14 @@ pub(crate) fn each_record<E: From<ExperimentError>>(
     let mut line = String::new();
     for number in 1.. {
         line.clear();
-        // A line is read up to the most a record holds, not to wherever
-        // its newline is (a 4 GiB file of one line would be held whole).
-        let read = (&mut input)
-            .take(MAX_RECORD_BYTES + 1)
-            .read_line(&mut line)
-            .map_err(read_error)?;
+        let read = record_line(&mut input, &mut line, path, number, |source| {
+            ExperimentError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
         if read == 0 {
             break;
-        }
-        if read as u64 > MAX_RECORD_BYTES {
-            return Err(ExperimentError::BadRecord {
-                path: path.to_path_buf(),
-                line: number,
-                message: format!(
-                    "longer than {} MiB, the most a record braid writes holds",
-                    MAX_RECORD_BYTES >> 20
-                ),
-            }
-            .into());
         }
         if line.trim().is_empty() {
             continue;
