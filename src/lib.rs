@@ -88,6 +88,7 @@ pub mod sim;
 pub(crate) mod subdomain;
 pub mod suggest;
 pub mod topology;
+pub mod trace;
 pub mod variant;
 pub(crate) mod watch;
 pub mod workload;

@@ -29,6 +29,7 @@ const LEVELS: &[&[&str]] = &[
         "lbdata::read",
         "choice",
         "build",
+        "trace",
     ],
     // What each subdomain costs (the application's own imbalance).
     &["workload"],

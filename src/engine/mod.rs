@@ -10,10 +10,11 @@ mod progress;
 pub mod simulated;
 pub mod speeds;
 
+pub use crate::trace::TraceSample;
 pub use crate::variant::Interval;
 pub use outcome::{
-    Clock, CoreTime, EFFORT_SAMPLES, Effort, LbStats, Outcome, Ran, RanksInfo, StopReason,
-    TraceSample, Tried, host_nodes,
+    Clock, CoreTime, EFFORT_SAMPLES, Effort, LbStats, Outcome, Ran, RanksInfo, StopReason, Tried,
+    host_nodes,
 };
 pub use progress::{Progress, ProgressNow};
 pub use simulated::{Jitter, SimCosts, SimLoads, SimSettings};

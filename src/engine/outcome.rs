@@ -1,12 +1,14 @@
 //! What an engine gives back: the [`Outcome`] of a run (counts, owners,
 //! the final grid and residual, why it stopped), with what the balancer did
 //! ([`LbStats`], [`Effort`]) and the trace of counts over time
-//! ([`TraceSample`]). `report` reads it; neither engine reads another's.
+//! ([`TraceSample`], from `crate::trace`). `report` reads it; neither
+//! engine reads another's.
 
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use crate::policy::Named;
+use crate::trace::TraceSample;
 
 /// Which clock a run's times are on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,32 +192,6 @@ pub struct Tried {
     pub balancer: Named,
     /// Its mean effort (time lost per unit of time).
     pub effort: f64,
-}
-
-/// Every subdomain's update count and owner at one moment, and, when the
-/// run records them (`--lb-data`), its object loads so far.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct TraceSample {
-    /// When, seconds from the start.
-    pub t_s: f64,
-    /// Every subdomain's update count.
-    pub counts: Vec<u64>,
-    /// Every subdomain's owning thread.
-    pub owners: Vec<usize>,
-    /// Every subdomain's time spent updating it so far, seconds (empty
-    /// unless recorded).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub busy_s: Vec<f64>,
-    /// Every subdomain's own work so far, seconds: its busy time less what
-    /// noise took from it. Only the simulator knows it exactly (empty
-    /// otherwise, and unless recorded).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub work_s: Vec<f64>,
-    /// Every thread's time so far off its core, seconds: what noise took
-    /// (the simulator's stolen time while working; the runtime's wall time
-    /// less CPU time). Empty unless recorded.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lost_s: Vec<f64>,
 }
 
 /// Everything a finished run measured (by the runtime or the simulator).

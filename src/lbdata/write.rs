@@ -23,8 +23,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::engine::TraceSample;
 use crate::problem::{Neighbour, Problem, Side};
+use crate::trace::TraceSample;
 
 /// One file: what vt's `LBDatafile` holds for one processing element.
 #[derive(Debug, Serialize)]
