@@ -77,6 +77,7 @@ pub use lab::plot::roofline;
 /// The speed benchmark's ratios against references and goals, and their figure.
 pub use lab::plot::speed;
 pub mod policy;
+pub mod probe;
 pub mod problem;
 #[cfg(feature = "mpi")]
 pub(crate) mod ranks;

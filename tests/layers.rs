@@ -46,9 +46,9 @@ const LEVELS: &[&[&str]] = &[
     &["plan"],
     // The engines, and the parasites beside a real run.
     &["runtime", "sim", "parasites"],
-    // What a run across ranks exchanges, the machine around a run, and a
-    // run's progress as it goes.
-    &["ranks", "busy", "watch"],
+    // What a run across ranks exchanges, the machine around a run, a
+    // run's progress as it goes, and the engines' parts timed alone.
+    &["ranks", "busy", "watch", "probe"],
     // -> report: an outcome as one typed value (and as vt's LB data).
     &["report", "lbdata::write"],
     // A plan driven on its engine: the library's `run`, the one place

@@ -11,9 +11,8 @@ use crate::config::{AutoOr, Config};
 use crate::engine::{Jitter, MeasuredSpeeds, SimCosts};
 use crate::plan::Plan;
 use crate::policy::{Policy, Progressive, Scope, Snapshot};
+use crate::probe;
 use crate::problem::Problem;
-use crate::runtime::{StopBarrier, StopFlag};
-use crate::subdomain::{EdgeVersion, Subdomain, Subdomains};
 use crate::topology::Topology;
 
 /// Measured costs, and what could not be measured here.
@@ -139,11 +138,11 @@ fn pinned_costs(
     let pu =
         |socket: &crate::topology::Socket, core: usize| socket.cores.get(core)?.first().copied();
     if let Some(other) = sockets.first().and_then(|s| pu(s, 1)) {
-        costs.cold_cell_ns = cold_cell_ns(first, other);
+        costs.cold_cell_ns = probe::cold_cell_ns(first, other);
     }
     let remote = sockets.get(1).and_then(|s| pu(s, 0));
     if let Some(other) = remote {
-        costs.remote_cell_ns = cold_cell_ns(first, other);
+        costs.remote_cell_ns = probe::cold_cell_ns(first, other);
     }
     let threads = match (cfg.threads, machine) {
         (AutoOr::Value(n), _) => n,
@@ -156,7 +155,7 @@ fn pinned_costs(
         .iter()
         .flat_map(|s| s.cores.iter().filter_map(|c| c.first().copied()))
         .find(|&cpu| cpu != first);
-    costs.barrier_ns = barrier_ns(other);
+    costs.barrier_ns = probe::barrier_ns(other);
     costs.noise_iter_ns = braid_noise::Calibration::measure().ns_per_iter;
     costs.noise_switch_ns = switch.unwrap_or(0.0);
     costs.remote_edge_ns = remote_edge.unwrap_or(0.0);
@@ -340,23 +339,8 @@ fn on_their_own(cfg: &Config) -> OnOwn {
         .collect();
     let time = |k: usize, round: Option<u64>| -> Option<(Point, f64)> {
         let p = Problem::new(cfg.domain_size, 2, k).ok()?;
-        let subs = Subdomains::standalone(&p);
-        let update = |s: usize| {
-            subs[s]
-                .lock()
-                .update(&subs, EdgeVersion::Latest, round, 1.0, || false, || {});
-        };
-        (0..subs.len()).for_each(update);
-        let ns = median(
-            (0..9)
-                .map(|_| {
-                    let t = Instant::now();
-                    (0..subs.len()).for_each(update);
-                    t.elapsed().as_nanos() as f64 / subs.len() as f64
-                })
-                .collect(),
-        );
-        let n = subs.len() as f64;
+        let ns = probe::update_ns(&p, round);
+        let n = p.subs.len() as f64;
         let point = Point {
             rows: p.subs.iter().map(|g| g.height as f64).sum::<f64>() / n,
             cells: p.subs.iter().map(|g| g.cells() as f64).sum::<f64>() / n,
@@ -437,24 +421,6 @@ fn rates(plan: &Plan, outcome: &crate::engine::Outcome) -> Option<MeasuredSpeeds
 /// the last (cut short).
 fn steady(rates: &[f64]) -> &[f64] {
     rates.get(2..rates.len().saturating_sub(1)).unwrap_or(&[])
-}
-
-/// The subdomain of `p` with the most neighbouring subdomains.
-fn inner(p: &Problem) -> usize {
-    let subs = |g: &crate::problem::SubdomainGeom| {
-        g.neighbours
-            .iter()
-            .filter(|n| matches!(n, crate::problem::Neighbour::Sub(_)))
-            .count()
-    };
-    p.subs.iter().max_by_key(|g| subs(g)).map_or(0, |g| g.id)
-}
-
-/// One update of `s` as a worker makes it, without the residual.
-fn update_once(subs: &[Subdomain], s: usize) {
-    subs[s]
-        .lock()
-        .update(subs, EdgeVersion::Latest, None, 1.0, || false, || {});
 }
 
 /// Least squares of `ns = update + rows x row + cells x cell` in relative
@@ -723,58 +689,6 @@ fn noisy_run(cfg: &Config, machine: &Topology, noisy: bool) -> Option<(f64, f64)
     (reference > 0.0).then(|| (first / reference, sleep_ns))
 }
 
-/// The extra nanoseconds per cell of a subdomain's first update on CPU
-/// `to` after CPU `from` updated it (its cells in `from`'s caches), against
-/// `to`'s next updates of it: a 150 x 150 subdomain, the median of 15
-/// moves. The updating thread has just updated another subdomain, so its
-/// code is warm, as a worker's is.
-fn cold_cell_ns(from: usize, to: usize) -> f64 {
-    let p = Problem::new(300, 4, 4).expect("valid");
-    let subs = Subdomains::standalone(&p);
-    let s = inner(&p);
-    let other = (s + 1) % subs.len();
-    let cells = subs[s].geom.cells() as f64;
-    let pinned = |cpu: usize, work: &(dyn Fn() -> f64 + Sync)| -> f64 {
-        std::thread::scope(|sc| {
-            sc.spawn(|| {
-                let _ = core_affinity::set_for_current(core_affinity::CoreId { id: cpu });
-                work()
-            })
-            .join()
-            .unwrap_or(0.0)
-        })
-    };
-    let extra: Vec<f64> = (0..15)
-        .map(|_| {
-            pinned(from, &|| {
-                for _ in 0..5 {
-                    update_once(&subs, s);
-                }
-                0.0
-            });
-            pinned(to, &|| {
-                for _ in 0..5 {
-                    update_once(&subs, other);
-                }
-                let t = Instant::now();
-                update_once(&subs, s);
-                let cold = t.elapsed().as_nanos() as f64;
-                let warm = median(
-                    (0..5)
-                        .map(|_| {
-                            let t = Instant::now();
-                            update_once(&subs, s);
-                            t.elapsed().as_nanos() as f64
-                        })
-                        .collect(),
-                );
-                cold - warm
-            })
-        })
-        .collect();
-    (median(extra) / cells).max(0.0)
-}
-
 /// How a quiet real thread's rate jitters over one balancer interval:
 /// runs like `cfg` (quiet, unbalanced, with a trace every interval) for
 /// 0.3 s and takes the standard deviation of each thread's rate in each
@@ -843,34 +757,6 @@ fn balancer_ns(threads: usize, per_thread: usize) -> f64 {
             })
             .collect(),
     )
-}
-
-/// A barrier crossing with two threads.
-///
-/// The caller is pinned to `first`; the other thread goes to `other`, a
-/// CPU of another core. (Until 2026-11-29 it asked for the last CPU the
-/// caller's own affinity allowed, which the caller's pin had narrowed to
-/// `first`: both threads shared one core and a crossing took a context
-/// switch, 0.5 ms on the Zen 5 VM.)
-fn barrier_ns(other: Option<usize>) -> f64 {
-    let barrier = StopBarrier::new(2);
-    let stop = StopFlag::default();
-    let crossings = 20_000;
-    let t = Instant::now();
-    std::thread::scope(|sc| {
-        sc.spawn(|| {
-            if let Some(id) = other {
-                core_affinity::set_for_current(core_affinity::CoreId { id });
-            }
-            for _ in 0..crossings {
-                barrier.wait(&stop, || None);
-            }
-        });
-        for _ in 0..crossings {
-            barrier.wait(&stop, || None);
-        }
-    });
-    t.elapsed().as_nanos() as f64 / crossings as f64
 }
 
 impl Measured {
