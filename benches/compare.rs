@@ -42,15 +42,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use braid::config::{AutoOr, Config};
+use braid::Plan;
+use braid::Report;
+use braid::Topology;
 use braid::kernel;
-use braid::plan::Plan;
-use braid::policy::{
+use braid::{
     Anticipate, Bounds, Greedy, Policy, Progressive, Refine, ResidualFirst, Scope, Snapshot, Steal,
 };
-use braid::report::Report;
-use braid::speed::{Measure, PolicyCost, Speed, SpeedRow};
-use braid::topology::Topology;
+use braid::{AutoOr, Config};
+use braid_cli::speed::{Measure, PolicyCost, Speed, SpeedRow};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -467,7 +467,7 @@ impl Parasite {
 
 fn time_to_solution(reps: usize, speed: &mut Speed) {
     let omp = compile("jacobi_tts.c", &["-fopenmp", "-lm"]);
-    let problem = braid::problem::Problem::new(150, 2, 1).unwrap();
+    let problem = braid::Problem::new(150, 2, 1).unwrap();
     let grid = problem.initial_grid();
     let grid_file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tts-grid.f64");
     let bytes: Vec<u8> = grid.iter().flat_map(|v| v.to_ne_bytes()).collect();
@@ -759,7 +759,7 @@ fn per_call(p: &dyn Policy, subs: usize, owners: &[usize], sockets: &[usize], se
         .map(|t| 100.0 + ((x >> (t % 32)) % 50) as f64)
         .collect();
     let residuals: Vec<f64> = (0..subs).map(|s| ((s * 7919) % 1000) as f64).collect();
-    let history: Vec<Vec<f64>> = (0..braid::policy::HISTORY)
+    let history: Vec<Vec<f64>> = (0..braid::HISTORY)
         .map(|_| rates.iter().map(|r| r / 4.0).collect())
         .collect();
     let calls = 2000;
@@ -807,7 +807,7 @@ fn simulate(label: &str, overrides: &[&str]) -> (f64, u64) {
     let plan = Plan::simulated(&cfg).unwrap();
     let sim = plan.sim().unwrap();
     let t = Instant::now();
-    let (out, _) = braid::sim::run(
+    let (out, _) = braid::simulate(
         &plan.problem,
         &plan.placement,
         &plan.settings,
@@ -1046,7 +1046,7 @@ fn roofline(reps: usize) {
             gb > 0.0 && gb.is_finite(),
             "roofline: {name} bandwidth {gb} GB/s"
         );
-        ceilings.push(braid::roofline::Ceiling {
+        ceilings.push(braid_cli::roofline::Ceiling {
             name: name.clone(),
             gb_per_s: gb,
         });
@@ -1119,7 +1119,7 @@ fn roofline(reps: usize) {
             if share > 1.1 {
                 over.push(format!("{sweep} {h}x{w} at {:.0}%", 100.0 * share));
             }
-            points.push(braid::roofline::Point {
+            points.push(braid_cli::roofline::Point {
                 label: format!("{sweep} {h}x{w}"),
                 flop_per_byte: intensity,
                 gflops,
@@ -1127,7 +1127,7 @@ fn roofline(reps: usize) {
         }
     }
     println!();
-    let figure = braid::roofline::Roofline::measured(
+    let figure = braid_cli::roofline::Roofline::measured(
         format!(
             "{}, core {core}",
             std::fs::read_to_string("/proc/cpuinfo")

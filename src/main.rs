@@ -1,3 +1,5 @@
+//! The `braid` binary: the command line of the `braid-cli` crate.
+
 fn main() -> std::process::ExitCode {
-    braid::main()
+    braid_cli::main()
 }

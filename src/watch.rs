@@ -9,7 +9,7 @@ use std::io::IsTerminal;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::engine::{EngineKind, Progress, ProgressNow};
+use braid::{EngineKind, Progress, ProgressNow};
 
 /// The environment variable that sets the seconds between plain lines.
 pub(crate) const EVERY_VAR: &str = "BRAID_PROGRESS_S";

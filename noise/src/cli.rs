@@ -11,6 +11,7 @@ use clap::Args;
 
 use crate::{Calibration, NoiseError, Rhythm, pin, run};
 
+/// The `braid-noise` command's arguments (also `braid noise`'s).
 #[derive(Debug, Clone, Args)]
 pub struct NoiseArgs {
     /// Core to pin the parasite (or the recorder, or the replay) to
@@ -56,6 +57,7 @@ pub struct NoiseArgs {
     pub json: bool,
 }
 
+/// Runs the command `args` asks for and returns its exit status.
 pub fn main_with(args: NoiseArgs) -> ExitCode {
     match run_args(args) {
         Ok(()) => ExitCode::SUCCESS,

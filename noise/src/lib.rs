@@ -19,12 +19,15 @@ use serde::Serialize;
 
 /// The paper's parameters: 200 us of sleep, 10000 work iterations.
 pub const DEFAULT_SLEEP: Duration = Duration::from_micros(200);
+/// See [`DEFAULT_SLEEP`]: the work iterations of one burst.
 pub const DEFAULT_WORK_ITERS: u64 = 10_000;
 
 /// One parasite's rhythm.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Rhythm {
+    /// Microseconds of sleep between bursts.
     pub sleep_us: u64,
+    /// Iterations of `sum = sum * a + b` in one burst.
     pub work_iters: u64,
 }
 
@@ -37,21 +40,38 @@ impl Default for Rhythm {
     }
 }
 
+/// Why a parasite cannot run as asked.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum NoiseError {
+    /// A duty cycle outside (0, 1).
     #[error("duty cycle must be strictly between 0 and 1, got {0}")]
     Duty(f64),
+    /// Neither sleep nor work.
     #[error("sleep and work cannot both be zero")]
     Empty,
+    /// A core this process may not run on.
     #[error("core {core} cannot be pinned to (this process runs on {available:?})")]
-    Core { core: usize, available: Vec<usize> },
+    Core {
+        /// The core asked for.
+        core: usize,
+        /// The cores this process may run on.
+        available: Vec<usize>,
+    },
+    /// A duration that is not a number of seconds from 0 to 1e6.
     #[error("--duration must be a number of seconds from 0 to 1e6, got {0}")]
     Duration(f64),
+    /// A file that cannot be read or written.
     #[error("{path}: {message}")]
-    File { path: String, message: String },
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl Rhythm {
+    /// Refuses a rhythm that neither sleeps nor works.
     pub fn check(&self) -> Result<(), NoiseError> {
         if self.sleep_us == 0 && self.work_iters == 0 {
             return Err(NoiseError::Empty);
@@ -63,6 +83,7 @@ impl Rhythm {
 /// What a parasite did, measured on itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct NoiseStats {
+    /// Work bursts done.
     pub bursts: u64,
     /// Seconds spent in work bursts.
     pub work_s: f64,

@@ -19,13 +19,16 @@ use crate::files::excerpt;
 /// One detour: the core was taken away from `start_ns` for `duration_ns`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Detour {
+    /// When, ns from the recording's start.
     pub start_ns: u64,
+    /// For how long, ns.
     pub duration_ns: u64,
 }
 
 /// A recorded trace: its detours and how long the recording ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
+    /// The detours, in the file's order.
     pub detours: Vec<Detour>,
     /// Length of the recording, ns (`# duration_ns` in the file; else the
     /// end of the last detour).
@@ -35,14 +38,27 @@ pub struct Trace {
     pub comments: Vec<String>,
 }
 
+/// Why a trace cannot be read or replayed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TraceError {
+    /// A line that is neither a detour nor a comment.
     #[error("line {line}: {problem} (expected `<start ns><TAB><duration ns>` or a `#` comment)")]
-    Line { line: usize, problem: String },
+    Line {
+        /// Its number, from 1.
+        line: usize,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// No detours at all.
     #[error("no detours: the trace is empty")]
     Empty,
+    /// Detours that leave no time to run.
     #[error("the detours take the whole {span_ns} ns: nothing else would ever run")]
-    Whole { span_ns: u64 },
+    Whole {
+        /// The recording's length, ns.
+        span_ns: u64,
+    },
+    /// The file cannot be read.
     #[error("cannot read it: {0}")]
     Read(String),
 }

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 
-use crate::engine::EngineKind;
-use crate::interrupt::Interrupt;
-use crate::topology::Topology;
+use braid::EngineKind;
+use braid::Interrupt;
+use braid::Topology;
 use runner::{Failure, Request};
 
 #[derive(Debug, Parser)]
@@ -219,7 +219,7 @@ struct LearnArgs {
     #[arg(long, value_name = "DIR", requires = "evaluate")]
     plot: Option<PathBuf>,
     /// Neighbours that vote (1: each training instance's own best)
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=crate::policy::learned::MAX_K as i64))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=braid::MAX_K as i64))]
     k: u16,
 }
 
@@ -277,8 +277,8 @@ impl RunArgs {
             grid: self.grid,
             lb_data: self.lb_data,
             lb_data_encoding: match self.lb_data_compress {
-                true => crate::lbdata::write::Encoding::Brotli,
-                false => crate::lbdata::write::Encoding::Json,
+                true => braid::LbEncoding::Brotli,
+                false => braid::LbEncoding::Json,
             },
             overrides: self.overrides,
             replay,
@@ -310,7 +310,7 @@ pub(crate) fn main() -> ExitCode {
         Some(Command::Reproduce(args)) => reproduce(args),
         Some(Command::Topology(args)) => topology(&args),
         Some(Command::Config) => {
-            runner::show(&crate::config::document());
+            runner::show(&braid::config_document());
             Ok(())
         }
         Some(Command::Parasite(args)) => return braid_noise::cli::main_with(args),
@@ -463,7 +463,7 @@ fn topology(args: &TopologyArgs) -> Result<(), Failure> {
 }
 
 /// `0-3 (socket 0), 4-7 (socket 1)`
-fn pinned_list(p: &crate::topology::Placement) -> String {
+fn pinned_list(p: &braid::Placement) -> String {
     let mut runs: Vec<(usize, Vec<usize>)> = Vec::new();
     for (&cpu, &socket) in p.cores.iter().zip(&p.sockets) {
         match runs.last_mut() {
@@ -472,7 +472,7 @@ fn pinned_list(p: &crate::topology::Placement) -> String {
         }
     }
     runs.iter()
-        .map(|(s, cpus)| format!("{} (socket {s})", crate::topology::format_list(cpus)))
+        .map(|(s, cpus)| format!("{} (socket {s})", braid::format_list(cpus)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -566,7 +566,7 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
     // What can be refused is refused before the probes run.
     let model = match &args.evaluate {
         Some(file) => Some(
-            crate::policy::learned::Model::read(file)
+            braid::Model::read(file)
                 .with_context(|| format!("{}", file.display()))
                 .map_err(bad_input)?,
         ),

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::config::Config;
-use crate::drive::run;
-use crate::engine::{EngineKind, MeasuredSpeeds, Outcome, StopReason};
-use crate::interrupt::Interrupt;
-use crate::noise::NoiseForm;
-use crate::plan::Plan;
-use crate::report::Report;
+use braid::Config;
+use braid::Interrupt;
+use braid::NoiseForm;
+use braid::Plan;
+use braid::Report;
+use braid::run;
+use braid::{EngineKind, MeasuredSpeeds, Outcome, StopReason};
 use braid_noise::files::AtomicFile;
 
 /// Why a command did not finish as asked; the command line maps each kind
@@ -32,7 +32,7 @@ pub(crate) enum Failure {
     Missed(anyhow::Error),
 }
 
-pub(crate) use crate::report::EXIT_MISSED;
+pub(crate) use braid::EXIT_MISSED;
 
 impl Failure {
     /// The error to print.
@@ -71,7 +71,7 @@ pub(crate) struct Request {
     /// The directory for the LB data files (`--lb-data`).
     pub lb_data: Option<PathBuf>,
     /// How the LB data files are written (`--lb-data-compress`).
-    pub lb_data_encoding: crate::lbdata::write::Encoding,
+    pub lb_data_encoding: braid::LbEncoding,
     /// `KEY=VALUE` overrides, applied last.
     pub overrides: Vec<String>,
     /// For the simulator: a report whose measured speeds to replay.
@@ -198,7 +198,7 @@ fn lb_data_dir(req: &Request, plan: &mut Plan) -> Result<Option<PathBuf>, Failur
     // Files of a run with more processing elements would stay beside this
     // run's, and a reader would take the mix for one recording.
     let pes = plan.placement.threads();
-    let stale = crate::lbdata::read::Files {
+    let stale = braid::LbDataFiles {
         dir: dir.clone(),
         stem: "data".into(),
     };
@@ -241,7 +241,7 @@ fn record_loads(plan: &mut Plan) {
     s.trace_loads = true;
     if s.trace_interval.is_none() {
         let interval = match s.scheme.balancer().map(|b| b.interval) {
-            Some(crate::engine::Interval::Seconds(secs)) if secs > 0.0 => {
+            Some(braid::Interval::Seconds(secs)) if secs > 0.0 => {
                 std::time::Duration::from_secs_f64(secs)
             }
             _ => LB_DATA_WINDOW,
@@ -266,7 +266,7 @@ fn write_lb_data(
         return Ok(());
     };
     let nodes = thread_nodes(plan, report);
-    let places = crate::lbdata::write::Places {
+    let places = braid::Places {
         sockets: &report.thread_sockets,
         nodes: &nodes,
     };
@@ -275,12 +275,10 @@ fn write_lb_data(
         .trace_interval
         .unwrap_or(LB_DATA_WINDOW)
         .as_secs_f64();
-    let phases = crate::lbdata::write::files(&plan.problem, &outcome.trace, &places, window_s)
+    let phases = braid::lb_data_files(&plan.problem, &outcome.trace, &places, window_s)
         .and_then(|files| {
-            crate::lbdata::write::write(&dir, &files, req.lb_data_encoding)?;
-            Ok(files
-                .first()
-                .map_or(0, crate::lbdata::write::LbFile::phases))
+            braid::write_lb_data(&dir, &files, req.lb_data_encoding)?;
+            Ok(files.first().map_or(0, braid::LbFile::phases))
         })
         .with_context(|| format!("--lb-data {}", dir.display()))
         .map_err(Failure::Failed)?;
@@ -361,8 +359,8 @@ pub(crate) fn load_config(req: &Request) -> Result<Config, Failure> {
 /// starts.
 fn plan_for(cfg: &Config, engine: EngineKind) -> Result<Plan, Failure> {
     match engine {
-        EngineKind::Run => crate::topology::Topology::detect()
-            .map_err(crate::plan::PlanError::from)
+        EngineKind::Run => braid::Topology::detect()
+            .map_err(braid::PlanError::from)
             .and_then(|machine| Plan::new(cfg, &machine)),
         EngineKind::Sim => Plan::simulated(cfg),
     }
@@ -376,7 +374,7 @@ fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Fail
     let context = || format!("--replay-speeds {}", file.display());
     // Read as it is parsed: memory for the report, not for its text too;
     // at most what a run's report holds.
-    let input = braid_noise::files::open_buffered(file, crate::limits::MAX_RECORD_BYTES)
+    let input = braid_noise::files::open_buffered(file, braid::MAX_RECORD_BYTES)
         .with_context(context)
         .map_err(bad_input)?;
     let mut json = serde_json::Deserializer::from_reader(input);
@@ -390,12 +388,12 @@ fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Fail
         .rechecked(file)
         .with_context(context)
         .map_err(bad_input)?;
-    if report.threads == 0 || report.threads > crate::limits::MAX_THREADS {
+    if report.threads == 0 || report.threads > braid::MAX_THREADS {
         return Err(bad_input(anyhow::anyhow!(
             "{}: field `threads`: {} is not from 1 to {}",
             context(),
             report.threads,
-            crate::limits::MAX_THREADS
+            braid::MAX_THREADS
         )));
     }
     let samples = report.trace.as_deref().unwrap_or_default();
@@ -411,7 +409,7 @@ fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Fail
         .map_err(|e| bad_input(anyhow::anyhow!("{}: {e}", context())))?;
     // The threads that ran: across ranks the report's configuration
     // holds one rank's, the report the whole run's.
-    cfg.threads = crate::config::AutoOr::Value(report.threads);
+    cfg.threads = braid::AutoOr::Value(report.threads);
     cfg.noise = NoiseForm::None;
     cfg.noise_cores = Config::default().noise_cores;
     cfg.slow = None;
@@ -427,7 +425,7 @@ fn replayed(file: &Path, req: &Request) -> Result<(Config, MeasuredSpeeds), Fail
 fn replayed_machine(
     thread_sockets: &[usize],
     threads: usize,
-) -> Result<crate::topology::SimTopology, String> {
+) -> Result<braid::SimTopology, String> {
     let mut used = thread_sockets.to_vec();
     used.sort_unstable();
     let mut per_socket: Vec<usize> = Vec::new();
@@ -437,8 +435,8 @@ fn replayed_machine(
     let sockets = per_socket.len().max(1);
     let cores = per_socket.iter().copied().max().unwrap_or(threads).max(1);
     let text = format!("pack:{sockets} core:{cores} pu:1");
-    crate::topology::SyntheticTopology::parse(&text, crate::limits::MAX_CPUS)
-        .map(crate::topology::SimTopology::Synthetic)
+    braid::SyntheticTopology::parse(&text, braid::MAX_CPUS)
+        .map(braid::SimTopology::Synthetic)
         .map_err(|e| format!("field `thread_sockets`: {e}"))
 }
 
@@ -603,7 +601,7 @@ pub(crate) fn clock_range() -> anyhow::Error {
         "the simulated time reached the virtual clock's range ({:.1e} s), past which it is not \
          exact: set time_limit (at most 1e6 s), lower max_iterations, or make sim_speed, the \
          sim_* costs or the noise less extreme",
-        crate::sim::clock::RANGE_S
+        braid::SIM_RANGE_S
     )
 }
 
@@ -636,14 +634,14 @@ fn across_ranks(_: &Request, ranks: usize) -> Result<(), Failure> {
 }
 
 /// `mpirun -n R braid run ...`: this rank's part of a run across ranks
-/// (`crate::ranks`). Every rank plans and checks the same configuration;
+/// (the library's `RankSession`). Every rank plans and checks the same configuration;
 /// a rank that cannot start makes them all stop before anything runs, and
 /// only rank 0 prints and writes the outputs.
 #[cfg(feature = "mpi")]
 fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
-    use crate::drive::Beside;
-    use crate::engine::Numbers;
-    let session = crate::ranks::Session::start().map_err(bad_input)?;
+    use braid::Beside;
+    use braid::Numbers;
+    let session = braid::RankSession::start().map_err(bad_input)?;
     let leads = session.leads_node();
     let loaded = load_config(req);
     // Ranks the launcher left on the same cores share them out (unless
@@ -651,10 +649,10 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
     // whether its configuration loaded or not (`all_ranks_agree` below
     // stops them all then).
     let threads = match loaded.as_ref().map(|c| &c.threads) {
-        Ok(crate::config::AutoOr::Value(t)) => Some(*t),
+        Ok(braid::AutoOr::Value(t)) => Some(*t),
         _ => None,
     };
-    let share = session.core_share(&crate::topology::allowed_cores(), threads);
+    let share = session.core_share(&braid::allowed_cores(), threads);
     // Noise is per node: planned below, by the rank that leads each node.
     let planned = loaded.and_then(|cfg| {
         let quiet = Config {
@@ -665,15 +663,15 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
         // The share restricts the machine this rank plans on, not the
         // configuration: the report keeps `cores` as the user set it.
         let mut plan = match (share, &cfg.cores) {
-            (Some(share), crate::config::AutoOr::Auto) => {
-                let machine = crate::topology::Topology::detect().map_err(bad_input)?;
+            (Some(share), braid::AutoOr::Auto) => {
+                let machine = braid::Topology::detect().map_err(bad_input)?;
                 let mine = machine.clone().restricted_to(&share).unwrap_or(machine);
                 Plan::new(&quiet, &mine).map_err(bad_input)?
             }
             _ => plan_for(&quiet, EngineKind::Run)?,
         };
         let node = match leads {
-            true => Some(crate::topology::Topology::detect_node().map_err(bad_input)?),
+            true => Some(braid::Topology::detect_node().map_err(bad_input)?),
             false => None,
         };
         plan.plan_node_noise(&cfg, node.as_ref())
@@ -725,7 +723,7 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
     let parasites = all_ranks_agree(&session, started)?;
     let watch = (session.rank == 0)
         .then(|| crate::watch::Watch::start(plan.settings.progress.clone(), watch_limits(&plan)));
-    let outcome = crate::runtime::run_ranks(&plan.problem, &plan.placement, &plan.settings, &ranks);
+    let outcome = ranks.run(&plan);
     drop(watch);
     // Rank 0 reports its own node's parasites.
     let noise = parasites.stop();
@@ -740,10 +738,7 @@ fn across_ranks(req: &Request, _: usize) -> Result<(), Failure> {
 /// This rank's `own` result, once every rank has said whether it can go on:
 /// a rank that cannot must not leave the others waiting for it.
 #[cfg(feature = "mpi")]
-fn all_ranks_agree<T>(
-    session: &crate::ranks::Session,
-    own: Result<T, Failure>,
-) -> Result<T, Failure> {
+fn all_ranks_agree<T>(session: &braid::RankSession, own: Result<T, Failure>) -> Result<T, Failure> {
     let all = session.all_ok(own.is_ok());
     match own {
         Ok(_) if !all => Err(bad_input(anyhow::anyhow!(

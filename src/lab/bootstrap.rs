@@ -15,7 +15,7 @@ pub(crate) fn interval(n: usize, statistic: impl Fn(&[usize]) -> f64) -> Option<
     if n == 0 {
         return None;
     }
-    let mut rng = crate::rng::SplitMix64(0x5EED_B007);
+    let mut rng = braid::SplitMix64(0x5EED_B007);
     let mut drawn = vec![0; n];
     let mut values: Vec<f64> = (0..RESAMPLES)
         .filter_map(|_| {

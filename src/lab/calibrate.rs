@@ -7,13 +7,13 @@
 use std::fmt;
 use std::time::Instant;
 
-use crate::config::{AutoOr, Config};
-use crate::engine::{Jitter, MeasuredSpeeds, SimCosts};
-use crate::plan::Plan;
-use crate::policy::{Policy, Progressive, Scope, Snapshot};
-use crate::probe;
-use crate::problem::Problem;
-use crate::topology::Topology;
+use braid::Plan;
+use braid::Problem;
+use braid::Topology;
+use braid::probe;
+use braid::{AutoOr, Config};
+use braid::{Jitter, MeasuredSpeeds, SimCosts};
+use braid::{Policy, Progressive, Scope, Snapshot};
 
 /// Measured costs, and what could not be measured here.
 pub(crate) struct Measured {
@@ -122,7 +122,7 @@ fn pinned_costs(
     let cpus = machine.map(Topology::cores).unwrap_or_default();
     let first = cpus.first().copied().unwrap_or(0);
     let _ = core_affinity::set_for_current(core_affinity::CoreId { id: first });
-    let mut costs = crate::plan::sim_costs(&Config::default());
+    let mut costs = braid::sim_costs(&Config::default());
     let mut guests = Vec::new();
     if let Some(fit) = &fit {
         let on_own = on_their_own(cfg);
@@ -135,8 +135,7 @@ fn pinned_costs(
     }
     // A move within a socket: the next core of the first socket.
     let sockets = machine.map_or(&[][..], |m| &m.sockets[..]);
-    let pu =
-        |socket: &crate::topology::Socket, core: usize| socket.cores.get(core)?.first().copied();
+    let pu = |socket: &braid::Socket, core: usize| socket.cores.get(core)?.first().copied();
     if let Some(other) = sockets.first().and_then(|s| pu(s, 1)) {
         costs.cold_cell_ns = probe::cold_cell_ns(first, other);
     }
@@ -362,7 +361,7 @@ fn on_their_own(cfg: &Config) -> OnOwn {
         Some(((p, plain), (_, with))) if cell_ns > 0.0 && p.cells > 0.0 => {
             (1.0 + (with - plain) / (p.cells * cell_ns)).max(1.0)
         }
-        _ => crate::plan::sim_costs(&Config::default()).residual_factor,
+        _ => braid::sim_costs(&Config::default()).residual_factor,
     };
     OnOwn {
         update_ns,
@@ -400,19 +399,19 @@ fn real_run(
     noise: &[String],
     trace_s: f64,
     adjust: impl FnOnce(&mut Plan),
-) -> Option<(Plan, crate::engine::Outcome)> {
+) -> Option<(Plan, braid::Outcome)> {
     let mut run = cfg.clone();
     run.apply_overrides(&quiet_overrides(seconds)).ok()?;
     run.apply_overrides(noise).ok()?;
     run.trace_interval = trace_s;
     let mut plan = Plan::new(&run, machine).ok()?;
     adjust(&mut plan);
-    let (_, outcome) = crate::drive::run(&plan).ok()?;
+    let (_, outcome) = braid::run(&plan).ok()?;
     Some((plan, outcome))
 }
 
 /// Each thread's rates in the trace's windows.
-fn rates(plan: &Plan, outcome: &crate::engine::Outcome) -> Option<MeasuredSpeeds> {
+fn rates(plan: &Plan, outcome: &braid::Outcome) -> Option<MeasuredSpeeds> {
     let threads = plan.placement.threads();
     MeasuredSpeeds::from_trace("calibration".into(), threads, &outcome.trace).ok()
 }
@@ -592,7 +591,7 @@ fn block_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
         return None;
     }
     let per = p.subdomains_per_domain();
-    let shape = |away: usize| crate::sim::slab_shape::blocks(p.sub_rows, p.sub_cols, |k| k != away);
+    let shape = |away: usize| braid::slab_blocks(p.sub_rows, p.sub_cols, |k| k != away);
     let most = (0..per).map(shape).max()?;
     let added = most.checked_sub(1).filter(|&b| b > 0)? as f64;
     // Every subdomain whose leaving adds as many blocks, in turn: which one
@@ -603,8 +602,8 @@ fn block_ns(cfg: &Config, machine: &Topology) -> Option<f64> {
         let (_, outcome) = real_run(cfg, machine, 0.3, &[], 0.0, |plan| {
             if let Some(away) = moved {
                 let policy = std::sync::Arc::new(OneMove { sub: away, to: 1 });
-                plan.settings.scheme = crate::engine::Scheme::Async {
-                    balancer: Some(crate::engine::BalancerSettings::every(
+                plan.settings.scheme = braid::Scheme::Async {
+                    balancer: Some(braid::BalancerSettings::every(
                         policy,
                         std::time::Duration::from_millis(1),
                     )),
@@ -635,9 +634,9 @@ struct OneMove {
 }
 
 impl Policy for OneMove {
-    fn decide(&self, snap: &Snapshot<'_>) -> Vec<crate::policy::Move> {
+    fn decide(&self, snap: &Snapshot<'_>) -> Vec<braid::Move> {
         match snap.owners.get(self.sub) {
-            Some(&from) if from != self.to => vec![crate::policy::Move {
+            Some(&from) if from != self.to => vec![braid::Move {
                 sub: self.sub,
                 from,
                 to: self.to,
@@ -646,9 +645,9 @@ impl Policy for OneMove {
         }
     }
 
-    fn name(&self) -> crate::policy::Named {
-        crate::policy::Named {
-            strategy: crate::policy::Strategy::Prescribed,
+    fn name(&self) -> braid::Named {
+        braid::Named {
+            strategy: braid::Strategy::Prescribed,
             scope: Scope::Joint,
         }
     }
@@ -696,7 +695,7 @@ fn noisy_run(cfg: &Config, machine: &Topology, noisy: bool) -> Option<(f64, f64)
 /// here (the config asks for more than this machine has, say).
 fn jitter(cfg: &Config, machine: &Topology) -> Option<Jitter> {
     let every_s = match cfg.lb_interval {
-        crate::variant::Interval::Seconds(s) if s > 0.0 => s,
+        braid::Interval::Seconds(s) if s > 0.0 => s,
         _ => 0.001,
     };
     let (plan, outcome) = real_run(cfg, machine, 0.3, &[], every_s, |_| {})?;
@@ -870,7 +869,7 @@ impl Measured {
         ));
         lines.push((
             "sim_monitor_s",
-            format!("{}", crate::runtime::MONITOR_PERIOD.as_secs_f64()),
+            format!("{}", braid::MONITOR_PERIOD.as_secs_f64()),
             "how often braid run's monitor looks at the residual estimate (its period, not measured)".into(),
         ));
         lines.push(match self.jitter {
@@ -932,7 +931,7 @@ mod tests {
     fn a_calibration_carried_to_a_simulated_node_times_the_balancer_at_its_size() {
         let cfg = Config::default(); // pack:2 core:18, 4 subdomains a thread
         let mut m = Measured {
-            costs: crate::plan::sim_costs(&cfg),
+            costs: braid::sim_costs(&cfg),
             jitter: None,
             remote_measured: false,
             updates_measured: false,

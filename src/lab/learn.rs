@@ -24,12 +24,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::config::Config;
-use crate::engine::{EngineKind, Policies, Scheme};
 use crate::lab::experiment::results::{self, Record};
-use crate::policy::Named;
-use crate::policy::learned::{FEATURES, Learner, Model};
-use crate::variant::{BalancerKey, BalancerKind, Pick, Strategy, Variant};
+use braid::Config;
+use braid::Named;
+use braid::{BalancerKey, BalancerKind, Pick, Strategy, Variant};
+use braid::{EngineKind, Policies, Scheme};
+use braid::{FEATURES, Learner, Model};
 
 /// Why learning cannot go on.
 #[derive(Debug, thiserror::Error)]
@@ -151,7 +151,7 @@ pub(crate) fn probe(cfg: &Config, label: &str) -> Result<Vec<[f64; FEATURES]>, L
     };
     let mut cfg = cfg.clone();
     cfg.apply_variant(label).map_err(|e| fail(e.to_string()))?;
-    let mut plan = crate::plan::Plan::simulated(&cfg).map_err(|e| fail(e.to_string()))?;
+    let mut plan = braid::Plan::simulated(&cfg).map_err(|e| fail(e.to_string()))?;
     let learner = Arc::new(Learner::new(None, &plan.problem));
     let Scheme::Async {
         balancer: Some(balancer),
@@ -163,7 +163,7 @@ pub(crate) fn probe(cfg: &Config, label: &str) -> Result<Vec<[f64; FEATURES]>, L
         return Err(fail(format!("`{label}` is not one strategy")));
     };
     balancer.policies = Policies::Learned(vec![policy.clone()], learner.clone());
-    crate::drive::run(&plan).map_err(|e| fail(e.to_string()))?;
+    braid::run(&plan).map_err(|e| fail(e.to_string()))?;
     let seen = learner.seen();
     if seen.is_empty() {
         return Err(fail("no balancer call measured its features".into()));
@@ -462,9 +462,9 @@ mod tests {
     /// strategy (two tied at one time) are the same either way.
     #[test]
     fn instances_and_their_best_do_not_depend_on_the_records_order() {
-        use crate::engine::EngineKind;
         use crate::lab::experiment::results::Record;
         use crate::lab::experiment::suite::{Figure, Sample};
+        use braid::EngineKind;
         let record = |workload: &str, variant: &str, tts: f64| -> Record {
             let mut cfg = Config::default();
             cfg.apply_variant(variant).unwrap();
@@ -475,8 +475,8 @@ mod tests {
                 &format!("workload={workload}"),
             ])
             .unwrap();
-            let plan = crate::plan::Plan::simulated(&cfg).unwrap();
-            let (mut report, _) = crate::drive::run(&plan).unwrap();
+            let plan = braid::Plan::simulated(&cfg).unwrap();
+            let (mut report, _) = braid::run(&plan).unwrap();
             report.time_to_solution_s = Some(tts);
             report.converged = true;
             let sample = Sample {
@@ -491,7 +491,7 @@ mod tests {
             record("random(1, 2)", "async(4)+steal(0.001)", 2.0),
             record("random(1, 2)", "async(4)+refine(0.001)", 1.5),
         ];
-        let dir = crate::scratch_dir("learn-order");
+        let dir = braid_testkit::scratch_dir("learn-order");
         let write = |name: &str, order: &[usize]| -> PathBuf {
             let path = dir.join(name);
             let text: String = order

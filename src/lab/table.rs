@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use crate::lab::experiment::ExperimentError;
 use crate::lab::experiment::results::{self, Record};
-use crate::noise::NoiseForm;
-use crate::policy::Scope;
-use crate::variant::{Pick, Variant};
+use braid::NoiseForm;
+use braid::Scope;
+use braid::{Pick, Variant};
 
 /// The table's columns, in order. Empty cells are nulls (pandas: NaN).
 pub(crate) const COLUMNS: [&str; 35] = [
@@ -121,7 +121,7 @@ fn row(r: &Record) -> Vec<String> {
         .and_then(|p| p.noise.as_ref())
         .map(|n| n.parasites.as_slice())
         .unwrap_or_default();
-    let joined = |f: &dyn Fn(&crate::noise::ParasiteReport) -> Option<String>| {
+    let joined = |f: &dyn Fn(&braid::ParasiteReport) -> Option<String>| {
         parasites
             .iter()
             .map(|p| f(p).unwrap_or_default())
@@ -162,7 +162,7 @@ fn row(r: &Record) -> Vec<String> {
         rep.map(|p| p.lb.as_ref().map_or(0, |lb| lb.moves).to_string())
             .unwrap_or_default(),
         machine
-            .map(|m| crate::busy::iso8601(m.started_unix_s))
+            .map(|m| braid::iso8601(m.started_unix_s))
             .unwrap_or_default(),
         num(machine.map(|m| m.started_unix_s)),
         num(machine.and_then(|m| m.load_avg_1m)),
@@ -193,7 +193,7 @@ fn row(r: &Record) -> Vec<String> {
 
 /// The share of its core a parasite was asked to take: its duty, or for a
 /// replayed trace the share the trace recorded.
-fn requested(p: &crate::noise::ParasiteReport) -> Option<f64> {
+fn requested(p: &braid::ParasiteReport) -> Option<f64> {
     p.requested_duty
         .or_else(|| p.trace.as_ref().map(|t| t.lost_share))
 }
@@ -248,12 +248,9 @@ mod tests {
 
     #[test]
     fn timestamps_are_utc_dates() {
-        assert_eq!(crate::busy::iso8601(0.0), "1970-01-01T00:00:00Z");
-        assert_eq!(crate::busy::iso8601(951_782_400.0), "2000-02-29T00:00:00Z");
-        assert_eq!(
-            crate::busy::iso8601(1_795_521_930.9),
-            "2026-11-24T12:05:30Z"
-        );
+        assert_eq!(braid::iso8601(0.0), "1970-01-01T00:00:00Z");
+        assert_eq!(braid::iso8601(951_782_400.0), "2000-02-29T00:00:00Z");
+        assert_eq!(braid::iso8601(1_795_521_930.9), "2026-11-24T12:05:30Z");
     }
 
     #[test]
@@ -290,7 +287,7 @@ mod tests {
             suite: "t".into(),
             suite_digest: "d".into(),
             figure: crate::lab::experiment::suite::Figure::Tts,
-            engine: crate::engine::EngineKind::Sim,
+            engine: braid::EngineKind::Sim,
             sample: Default::default(),
             key: "k".into(),
             status: results::Status::Failed,

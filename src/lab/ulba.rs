@@ -22,7 +22,7 @@
 //! `N = round(v P)`, at least 1, for the share `v` being studied; the
 //! speed `omega` is 1 (times are in flops; every comparison is a ratio).
 
-use crate::rng::SplitMix64;
+use braid::SplitMix64;
 
 /// One application instance (Table I's parameters).
 #[derive(Debug, Clone, Copy, PartialEq)]

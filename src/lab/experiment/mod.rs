@@ -16,12 +16,12 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
-use crate::config::Config;
-use crate::engine::EngineKind;
-use crate::interrupt::Interrupt;
-use crate::plan::Plan;
-use crate::report::Report;
-use crate::topology::Topology;
+use braid::Config;
+use braid::EngineKind;
+use braid::Interrupt;
+use braid::Plan;
+use braid::Report;
+use braid::Topology;
 use progress::SuiteProgress;
 use provenance::Provenance;
 use results::{Record, ResultsFile, Status};
@@ -37,7 +37,7 @@ pub(crate) enum ExperimentError {
     #[error("suite {path}: {message}")]
     BadSuite { path: PathBuf, message: String },
     #[error(transparent)]
-    Machine(#[from] crate::topology::TopologyError),
+    Machine(#[from] braid::TopologyError),
     #[error("suite {path}: sample `{sample}`: {message}")]
     BadSample {
         path: PathBuf,
@@ -57,8 +57,8 @@ pub(crate) enum ExperimentError {
     OtherBuild {
         path: PathBuf,
         suite: String,
-        theirs: Box<crate::build::Build>,
-        ours: Box<crate::build::Build>,
+        theirs: Box<braid::Build>,
+        ours: Box<braid::Build>,
     },
     #[error(
         "{path} is being written by another braid experiment; wait for it or use another --out"
@@ -102,7 +102,7 @@ impl ExperimentError {
 }
 
 /// Effort samples a results record keeps (a run's report keeps
-/// [`crate::engine::EFFORT_SAMPLES`]): adjacent intervals merged, so totals
+/// [`braid::EFFORT_SAMPLES`]): adjacent intervals merged, so totals
 /// are kept, and the effort figure (60 bins) still has two per bin.
 const RECORD_EFFORT_SAMPLES: usize = 120;
 
@@ -359,7 +359,7 @@ fn effective_config(
     suite: &LoadedSuite,
     sample: &Sample,
     machine: &Topology,
-) -> Result<(Config, Option<crate::noise::NoisePlan>), ExperimentError> {
+) -> Result<(Config, Option<braid::NoisePlan>), ExperimentError> {
     let bad = |message: String| ExperimentError::BadSample {
         path: suite.path.clone(),
         sample: sample.key(),
@@ -412,7 +412,7 @@ enum SampleEnd {
 }
 
 /// Runs one sample's process in a process group of its own that dies with
-/// braid (see [`crate::child`]): a timeout or an interrupt kills the group,
+/// braid (see `braid::kill_group`): a timeout or an interrupt kills the group,
 /// parasites included, and a killed braid takes it down too.
 fn run_sample(
     exe: &Path,
@@ -433,7 +433,7 @@ fn run_sample(
         }
         None => Command::new(exe),
     };
-    crate::child::die_with_parent(&mut cmd, true);
+    braid::die_with_parent(&mut cmd, true);
     let mut child = cmd
         .arg(suite.suite.engine.command())
         .args(["--variant", &sample.variant, "--json", "-"])
@@ -484,8 +484,7 @@ fn run_sample(
         // A sample that missed its tolerance still reported: recorded, and
         // counted apart.
         Waited::Exited(status)
-            if !status.success()
-                && status.code() != Some(i32::from(crate::report::EXIT_MISSED)) =>
+            if !status.success() && status.code() != Some(i32::from(braid::EXIT_MISSED)) =>
         {
             SampleEnd::Failed(format!("{status}: {}", last_lines(&stderr, 3)))
         }
@@ -511,14 +510,14 @@ fn wait_until(child: &mut Child, timeout: Duration, interrupt: &Interrupt) -> Wa
     let start = Instant::now();
     loop {
         if let Some(signal) = interrupt.signal() {
-            crate::child::kill_group(child);
+            braid::kill_group(child);
             return Waited::Interrupted(signal);
         }
         match child.try_wait() {
             Ok(Some(status)) => return Waited::Exited(status),
             Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(20)),
             _ => {
-                crate::child::kill_group(child);
+                braid::kill_group(child);
                 return Waited::TimedOut;
             }
         }
@@ -533,7 +532,7 @@ fn last_lines(text: &str, n: usize) -> String {
 /// Says so when other work already holds this machine's CPUs: a real
 /// engine's timings would be slower and noisier than the machine's.
 fn warn_if_busy() {
-    let (busy, load) = crate::busy::busy_now(Duration::from_millis(500));
+    let (busy, load) = braid::busy_now(Duration::from_millis(500));
     if busy.is_empty() {
         return;
     }

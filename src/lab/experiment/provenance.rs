@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::{RawValue, to_raw_value};
 
-use crate::build::Build;
-use crate::config::Config;
-use crate::topology::Topology;
+use braid::Build;
+use braid::Config;
+use braid::Topology;
 
 /// The configuration, machine and calibration are kept as the JSON text
 /// they were written as: nothing reads them back, and parsed into values
@@ -108,7 +108,7 @@ impl From<Written> for Provenance {
 
 /// Now, in UTC, as ISO 8601 (to the second).
 pub(crate) fn now_iso8601() -> String {
-    crate::busy::iso8601(
+    braid::iso8601(
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64()),

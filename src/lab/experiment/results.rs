@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 use super::ExperimentError;
 use super::provenance::Provenance;
 use super::suite::{Figure, Sample};
-use crate::build::Build;
-use crate::engine::EngineKind;
-use crate::limits::MAX_RECORD_BYTES;
-use crate::report::Report;
+use braid::Build;
+use braid::EngineKind;
+use braid::MAX_RECORD_BYTES;
+use braid::Report;
 
 /// How a sample ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,7 +129,7 @@ impl ResultsFile {
             torn,
         } = scan(
             path,
-            BufReader::new((&mut file).take(crate::limits::MAX_RESULTS_BYTES)),
+            BufReader::new((&mut file).take(braid::MAX_RESULTS_BYTES)),
             digest,
             &Build::this(),
         )?;
@@ -321,10 +321,10 @@ pub(crate) fn is_compressed(path: &Path) -> bool {
 
 /// A results file opened for reading a line at a time: as written, or
 /// decompressed as it is read, and in both cases bounded, so that a file
-/// that decompresses past [`crate::limits::MAX_RESULTS_BYTES`] is refused
+/// that decompresses past [`braid::MAX_RESULTS_BYTES`] is refused
 /// with the bound named, not read into memory.
 fn open_records(path: &Path) -> std::io::Result<Box<dyn BufRead + '_>> {
-    let limit = crate::limits::MAX_RESULTS_BYTES;
+    let limit = braid::MAX_RESULTS_BYTES;
     let input = braid_noise::files::open_buffered(path, limit)?;
     Ok(match is_compressed(path) {
         false => Box::new(input),
@@ -353,7 +353,7 @@ impl<R: Read> Read for Bounded<R> {
                 std::io::ErrorKind::InvalidData,
                 format!(
                     "it decompresses to more than {} GiB, the most a results file may hold",
-                    crate::limits::MAX_RESULTS_BYTES >> 30
+                    braid::MAX_RESULTS_BYTES >> 30
                 ),
             )),
         }

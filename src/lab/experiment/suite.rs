@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ExperimentError;
-use crate::engine::EngineKind;
-use crate::limits::{MAX_SAMPLES, MAX_SECONDS, MAX_TEXT_BYTES};
+use braid::EngineKind;
+use braid::{MAX_SAMPLES, MAX_SECONDS, MAX_TEXT_BYTES};
 
 /// Which of the paper's figures a suite feeds; `braid plot` draws by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -530,9 +530,9 @@ fn parse(text: &str) -> Result<Suite, String> {
     // Compared by meaning, not spelling: `async(4)+joint(0.001)` and
     // `async( 4 ) + joint( 1e-3 )` would run twice under two keys. A label
     // that does not parse is refused where every sample is planned.
-    let mut labels: Vec<(&String, crate::variant::Variant)> = Vec::new();
+    let mut labels: Vec<(&String, braid::Variant)> = Vec::new();
     for v in &suite.variants {
-        let Ok(parsed) = crate::variant::Variant::parse(v) else {
+        let Ok(parsed) = braid::Variant::parse(v) else {
             continue;
         };
         // The same spelling twice is the sample key's check, below.
@@ -577,7 +577,7 @@ fn parse(text: &str) -> Result<Suite, String> {
                 ));
             }
             for &f in &w.factors {
-                crate::workload::WorkloadSpec::parse(&w.at(f))
+                braid::WorkloadSpec::parse(&w.at(f))
                     .map_err(|e| format!("`payoff.workloads` `{}` at {f}: {e}", w.name))?;
             }
         }
@@ -615,10 +615,9 @@ fn parse(text: &str) -> Result<Suite, String> {
             suite.timeout_s
         ));
     }
-    let mut workloads: Vec<(&String, crate::workload::WorkloadSpec)> = Vec::new();
+    let mut workloads: Vec<(&String, braid::WorkloadSpec)> = Vec::new();
     for w in &suite.workloads {
-        let spec = crate::workload::WorkloadSpec::parse(w)
-            .map_err(|e| format!("`workloads`: `{w}`: {e}"))?;
+        let spec = braid::WorkloadSpec::parse(w).map_err(|e| format!("`workloads`: `{w}`: {e}"))?;
         if let Some((first, _)) = workloads.iter().find(|(n, s)| *s == spec && *n != w) {
             return Err(format!(
                 "`workloads`: `{first}` and `{w}` are one workload spelled two ways: it would \

@@ -14,9 +14,9 @@ use super::{
     Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, chart, colour, mesh, panel_title,
     seconds,
 };
-use crate::engine::EngineKind;
-use crate::engine::TraceSample;
 use crate::lab::experiment::results::Record;
+use braid::EngineKind;
+use braid::TraceSample;
 
 const STRANDS: usize = 4;
 

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use super::PlotError;
-use crate::engine::EngineKind;
-use crate::engine::TraceSample;
 use crate::lab::experiment::results::Record;
 use crate::lab::experiment::suite::Figure;
-use crate::report::Report;
+use braid::EngineKind;
+use braid::Report;
+use braid::TraceSample;
 
 /// A value a figure reads, as the check sees it.
 enum Field<'a> {

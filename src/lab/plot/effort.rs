@@ -20,9 +20,9 @@ use super::{
     Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, by_engine, chart, mesh, panel_title,
     seconds, variant_colours,
 };
-use crate::engine::Effort;
-use crate::engine::EngineKind;
 use crate::lab::experiment::results::Record;
+use braid::Effort;
+use braid::EngineKind;
 
 /// Points per line.
 const BINS: usize = 60;

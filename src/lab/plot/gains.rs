@@ -15,8 +15,8 @@ use plotters::prelude::*;
 
 use super::stats::quantile;
 use super::{Draw, DrawResult, Frame, PlotError, TEXT, chart, legend, mesh, variant_colours};
-use crate::engine::StopReason;
 use crate::lab::experiment::results::Record;
+use braid::StopReason;
 use braid_noise::files::write_atomic;
 
 /// One instance against one standard strategy.

@@ -12,8 +12,8 @@ use super::{
     Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, by_engine, chart, mesh,
     noise_label, num, panel_title, seconds, variant_colours,
 };
-use crate::engine::EngineKind;
 use crate::lab::experiment::results::Record;
+use braid::EngineKind;
 
 struct Point {
     variant: usize,

@@ -76,11 +76,8 @@ pub(super) struct Look {
 /// its family's marker (a strategy over a split scope a shade darker than
 /// over the joint one, over a hybrid one a shade lighter). A label that does not parse (or names no known
 /// family) is drawn as plain async's first spare colour would be: the
-/// palette's olive-green, a circle.
-///
-/// ```ignore
-/// assert_eq!(look("async(4)").colour, RGBColor(31, 119, 180));
-/// ```
+/// palette's olive-green, a circle. Plain async is the palette's first
+/// colour, its blue (a test below).
 pub(super) fn look(label: &str) -> Look {
     let (hue, t, mark) = parts(label);
     Look {
@@ -91,7 +88,7 @@ pub(super) fn look(label: &str) -> Look {
 
 /// A label's family hue, shade and marker ([`look`]).
 fn parts(label: &str) -> (RGBColor, f64, Mark) {
-    use crate::variant::Variant;
+    use braid::Variant;
     let Some(v) = Variant::parse(label).ok() else {
         return (colour(12), 0.0, Mark::Circle);
     };
@@ -105,8 +102,8 @@ fn parts(label: &str) -> (RGBColor, f64, Mark) {
 
 /// A balanced sync variant is drawn as its balancer is in async: the
 /// strategy's colour and shade (the label tells the two apart).
-fn as_async(v: &crate::variant::Variant) -> crate::variant::Variant {
-    use crate::variant::Variant;
+fn as_async(v: &braid::Variant) -> braid::Variant {
+    use braid::Variant;
     match *v {
         Variant::Bulk {
             subdomains,
@@ -122,8 +119,8 @@ fn as_async(v: &crate::variant::Variant) -> crate::variant::Variant {
 /// A variant's family: `sync`, `ssync`, `async` (no balancer), or its
 /// balancer's strategy (`greedy`, `steal`, ...; over a split or hybrid
 /// scope too) or scope (`joint`, `split`, `hybrid`), `auto`, `learned`.
-fn family(v: &crate::variant::Variant) -> String {
-    use crate::variant::{Pick, Variant};
+fn family(v: &braid::Variant) -> String {
+    use braid::{Pick, Variant};
     let name = match &as_async(v) {
         Variant::Sync | Variant::Bulk { .. } => "sync".to_string(),
         Variant::Ssync { .. } => "ssync".to_string(),
@@ -144,9 +141,9 @@ fn family(v: &crate::variant::Variant) -> String {
 /// (4 subdomains a domain, a call every millisecond, a hybrid period of
 /// 10, a staleness of 1). Each factor of 4 in subdomains and each factor
 /// of 10 in interval is one step.
-fn shade(v: &crate::variant::Variant) -> f64 {
-    use crate::policy::{Scope, Strategy};
-    use crate::variant::{Interval, Pick, Variant};
+fn shade(v: &braid::Variant) -> f64 {
+    use braid::{Interval, Pick, Variant};
+    use braid::{Scope, Strategy};
     let t = match as_async(v) {
         Variant::Sync | Variant::Bulk { .. } => 0.0,
         Variant::Ssync { staleness } => (staleness.max(1) as f64).log10(),
@@ -300,13 +297,20 @@ where
 mod tests {
     use super::*;
 
+    #[test]
+    fn plain_async_is_the_palettes_blue_and_an_unknown_label_its_olive_green() {
+        assert_eq!(look("async(4)").colour, RGBColor(31, 119, 180));
+        assert_eq!(look("no such label").colour, colour(12));
+        assert_ne!(colour(12), RGBColor(31, 119, 180));
+    }
+
     /// A strategy without a family would be drawn in plain async's colour
     /// without a word: every strategy (Algorithm 1 by its scopes) and
     /// every other family a label can name has its own entry, and no two
     /// share a colour.
     #[test]
     fn every_family_a_label_can_name_has_a_colour_of_its_own() {
-        use crate::policy::Strategy;
+        use braid::Strategy;
         let strategies = Strategy::ALL
             .iter()
             .chain([&Strategy::Prescribed])

@@ -12,7 +12,7 @@
 //!   on another socket, with the thread that holds it written in it when
 //!   it fits. The thick lines are the domains, each a thread's home.
 //!
-//! The subdomains' places come from [`crate::problem::Problem`], built
+//! The subdomains' places come from [`braid::Problem`], built
 //! from the report's grid as the engines built it. A record keeps its
 //! per-subdomain lists for this figure only up to [`MAP_SUBDOMAINS`]
 //! (`super::drawn_only`): a bigger map is not legible at a page's width.
@@ -24,7 +24,7 @@ use super::landscape::variant_order;
 use super::stats::quantile;
 use super::{Draw, DrawResult, FONT, TEXT};
 use crate::lab::experiment::results::Record;
-use crate::problem::Problem;
+use braid::Problem;
 
 /// The most subdomains a map draws.
 pub(super) const MAP_SUBDOMAINS: usize = 1024;
@@ -75,7 +75,7 @@ pub(super) struct Maps {
 }
 
 /// The grid of `rep`'s run, when its lists are there and match it.
-fn problem(rep: &crate::report::Report) -> Option<Problem> {
+fn problem(rep: &braid::Report) -> Option<Problem> {
     let n = rep.owners.len();
     if n == 0 || n > MAP_SUBDOMAINS || rep.subdomains == 0 {
         return None;
@@ -226,9 +226,7 @@ impl Maps {
         Maps {
             rows,
             machine: super::machine_of(records),
-            virtual_time: records
-                .iter()
-                .all(|r| r.engine == crate::engine::EngineKind::Sim),
+            virtual_time: records.iter().all(|r| r.engine == braid::EngineKind::Sim),
         }
     }
 
@@ -521,10 +519,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
-    use crate::engine::EngineKind;
     use crate::lab::experiment::suite::{Figure, Sample};
-    use crate::plan::Plan;
+    use braid::Config;
+    use braid::EngineKind;
+    use braid::Plan;
 
     /// A simulated run of `variant` on 2 sockets x 2 cores under a hotspot
     /// in the north-west domain, recorded as taking `tts` seconds.
@@ -540,7 +538,7 @@ mod tests {
             "workload=hotspot(4, 0.25, 0.25, 0.2)",
         ])
         .unwrap();
-        let (mut report, _) = crate::drive::run(&Plan::simulated(&cfg).unwrap()).unwrap();
+        let (mut report, _) = braid::run(&Plan::simulated(&cfg).unwrap()).unwrap();
         report.time_to_solution_s = Some(tts);
         let sample = Sample {
             variant: variant.into(),

@@ -37,11 +37,11 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use thiserror::Error;
 
-use crate::engine::EngineKind;
 use crate::lab::experiment::ExperimentError;
 use crate::lab::experiment::results::{self, Record, Status};
 use crate::lab::experiment::suite::Figure;
-use crate::report::Report;
+use ::braid::EngineKind;
+use ::braid::Report;
 use braid_noise::files::write_atomic;
 use look::{colour, variant_colours};
 
@@ -215,7 +215,7 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
 
 /// Writes `rows` (a header first) as `dir/stem.csv`, whole or not at all:
 /// the numbers a figure draws, for a reader's own analysis and for the
-/// docs, whose quoted numbers `tests/docs.rs` checks against these files.
+/// docs, whose quoted numbers `tests/integration/docs.rs` checks against these files.
 pub(crate) fn write_csv(
     dir: &Path,
     stem: &str,
@@ -1014,9 +1014,9 @@ mod palette_tests {
 #[cfg(test)]
 mod memory_tests {
     use super::*;
-    use crate::config::Config;
     use crate::lab::experiment::suite::Sample;
-    use crate::plan::Plan;
+    use ::braid::Config;
+    use ::braid::Plan;
 
     /// A record of a simulated run of `threads` threads, balanced, traced.
     fn record(figure: Figure, threads: usize) -> Record {
@@ -1031,7 +1031,7 @@ mod memory_tests {
             "trace_interval=0.0001".into(),
         ])
         .unwrap();
-        let (report, _) = crate::drive::run(&Plan::simulated(&cfg).unwrap()).unwrap();
+        let (report, _) = ::braid::run(&Plan::simulated(&cfg).unwrap()).unwrap();
         Record::for_tests(figure, EngineKind::Sim, Sample::default(), Some(report))
     }
 

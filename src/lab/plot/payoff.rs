@@ -15,9 +15,9 @@ use super::stats::quantile;
 use super::{
     Chart, Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, chart, mesh, variant_colours,
 };
-use crate::engine::EngineKind;
-use crate::forecast::{Forecast, WorkloadForecast};
 use crate::lab::experiment::results::Record;
+use braid::EngineKind;
+use braid::{Forecast, WorkloadForecast};
 
 struct Panel {
     title: String,
@@ -748,9 +748,9 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::lab::experiment::suite::{Figure, Sample};
-    use crate::plan::Plan;
+    use braid::Config;
+    use braid::Plan;
 
     /// Records of `variant` on `engine` taking `times`, quiet or at a duty
     /// of 0.5 next to the source.
@@ -758,7 +758,7 @@ mod tests {
         let mut cfg = Config::default();
         cfg.apply_overrides(&["numerics=false", "max_iterations=2", "domain_size=8"])
             .unwrap();
-        let (report, _) = crate::drive::run(&Plan::simulated(&cfg).unwrap()).unwrap();
+        let (report, _) = braid::run(&Plan::simulated(&cfg).unwrap()).unwrap();
         times
             .iter()
             .map(|&t| {

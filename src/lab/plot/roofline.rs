@@ -48,7 +48,7 @@ pub struct Roofline {
     /// The braid that measured it (unknown in a file written before
     /// 2026-12-01).
     #[serde(default)]
-    pub build: crate::build::Build,
+    pub build: braid::Build,
 }
 
 impl Roofline {
@@ -65,7 +65,7 @@ impl Roofline {
             peak_gflops,
             points,
             date: crate::lab::experiment::provenance::now_iso8601(),
-            build: crate::build::Build::this(),
+            build: braid::Build::this(),
         }
     }
 
@@ -391,7 +391,7 @@ mod tests {
 
     #[test]
     fn a_roofline_is_drawn_and_a_bad_one_is_refused() {
-        let dir = crate::scratch_dir("roofline");
+        let dir = braid_testkit::scratch_dir("roofline");
         let mut r = one_kernel();
         let files = r.draw(&dir, "roofline").unwrap();
         let images = files
@@ -430,7 +430,7 @@ mod tests {
 
     #[test]
     fn a_roofline_written_is_read_back_whole() {
-        let dir = crate::scratch_dir("roofline-json");
+        let dir = braid_testkit::scratch_dir("roofline-json");
         let r = one_kernel();
         let files = r.write(&dir, "roofline").unwrap();
         // The JSON, the two images, the points and the roofs.
@@ -444,7 +444,7 @@ mod tests {
     /// refused by its field, before anything is drawn.
     #[test]
     fn a_point_the_axes_cannot_place_is_refused_by_its_field() {
-        let dir = crate::scratch_dir("roofline-unplaceable");
+        let dir = braid_testkit::scratch_dir("roofline-unplaceable");
         for (field, set) in [
             ("points[0].flop_per_byte", (0.0, 1.0)),
             ("points[0].gflops", (0.2, -3.0)),

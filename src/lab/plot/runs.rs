@@ -10,10 +10,10 @@
 use std::collections::BTreeSet;
 
 use super::PlotError;
-use crate::build::Build;
-use crate::engine::EngineKind;
 use crate::lab::experiment::results::Record;
 use crate::lab::experiment::suite::Figure;
+use braid::Build;
+use braid::EngineKind;
 
 /// How a folder of `--apart`'s is named for a build: its commit's first
 /// 12 digits, `-dirty` when the tree was not clean.

@@ -18,7 +18,7 @@ use super::{
     Draw, DrawResult, Frame, Key, Mark, PlotError, Stroke, TEXT, chart, mesh, variant_colours,
 };
 use crate::lab::experiment::results::Record;
-use crate::topology::SimTopology;
+use braid::SimTopology;
 
 /// One record's point: where it ran and what its balancer did.
 #[derive(Debug, Clone, PartialEq)]

@@ -29,7 +29,7 @@ pub struct Speed {
     /// was clean (a file written before 2026-12-01 named a `revision`
     /// instead, and reads as unknown).
     #[serde(default)]
-    pub build: crate::build::Build,
+    pub build: braid::Build,
     /// The command that measured it.
     pub command: String,
     /// Every comparison, in the order the benchmark made them.
@@ -88,7 +88,7 @@ impl SpeedRow {
     /// The median of the reps (NaN without any).
     ///
     /// ```
-    /// use braid::speed::{Measure, SpeedRow};
+    /// use braid_cli::speed::{Measure, SpeedRow};
     /// let row = SpeedRow { group: "g".into(), what: "w".into(), variant: None,
     ///     measure: Measure::Ratio, reps: vec![1.2, 0.9, 1.0, 1.1], goal: Some(1.0) };
     /// assert!((row.median() - 1.05).abs() < 1e-12);
@@ -133,7 +133,7 @@ impl Speed {
         Speed {
             machine: crate::lab::experiment::provenance::cpu_model(),
             date: crate::lab::experiment::provenance::now_iso8601(),
-            build: crate::build::Build::this(),
+            build: braid::Build::this(),
             command: command.to_string(),
             rows: Vec::new(),
             policy: Vec::new(),
@@ -468,7 +468,7 @@ mod tests {
 
     #[test]
     fn a_speed_is_written_read_back_and_drawn_the_same() {
-        let dir = crate::scratch_dir("speed");
+        let dir = braid_testkit::scratch_dir("speed");
         let speed = Speed {
             rows: vec![
                 row(
@@ -506,7 +506,7 @@ mod tests {
 
     #[test]
     fn the_balancers_cost_is_a_row_per_size_and_a_column_per_strategy() {
-        let dir = crate::scratch_dir("speed-policy");
+        let dir = braid_testkit::scratch_dir("speed-policy");
         let cost = |subdomains, threads, strategy: &str, us_per_call| PolicyCost {
             subdomains,
             threads,

@@ -8,8 +8,8 @@ use super::landscape::variant_order;
 use super::stats::quantile;
 use super::tts::{timed, times};
 use super::{PlotError, by_engine};
-use crate::engine::EngineKind;
 use crate::lab::experiment::results::Record;
+use braid::EngineKind;
 
 /// The paper's Table 2 (Cirrus, ARCHER), by label.
 fn paper(variant: &str) -> (&'static str, &'static str) {

@@ -13,8 +13,8 @@ use super::{
     Draw, DrawResult, FONT, Frame, Key, Mark, Stroke, TEXT, by_engine, chart, colour, mesh,
     noise_label, panel_title, seconds,
 };
-use crate::engine::EngineKind;
 use crate::lab::experiment::results::Record;
+use braid::EngineKind;
 
 /// The legend's strip above the panels, pixels: a row per entry.
 const LEGEND_PX: u32 = 110;

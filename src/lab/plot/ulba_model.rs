@@ -14,7 +14,7 @@ use super::look::{MODEL_GREY, colour, draw_mark, look};
 use super::stats::{Five, quantile};
 use super::{Draw, DrawResult, FONT, Frame, TEXT, chart, mesh};
 use crate::lab::ulba;
-use crate::workload::WorkloadSpec;
+use braid::WorkloadSpec;
 
 /// Instances of ULBA's model per share, as its Fig. 3 draws.
 const INSTANCES: usize = 1000;

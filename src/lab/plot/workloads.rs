@@ -116,9 +116,7 @@ fn ideal_ratio(records: &[&Record], reference: &str, w: &str, base: Option<f64>)
 impl Workloads {
     pub(super) fn new(records: &[&Record]) -> Workloads {
         let variants = variant_order(records);
-        let real = records
-            .iter()
-            .any(|r| r.engine == crate::engine::EngineKind::Run);
+        let real = records.iter().any(|r| r.engine == braid::EngineKind::Run);
         let reference = variants
             .iter()
             .find(|v| family(v) == 1)
@@ -171,9 +169,7 @@ impl Workloads {
             variants,
             reference,
             columns,
-            virtual_time: records
-                .iter()
-                .any(|r| r.engine == crate::engine::EngineKind::Sim),
+            virtual_time: records.iter().any(|r| r.engine == braid::EngineKind::Sim),
             machine: super::machine_of(records),
         }
     }

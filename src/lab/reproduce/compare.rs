@@ -195,8 +195,8 @@ pub(crate) fn exact(committed: &[Record], rerun: &[Record]) -> Exact {
 }
 
 /// Every value in which two reports differ, the build aside.
-pub(crate) fn differences(a: &crate::Report, b: &crate::Report) -> Vec<Change> {
-    let value = |r: &crate::Report| -> Value {
+pub(crate) fn differences(a: &braid::Report, b: &braid::Report) -> Vec<Change> {
+    let value = |r: &braid::Report| -> Value {
         let mut v = serde_json::to_value(r).expect("a report serializes");
         if let Value::Object(m) = &mut v {
             m.remove("build");
@@ -206,7 +206,7 @@ pub(crate) fn differences(a: &crate::Report, b: &crate::Report) -> Vec<Change> {
     };
     let mut out = Vec::new();
     // Configurations key by key, each read as the report reader reads it.
-    let config = |r: &crate::Report| serde_json::to_value(&r.config).expect("a config serializes");
+    let config = |r: &braid::Report| serde_json::to_value(&r.config).expect("a config serializes");
     diff("config", &config(a), &config(b), &mut out);
     diff("", &value(a), &value(b), &mut out);
     out
@@ -327,7 +327,7 @@ impl Agreement {
 }
 
 /// A measure read from a report.
-type Measure = fn(&crate::Report) -> Option<f64>;
+type Measure = fn(&braid::Report) -> Option<f64>;
 
 /// The measures a real run's figures read.
 const MEASURES: [(&str, Measure); 3] = [
@@ -380,16 +380,16 @@ pub(crate) fn within_intervals(committed: &[Record], rerun: &[Record]) -> Vec<Ag
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
-    use crate::engine::EngineKind;
     use crate::lab::experiment::suite::Figure;
-    use crate::plan::Plan;
+    use braid::Config;
+    use braid::EngineKind;
+    use braid::Plan;
 
     fn record(variant: &str, repetition: u32, tts: f64) -> Record {
         let mut cfg = Config::default();
         cfg.apply_overrides(&["numerics=false", "max_iterations=2", "domain_size=8"])
             .unwrap();
-        let (mut report, _) = crate::drive::run(&Plan::simulated(&cfg).unwrap()).unwrap();
+        let (mut report, _) = braid::run(&Plan::simulated(&cfg).unwrap()).unwrap();
         report.time_to_solution_s = Some(tts);
         let sample = Sample {
             variant: variant.into(),

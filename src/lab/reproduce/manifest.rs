@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::ReproduceError;
-use crate::limits::MAX_TEXT_BYTES;
+use braid::MAX_TEXT_BYTES;
 
 /// Where the list of published results lives, from the repository's root.
 pub(crate) const MANIFEST: &str = "plots/published.toml";
@@ -153,7 +153,7 @@ impl Manifest {
                 let known: Vec<&str> = self.sets.iter().map(|s| s.name.as_str()).collect();
                 return Err(ReproduceError::UnknownSet {
                     name: n.clone(),
-                    hint: crate::suggest::hint(n, known.iter().copied()),
+                    hint: braid::hint(n, known.iter().copied()),
                     known: known.join(", "),
                 });
             }

@@ -22,13 +22,13 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::build::Build;
-use crate::engine::EngineKind;
-use crate::interrupt::Interrupt;
 use crate::lab::experiment::results::{self, Record};
 use crate::lab::experiment::suite::LoadedSuite;
 use crate::lab::experiment::{self, ExperimentError};
 use crate::lab::plot::PlotError;
+use braid::Build;
+use braid::EngineKind;
+use braid::Interrupt;
 use compare::{Agreement, Exact};
 use manifest::{Manifest, Set};
 
@@ -301,7 +301,7 @@ fn measurement(file: &Path, made_by: &str) -> SuiteOutcome {
         verdict: Verdict::NotRerun(format!("a measurement on a machine: `{made_by}` makes it")),
         unpublishable: Vec::new(),
     };
-    let text = match braid_noise::files::read_text(file, crate::limits::MAX_TEXT_BYTES) {
+    let text = match braid_noise::files::read_text(file, braid::MAX_TEXT_BYTES) {
         Ok(t) => t,
         Err(e) => {
             o.unpublishable.push(format!("cannot read it: {e}"));
@@ -581,7 +581,7 @@ fn train(
     reruns: &[(String, PathBuf)],
 ) -> Result<(bool, String), ReproduceError> {
     use crate::lab::learn as l;
-    use crate::policy::learned::Model;
+    use braid::Model;
     let committed = opts.root.join(&learn.model);
     let files: Vec<PathBuf> = (learn.train.iter())
         .map(|s| records_for(opts, set, reruns, s))
@@ -624,11 +624,9 @@ fn regrets(
         return Ok(Vec::new());
     };
     let committed_model = opts.root.join(&learn.model);
-    let model = crate::policy::learned::Model::read(&committed_model).map_err(|e| {
-        ReproduceError::Write {
-            path: committed_model.clone(),
-            message: e.to_string(),
-        }
+    let model = braid::Model::read(&committed_model).map_err(|e| ReproduceError::Write {
+        path: committed_model.clone(),
+        message: e.to_string(),
     })?;
     let mut notes = Vec::new();
     for suite in &learn.evaluate {

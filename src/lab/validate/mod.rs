@@ -13,16 +13,16 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, ConfigError};
-use crate::interrupt::Interrupt;
 use crate::lab::calibrate;
 use crate::lab::experiment::provenance::Provenance;
 use crate::lab::plot::PlotError;
 use crate::lab::plot::agreement::{Agreement, Line, Panel};
-use crate::plan::{Plan, PlanError};
-use crate::report::Report;
-use crate::topology::{Topology, TopologyError};
-use crate::variant::Interval;
+use braid::Interrupt;
+use braid::Interval;
+use braid::Report;
+use braid::{Config, ConfigError};
+use braid::{Plan, PlanError};
+use braid::{Topology, TopologyError};
 use braid_noise::files::AtomicFile;
 pub(crate) use rows::{Row, Stats, Verdict};
 
@@ -59,7 +59,7 @@ pub(crate) enum ValidateError {
     NoTrace(PathBuf, &'static str),
     /// A run could not start its parasites.
     #[error("{0}")]
-    Start(#[from] crate::parasites::StartError),
+    Start(#[from] braid::StartError),
     /// A signal stopped it; nothing was written.
     #[error("stopped by signal {0} before the matrix was done: nothing written")]
     Interrupted(i32),
@@ -313,7 +313,7 @@ pub(crate) fn validate(
         }
     }
     let validation = Validation {
-        date: crate::busy::iso8601(
+        date: braid::iso8601(
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),
@@ -334,7 +334,7 @@ pub(crate) fn validate(
 /// the validation stops.
 fn run(mut plan: Plan, interrupt: &Interrupt) -> Result<Report, ValidateError> {
     plan.settings.interrupt = interrupt.clone();
-    let (report, _) = crate::drive::run(&plan)?;
+    let (report, _) = braid::run(&plan)?;
     match interrupt.signal() {
         Some(signal) => Err(ValidateError::Interrupted(signal)),
         None => Ok(report),
@@ -718,7 +718,7 @@ mod limit_tests {
         let report = |elapsed_s: f64| -> Report {
             let cfg = Config::default();
             let plan = Plan::simulated(&cfg).unwrap();
-            let (mut r, _) = crate::drive::run(&plan).unwrap();
+            let (mut r, _) = braid::run(&plan).unwrap();
             r.elapsed_s = elapsed_s;
             r
         };

@@ -23,8 +23,8 @@ fn record(digest: &str, key: &str) -> Record {
 
 /// A path `name` in a scratch directory of its own, removed when the
 /// first half drops.
-fn path(name: &str) -> (crate::Scratch, PathBuf) {
-    let dir = crate::scratch_dir("results");
+fn path(name: &str) -> (braid_testkit::Scratch, PathBuf) {
+    let dir = braid_testkit::scratch_dir("results");
     let p = dir.join(name);
     (dir, p)
 }
@@ -121,7 +121,7 @@ fn another_builds_file_is_refused_untouched_naming_both_builds() {
     assert!(matches!(e, ExperimentError::OtherBuild { .. }), "{e}");
     let said = e.to_string();
     assert!(said.contains("0123456789ab"), "{said}");
-    assert!(said.contains(crate::build::Build::this().short()), "{said}");
+    assert!(said.contains(braid::Build::this().short()), "{said}");
     assert_eq!(std::fs::read(&p).unwrap(), before);
     // This build's own records resume as before.
     let (_dir, p) = path("same.jsonl");

@@ -55,7 +55,7 @@ fn overrides_render_toml_values_as_braid_values_and_add_noise_keys() {
 
 #[test]
 fn a_suite_of_billions_of_samples_is_refused_before_expansion() {
-    let dir = crate::scratch_dir("suite");
+    let dir = braid_testkit::scratch_dir("suite");
     let path = dir.join("big.toml");
     std::fs::write(
         &path,
@@ -379,7 +379,7 @@ fn each_sample_has_a_folder_name_of_its_own_made_of_safe_characters() {
 
 #[test]
 fn a_calibration_file_applies_before_set_and_is_part_of_the_digest() {
-    let dir = crate::scratch_dir("suite-cal");
+    let dir = braid_testkit::scratch_dir("suite-cal");
     let suite = dir.join("s.toml");
     let write_cal = |cell: &str| {
         std::fs::write(
