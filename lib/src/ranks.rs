@@ -335,6 +335,55 @@ struct Route {
     recv: Vec<(usize, Side)>,
 }
 
+/// Every subdomain's seconds as the rank that holds it (`mine`, here)
+/// measured them, on every rank. Seconds are never negative: each rank's
+/// own, zero elsewhere, then the maximum.
+fn owners_seconds(world: &SimpleCommunicator, seconds: &[f64], mine: &[bool]) -> Vec<f64> {
+    let own: Vec<f64> = seconds
+        .iter()
+        .zip(mine)
+        .map(|(&x, &m)| if m { x } else { 0.0 })
+        .collect();
+    let mut all = vec![0.0f64; own.len()];
+    world.all_reduce_into(&own[..], &mut all[..], SystemOperation::max());
+    all
+}
+
+/// The edges this rank sends, peer by peer (each route's edges exported
+/// in order), and room for those it receives.
+fn edge_buffers(routes: &[Route], subs: &[Subdomain]) -> (Vec<Vec<u64>>, Vec<Vec<u64>>) {
+    let sends = routes
+        .iter()
+        .map(|r| {
+            let mut b = Vec::new();
+            for &(s, side) in &r.send {
+                subs[s].export_edge(side, &mut b);
+            }
+            b
+        })
+        .collect();
+    let recvs = routes
+        .iter()
+        .map(|r| {
+            let len = r.recv.iter().map(|&(n, side)| 1 + subs[n].edge_len(side));
+            vec![0; len.sum()]
+        })
+        .collect();
+    (sends, recvs)
+}
+
+/// The edges received, peer by peer, into the subdomains they belong to.
+fn import_edges(routes: &[Route], subs: &[Subdomain], recvs: &[Vec<u64>]) {
+    for (r, b) in routes.iter().zip(recvs) {
+        let mut at = 0;
+        for &(n, side) in &r.recv {
+            let len = 1 + subs[n].edge_len(side);
+            subs[n].import_edge(side, &b[at..at + len]);
+            at += len;
+        }
+    }
+}
+
 /// This rank's peers (see `runtime/peers.rs`), as [`Session::plan`] sets
 /// them up for one run.
 pub struct Ranks {
@@ -413,23 +462,7 @@ impl Peers for Ranks {
     fn exchange(&self, subs: &[Subdomain], wish: Wish, sums: &mut [f64]) -> Wish {
         let world = SimpleCommunicator::world();
         let routes = self.routes.lock().expect("routes");
-        let sends: Vec<Vec<u64>> = routes
-            .iter()
-            .map(|r| {
-                let mut b = Vec::new();
-                for &(s, side) in &r.send {
-                    subs[s].export_edge(side, &mut b);
-                }
-                b
-            })
-            .collect();
-        let mut recvs: Vec<Vec<u64>> = routes
-            .iter()
-            .map(|r| {
-                let len = r.recv.iter().map(|&(n, side)| 1 + subs[n].edge_len(side));
-                vec![0; len.sum()]
-            })
-            .collect();
+        let (sends, mut recvs) = edge_buffers(&routes, subs);
         // All reduced by their maximum: the least round as the greatest
         // complement.
         let codes = [
@@ -469,14 +502,7 @@ impl Peers for Ranks {
             complete(pending, self.spin);
             complete(vec![sum], self.spin);
         });
-        for (r, b) in routes.iter().zip(&recvs) {
-            let mut at = 0;
-            for &(n, side) in &r.recv {
-                let len = 1 + subs[n].edge_len(side);
-                subs[n].import_edge(side, &b[at..at + len]);
-                at += len;
-            }
-        }
+        import_edges(&routes, subs, &recvs);
         let bytes: usize = sends.iter().map(|b| b.len() * 8).sum();
         self.sent.fetch_add(bytes as u64, Ordering::Relaxed);
         self.exchanges.fetch_add(1, Ordering::Relaxed);
@@ -655,15 +681,7 @@ impl Peers for Ranks {
         let my_sub = |s: usize| mine[s];
         out.subdomain_updates = max_of(own(&out.subdomain_updates, &my_sub));
         if let Some(busy) = out.subdomain_busy_s.as_mut() {
-            // Seconds are never negative: zero elsewhere, then the maximum.
-            for (i, x) in busy.iter_mut().enumerate() {
-                if !mine[i] {
-                    *x = 0.0;
-                }
-            }
-            let mut all = vec![0.0f64; busy.len()];
-            world.all_reduce_into(&busy[..], &mut all[..], SystemOperation::max());
-            *busy = all;
+            *busy = owners_seconds(&world, busy, &mine);
         }
         out.thread_updates = max_of(own(&out.thread_updates, &|t| threads.contains(&t)));
         // Every rank applied every move: the owners are the same on all.

@@ -439,7 +439,8 @@ impl Report {
         )
     }
 
-    fn fmt_noise_and_balancing(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// Where each core's speed came from, and what each parasite did.
+    fn fmt_noise(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(file) = &self.speeds_from {
             writeln!(
                 f,
@@ -477,6 +478,11 @@ impl Report {
                 )?;
             }
         }
+        Ok(())
+    }
+
+    fn fmt_noise_and_balancing(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_noise(f)?;
         for m in &self.model {
             writeln!(
                 f,

@@ -235,37 +235,7 @@ impl WorkloadSpec {
             return Ok(WorkloadSpec::Map(PathBuf::from(file)));
         }
         if let Some(rest) = text.strip_prefix("lbdata") {
-            // `lbdata:PATH`, or `lbdata(SCALE):PATH` for times in other units.
-            let (scale, path) = match rest.strip_prefix('(') {
-                Some(r) => {
-                    let (scale, path) = r.split_once("):").ok_or_else(|| {
-                        WorkloadError(format!("`{text}` is not lbdata(SECONDS_PER_UNIT):PATH"))
-                    })?;
-                    let scale = scale.trim();
-                    let v = scale
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|v| v.is_finite() && *v > 0.0);
-                    let v = v.ok_or_else(|| {
-                        WorkloadError(format!(
-                            "lbdata({scale}): the seconds per unit of the files' times must be a \
-                             number above 0"
-                        ))
-                    })?;
-                    (v, path)
-                }
-                None => (1.0, rest.strip_prefix(':').unwrap_or("")),
-            };
-            let path = path.trim();
-            if path.is_empty() {
-                return Err(WorkloadError(
-                    "lbdata:PATH names no directory (or DIR/STEM of STEM.<N>.json files)".into(),
-                ));
-            }
-            return Ok(WorkloadSpec::LbData {
-                path: PathBuf::from(path),
-                seconds_per_unit: scale,
-            });
+            return lbdata(text, rest);
         }
         let (name, args) = text
             .split_once('(')
@@ -295,79 +265,13 @@ impl WorkloadSpec {
                 args.len()
             )));
         }
-        let spec = match name {
-            "random" => WorkloadSpec::Random {
-                lo: args[0],
-                hi: args[1],
-            },
-            "hotspot" => WorkloadSpec::Hotspot {
-                factor: args[0],
-                x: args[1],
-                y: args[2],
-                r: args[3],
-            },
-            "moving" => WorkloadSpec::Moving {
-                factor: args[0],
-                x: args[1],
-                y: args[2],
-                r: args[3],
-                vx: args[4],
-                vy: args[5],
-            },
-            "growing" => WorkloadSpec::Growing {
-                factor: args[0],
-                x: args[1],
-                y: args[2],
-                r0: args[3],
-                dr: args[4],
-            },
-            "overloading" | "overloading-threads" => WorkloadSpec::Overloading {
-                v: args[0],
-                x: args[1],
-                y: args[2],
-                with: match name {
-                    "overloading" => GrowsWith::Cells,
-                    _ => GrowsWith::Threads,
-                },
-            },
-            _ => unreachable!("every name in NAMED is matched here"),
-        };
+        let spec = named(name, &args);
         spec.check()?;
         Ok(spec)
     }
 
     /// Every number within its bounds.
     fn check(&self) -> Result<(), WorkloadError> {
-        let factor = |name: &str, f: f64| {
-            if f > 0.0 && f <= MAX_WORK_FACTOR {
-                Ok(())
-            } else {
-                Err(WorkloadError(format!(
-                    "{name} {} is not a cost factor above 0 and at most {MAX_WORK_FACTOR}",
-                    show(f)
-                )))
-            }
-        };
-        let fraction = |name: &str, v: f64| {
-            if (0.0..=1.0).contains(&v) {
-                Ok(())
-            } else {
-                Err(WorkloadError(format!(
-                    "{name} {} is outside [0, 1] (a fraction of the grid)",
-                    show(v)
-                )))
-            }
-        };
-        let rate = |name: &str, v: f64| {
-            if v.abs() <= MAX_RATE {
-                Ok(())
-            } else {
-                Err(WorkloadError(format!(
-                    "{name} {} is not a rate per iteration within [-{MAX_RATE}, {MAX_RATE}]",
-                    show(v)
-                )))
-            }
-        };
         match *self {
             WorkloadSpec::Uniform | WorkloadSpec::Map(_) | WorkloadSpec::LbData { .. } => Ok(()),
             WorkloadSpec::Random { lo, hi } => {
@@ -403,27 +307,7 @@ impl WorkloadSpec {
                 rate("vx", vx)?;
                 rate("vy", vy)
             }
-            WorkloadSpec::Overloading { v, x, y, .. } => {
-                if !(v > 0.0 && v < 1.0) {
-                    return Err(WorkloadError(format!(
-                        "v {} is not a share of the domains above 0 and below 1",
-                        show(v)
-                    )));
-                }
-                if !(x > 0.0 && x <= MAX_RATE) {
-                    return Err(WorkloadError(format!(
-                        "x {} is not a growth per iteration above 0 and at most {MAX_RATE}",
-                        show(x)
-                    )));
-                }
-                if !(0.0..=1.0).contains(&y) {
-                    return Err(WorkloadError(format!(
-                        "y {} is not a share of the growth in [0, 1]",
-                        show(y)
-                    )));
-                }
-                Ok(())
-            }
+            WorkloadSpec::Overloading { v, x, y, .. } => check_overloading(v, x, y),
             WorkloadSpec::Growing {
                 factor: f,
                 x,
@@ -975,6 +859,144 @@ mod recorded;
 
 use area::Rect;
 use recorded::Recorded;
+
+/// `lbdata:PATH`, or `lbdata(SCALE):PATH` for times in other units
+/// (`rest` is what follows `lbdata` in `text`).
+fn lbdata(text: &str, rest: &str) -> Result<WorkloadSpec, WorkloadError> {
+    // `lbdata:PATH`, or `lbdata(SCALE):PATH` for times in other units.
+    let (scale, path) = match rest.strip_prefix('(') {
+        Some(r) => {
+            let (scale, path) = r.split_once("):").ok_or_else(|| {
+                WorkloadError(format!("`{text}` is not lbdata(SECONDS_PER_UNIT):PATH"))
+            })?;
+            let scale = scale.trim();
+            let v = scale
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v > 0.0);
+            let v = v.ok_or_else(|| {
+                WorkloadError(format!(
+                    "lbdata({scale}): the seconds per unit of the files' times must be a \
+                     number above 0"
+                ))
+            })?;
+            (v, path)
+        }
+        None => (1.0, rest.strip_prefix(':').unwrap_or("")),
+    };
+    let path = path.trim();
+    if path.is_empty() {
+        return Err(WorkloadError(
+            "lbdata:PATH names no directory (or DIR/STEM of STEM.<N>.json files)".into(),
+        ));
+    }
+    Ok(WorkloadSpec::LbData {
+        path: PathBuf::from(path),
+        seconds_per_unit: scale,
+    })
+}
+
+/// The workload `name` of [`NAMED`] with its numbers `args` (as many as
+/// it takes), unchecked.
+fn named(name: &str, args: &[f64]) -> WorkloadSpec {
+    match name {
+        "random" => WorkloadSpec::Random {
+            lo: args[0],
+            hi: args[1],
+        },
+        "hotspot" => WorkloadSpec::Hotspot {
+            factor: args[0],
+            x: args[1],
+            y: args[2],
+            r: args[3],
+        },
+        "moving" => WorkloadSpec::Moving {
+            factor: args[0],
+            x: args[1],
+            y: args[2],
+            r: args[3],
+            vx: args[4],
+            vy: args[5],
+        },
+        "growing" => WorkloadSpec::Growing {
+            factor: args[0],
+            x: args[1],
+            y: args[2],
+            r0: args[3],
+            dr: args[4],
+        },
+        "overloading" | "overloading-threads" => WorkloadSpec::Overloading {
+            v: args[0],
+            x: args[1],
+            y: args[2],
+            with: match name {
+                "overloading" => GrowsWith::Cells,
+                _ => GrowsWith::Threads,
+            },
+        },
+        _ => unreachable!("every name in NAMED is matched here"),
+    }
+}
+
+/// A cost factor above 0 and at most [`MAX_WORK_FACTOR`].
+fn factor(name: &str, f: f64) -> Result<(), WorkloadError> {
+    if f > 0.0 && f <= MAX_WORK_FACTOR {
+        Ok(())
+    } else {
+        Err(WorkloadError(format!(
+            "{name} {} is not a cost factor above 0 and at most {MAX_WORK_FACTOR}",
+            show(f)
+        )))
+    }
+}
+
+/// A fraction of the grid, in [0, 1].
+fn fraction(name: &str, v: f64) -> Result<(), WorkloadError> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(WorkloadError(format!(
+            "{name} {} is outside [0, 1] (a fraction of the grid)",
+            show(v)
+        )))
+    }
+}
+
+/// A rate per iteration within [`MAX_RATE`] either way.
+fn rate(name: &str, v: f64) -> Result<(), WorkloadError> {
+    if v.abs() <= MAX_RATE {
+        Ok(())
+    } else {
+        Err(WorkloadError(format!(
+            "{name} {} is not a rate per iteration within [-{MAX_RATE}, {MAX_RATE}]",
+            show(v)
+        )))
+    }
+}
+
+/// ULBA's overloading: a share of the domains `v`, a growth `x` and a
+/// share of it `y`.
+fn check_overloading(v: f64, x: f64, y: f64) -> Result<(), WorkloadError> {
+    if !(v > 0.0 && v < 1.0) {
+        return Err(WorkloadError(format!(
+            "v {} is not a share of the domains above 0 and below 1",
+            show(v)
+        )));
+    }
+    if !(x > 0.0 && x <= MAX_RATE) {
+        return Err(WorkloadError(format!(
+            "x {} is not a growth per iteration above 0 and at most {MAX_RATE}",
+            show(x)
+        )));
+    }
+    if !(0.0..=1.0).contains(&y) {
+        return Err(WorkloadError(format!(
+            "y {} is not a share of the growth in [0, 1]",
+            show(y)
+        )));
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests;

@@ -572,6 +572,33 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
         ),
         None => None,
     };
+    learn_outputs_writable(args)?;
+    let instances = learn::instances(&args.results).map_err(bad)?;
+    eprintln!(
+        "braid: {} instance(s); measuring their features in the simulator...",
+        instances.len()
+    );
+    let probed = |done: usize, of: usize| eprint!("\rbraid: probed {done}/{of} instance(s)");
+    if let Some(model) = &model {
+        let e = learn::evaluate(model, &instances, probed).map_err(bad)?;
+        eprintln!();
+        return print_evaluation(args, &e);
+    }
+    let out = args
+        .out
+        .as_ref()
+        .expect("clap requires --out without --evaluate");
+    let t = learn::train(&instances, usize::from(args.k), probed).map_err(bad)?;
+    eprintln!();
+    learn::write(&t.model, out).map_err(bad)?;
+    print_training(&t);
+    eprintln!("braid: model written to {}", out.display());
+    Ok(())
+}
+
+/// `--plot DIR` and `--out FILE` can be written, checked before the
+/// probes run.
+fn learn_outputs_writable(args: &LearnArgs) -> Result<(), Failure> {
     if let Some(dir) = &args.plot {
         if !dir.is_dir() {
             return Err(bad_input(anyhow::anyhow!(
@@ -595,60 +622,52 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
             .with_context(|| format!("--out {}: cannot write beside it", out.display()))
             .map_err(bad_input)?;
     }
-    let instances = learn::instances(&args.results).map_err(bad)?;
-    eprintln!(
-        "braid: {} instance(s); measuring their features in the simulator...",
-        instances.len()
+    Ok(())
+}
+
+/// A held-out evaluation: its accuracy and baseline, the regrets table,
+/// and with `--plot` their figures.
+fn print_evaluation(args: &LearnArgs, ev: &crate::lab::learn::Evaluation) -> Result<(), Failure> {
+    println!(
+        "held-out accuracy: {:.1}% of {} instance(s) (the best fixed strategy named; \
+         always naming the commonest of its training, {}: {:.1}%)",
+        100.0 * ev.accuracy,
+        ev.instances,
+        ev.baseline.0,
+        100.0 * ev.baseline.1
     );
-    let probed = |done: usize, of: usize| eprint!("\rbraid: probed {done}/{of} instance(s)");
-    if let Some(model) = &model {
-        let e = learn::evaluate(model, &instances, probed).map_err(bad)?;
-        eprintln!();
+    println!(
+        "\n| balancer | instances | did not converge | mean regret | 95% interval (bootstrap) |"
+    );
+    println!("|---|---|---|---|---|");
+    for r in &ev.regret {
         println!(
-            "held-out accuracy: {:.1}% of {} instance(s) (the best fixed strategy named; \
-             always naming the commonest of its training, {}: {:.1}%)",
-            100.0 * e.accuracy,
-            e.instances,
-            e.baseline.0,
-            100.0 * e.baseline.1
+            "| {} | {} | {} | {:+.1}% | {:+.1}% to {:+.1}% |",
+            r.balancer,
+            r.converged,
+            r.failed,
+            100.0 * r.mean,
+            100.0 * r.interval.0,
+            100.0 * r.interval.1
         );
-        println!(
-            "\n| balancer | instances | did not converge | mean regret | 95% interval (bootstrap) |"
-        );
-        println!("|---|---|---|---|---|");
-        for r in &e.regret {
-            println!(
-                "| {} | {} | {} | {:+.1}% | {:+.1}% to {:+.1}% |",
-                r.balancer,
-                r.converged,
-                r.failed,
-                100.0 * r.mean,
-                100.0 * r.interval.0,
-                100.0 * r.interval.1
-            );
-        }
-        if let Some(dir) = &args.plot {
-            let file = args.evaluate.as_deref().expect("clap requires --evaluate");
-            let drawn =
-                crate::lab::regrets::draw(&e, file, &args.results, dir).map_err(|e| {
-                    match e.is_bad_input() {
-                        true => Failure::BadInput(e.into()),
-                        false => Failure::Failed(e.into()),
-                    }
-                })?;
-            for path in drawn {
-                eprintln!("braid: wrote {}", path.display());
-            }
-        }
-        return Ok(());
     }
-    let out = args
-        .out
-        .as_ref()
-        .expect("clap requires --out without --evaluate");
-    let t = learn::train(&instances, usize::from(args.k), probed).map_err(bad)?;
-    eprintln!();
-    learn::write(&t.model, out).map_err(bad)?;
+    if let Some(dir) = &args.plot {
+        let file = args.evaluate.as_deref().expect("clap requires --evaluate");
+        let drawn = crate::lab::regrets::draw(ev, file, &args.results, dir).map_err(|e| match e
+            .is_bad_input()
+        {
+            true => Failure::BadInput(e.into()),
+            false => Failure::Failed(e.into()),
+        })?;
+        for path in drawn {
+            eprintln!("braid: wrote {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+/// What a training made: its accuracies and strategies.
+fn print_training(t: &crate::lab::learn::Trained) {
     let loo: Vec<String> = t
         .leave_one_out
         .iter()
@@ -671,8 +690,6 @@ fn learn(args: &LearnArgs) -> Result<(), Failure> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    eprintln!("braid: model written to {}", out.display());
-    Ok(())
 }
 
 /// Whether `dir` takes new files (a read-only folder, /proc, a folder of

@@ -758,11 +758,21 @@ fn balancer_ns(threads: usize, per_thread: usize) -> f64 {
     )
 }
 
+/// A `config.txt` line: its key, its value, and what measured it.
+type Line = (&'static str, String, String);
+
 impl Measured {
     /// Each cost as a `(key, value, what measured it)` line of config.
-    pub(crate) fn lines(&self) -> Vec<(&'static str, String, String)> {
+    pub(crate) fn lines(&self) -> Vec<Line> {
+        let mut lines = self.update_lines();
+        lines.extend(self.move_lines());
+        lines.extend(self.machine_lines());
+        lines
+    }
+
+    /// The costs of an update, at home and away.
+    fn update_lines(&self) -> Vec<Line> {
         let c = &self.costs;
-        let (threads, subs) = self.balancer_size;
         let splits: Vec<String> = self.updates.iter().map(|u| u.0.to_string()).collect();
         let how = if self.updates_measured {
             format!(
@@ -780,12 +790,20 @@ impl Measured {
         } else {
             "NOT measured: real runs like this one's could not be made here; default kept".into()
         };
-        let mut lines = vec![
-            ("sim_cell_ns", format!("{:.4}", c.cell_ns), format!("per cell of an update in its home slab (besides its share of the slab's update and rows, and its own cost below), {how}")),
+        vec![
+            (
+                "sim_cell_ns",
+                format!("{:.4}", c.cell_ns),
+                format!(
+                    "per cell of an update in its home slab (besides its share of the slab's update and rows, and its own cost below), {how}"
+                ),
+            ),
             (
                 "sim_home_update_ns",
                 format!("{:.1}", c.home_update_ns),
-                format!("per update of a subdomain in its home slab besides its share of the pass (its count, gate and edges), with sim_cell_ns {how}"),
+                format!(
+                    "per update of a subdomain in its home slab besides its share of the pass (its count, gate and edges), with sim_cell_ns {how}"
+                ),
             ),
             (
                 "sim_row_ns",
@@ -802,6 +820,14 @@ impl Measured {
                 format!("{:.3}", c.residual_factor),
                 format!("an update's cells with the residual over without, {own}"),
             ),
+        ]
+    }
+
+    /// What a move and a balancer call cost.
+    fn move_lines(&self) -> Vec<Line> {
+        let c = &self.costs;
+        let (threads, subs) = self.balancer_size;
+        let mut lines = vec![
             (
                 "sim_remote_edge_ns",
                 format!("{:.3}", c.remote_edge_ns),
@@ -831,6 +857,14 @@ impl Measured {
                 "NOT measured: this machine has one socket; default kept".into(),
             )
         });
+        lines
+    }
+
+    /// What the machine around a run costs: barriers, noise, blocks, the
+    /// monitor, the jitter.
+    fn machine_lines(&self) -> Vec<Line> {
+        let c = &self.costs;
+        let mut lines = Vec::new();
         lines.extend([
             (
                 "sim_barrier_ns",

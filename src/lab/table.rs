@@ -104,6 +104,22 @@ impl TableError {
     }
 }
 
+/// Each CPU's share of the run lost to others, `cpu:share` joined by
+/// `;` (empty where it was not measured).
+fn lost_shares(m: &braid::MachineLoad) -> String {
+    m.cpus
+        .iter()
+        .map(|c| {
+            format!(
+                "{}:{}",
+                c.cpu,
+                c.lost_share.map(|s| s.to_string()).unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
 /// One record's row, in [`COLUMNS`] order.
 fn row(r: &Record) -> Vec<String> {
     let rep = r.report.as_ref();
@@ -168,21 +184,7 @@ fn row(r: &Record) -> Vec<String> {
         num(machine.and_then(|m| m.load_avg_1m)),
         num(machine.map(|m| m.steal())),
         num(machine.map(|m| m.most_lost(&noisy))),
-        machine
-            .map(|m| {
-                m.cpus
-                    .iter()
-                    .map(|c| {
-                        format!(
-                            "{}:{}",
-                            c.cpu,
-                            c.lost_share.map(|s| s.to_string()).unwrap_or_default()
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(";")
-            })
-            .unwrap_or_default(),
+        machine.map(lost_shares).unwrap_or_default(),
         rep.and_then(|p| p.machine_busy())
             .map(|b| b.to_string())
             .unwrap_or_default(),

@@ -619,6 +619,171 @@ fn the_level_table_reader_reads_rows_and_skips_the_rest() {
     );
 }
 
+/// `text` with the insides of string and character literals blanked
+/// (newlines kept), so that a brace in `"{x}"` or `'{'` is not code.
+fn without_literals(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    while i < chars.len() {
+        let c = chars[i];
+        // r"..." and r#"..."#: no escapes, ends at the quote and its hashes.
+        if c == 'r' && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_')) {
+            let mut j = i + 1;
+            while chars.get(j) == Some(&'#') {
+                j += 1;
+            }
+            if chars.get(j) == Some(&'"') {
+                let hashes = j - i - 1;
+                out.push('r');
+                out.extend(std::iter::repeat_n('#', hashes));
+                out.push('"');
+                let mut k = j + 1;
+                while k < chars.len() {
+                    let closes =
+                        chars[k] == '"' && (1..=hashes).all(|h| chars.get(k + h) == Some(&'#'));
+                    if closes {
+                        break;
+                    }
+                    out.push(blank(chars[k]));
+                    k += 1;
+                }
+                out.push('"');
+                out.extend(std::iter::repeat_n('#', hashes));
+                i = k + 1 + hashes;
+                continue;
+            }
+        }
+        if c == '"' {
+            out.push('"');
+            let mut k = i + 1;
+            while k < chars.len() && chars[k] != '"' {
+                if chars[k] == '\\' {
+                    out.push(' ');
+                    k += 1;
+                }
+                if let Some(&d) = chars.get(k) {
+                    out.push(blank(d));
+                }
+                k += 1;
+            }
+            out.push('"');
+            i = k + 1;
+            continue;
+        }
+        // A character literal ('x', '\n', '\u{7b}'); else a lifetime.
+        if c == '\'' {
+            let end = match chars.get(i + 1) {
+                Some('\\') => (i + 2..chars.len().min(i + 12)).find(|&k| chars[k] == '\''),
+                Some(_) if chars.get(i + 2) == Some(&'\'') => Some(i + 2),
+                _ => None,
+            };
+            if let Some(end) = end {
+                out.push_str("' '");
+                i = end + 1;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// Every function with a body in `code` (comments, test modules and
+/// literals already out): its name and how many lines it spans, from its
+/// `fn` line to its closing brace.
+fn function_lengths(code: &str) -> Vec<(String, usize)> {
+    let text = without_literals(code);
+    let bytes = text.as_bytes();
+    let line_at = |at: usize| text[..at].matches('\n').count();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(k) = text[from..].find("fn ").map(|k| k + from) {
+        from = k + 3;
+        let word_start = k == 0 || !(bytes[k - 1].is_ascii_alphanumeric() || bytes[k - 1] == b'_');
+        let name: String = text[k + 3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if !word_start || name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` before any `;` (a declaration).
+        let Some(open) = text[k..].find(['{', ';']).map(|o| o + k) else {
+            continue;
+        };
+        if bytes[open] == b';' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let close = (open..bytes.len()).find(|&i| {
+            match bytes[i] {
+                b'{' => depth += 1,
+                b'}' => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        if let Some(close) = close {
+            out.push((name, line_at(close) - line_at(k) + 1));
+        }
+    }
+    out
+}
+
+/// Every crate's sources, for the functions' lengths.
+const SOURCES: &[&str] = &["lib/src", "src", "kernel/src", "noise/src", "testkit/src"];
+
+/// At most this many functions outside the tests over 80 lines; none over
+/// 120.
+const OVER_80: usize = 10;
+
+#[test]
+fn no_function_outside_the_tests_is_over_120_lines_and_at_most_10_over_80() {
+    let mut long = Vec::new();
+    for dir in SOURCES {
+        let mut files = Vec::new();
+        rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir), &mut files);
+        // Test modules in files of their own (`mod tests;`).
+        for file in files
+            .iter()
+            .filter(|f| f.file_name().is_none_or(|n| n != "tests.rs"))
+        {
+            let text = std::fs::read_to_string(file).unwrap();
+            for (name, lines) in function_lengths(&code(&text)) {
+                if lines > 80 {
+                    long.push((lines, format!("{}: {name}", file.display())));
+                }
+            }
+        }
+    }
+    long.sort();
+    let listed: Vec<String> = long.iter().map(|(n, f)| format!("{n} {f}")).collect();
+    assert!(
+        long.iter().all(|(n, _)| *n <= 120),
+        "functions over 120 lines (split each where its parts have names):\n{}",
+        listed.join("\n")
+    );
+    assert!(
+        long.len() <= OVER_80,
+        "{} functions over 80 lines, more than {OVER_80}:\n{}",
+        long.len(),
+        listed.join("\n")
+    );
+}
+
+#[test]
+fn function_lengths_count_from_fn_to_its_brace_past_braces_in_literals() {
+    let code = "fn a() {\n    let s = \"{\";\n    let c = '{';\n    let r = r#\"}\"#;\n}\n\
+                trait T { fn b(&self); }\nfn c<'a>(x: &'a str) -> impl Fn() { move || {} }\n";
+    assert_eq!(
+        function_lengths(code),
+        [("a".to_string(), 5), ("c".to_string(), 1)]
+    );
+}
+
 /// The checker itself: it sees an upward import, a sibling loop, and not
 /// what a comment or a test module names.
 #[test]

@@ -251,98 +251,12 @@ fn boundaries(points: &[&TraceSample], window_s: f64) -> Vec<usize> {
 /// straddles a sample is counted whole after it: the tasks are scaled
 /// down to the phase, what is cut counted ahead).
 fn phase(problem: &Problem, id: usize, before: &TraceSample, after: &TraceSample) -> Vec<Phase> {
-    let (n, threads) = (problem.subs.len(), problem.threads);
     let window = (after.t_s - before.t_s).max(0.0);
+    let used = Used::between(problem, before, after, window);
     let owners = &before.owners;
-    let updates = |s: usize| after.counts[s].saturating_sub(before.counts[s]);
-    let busy = |s: usize| (after.busy_s[s] - before.busy_s[s]).max(0.0);
-    let lost = |t: usize| (after.lost_s[t] - before.lost_s[t]).max(0.0);
-    // Each subdomain's own work, each thread's noise (see below).
-    let (work, noise): (Vec<f64>, Vec<f64>) = match after.work_s.len() == n {
-        true => {
-            let work: Vec<f64> = (0..n)
-                .map(|s| (after.work_s[s] - before.work_s[s]).max(0.0))
-                .collect();
-            let mut noise = vec![0.0; threads];
-            for s in 0..n {
-                noise[owners[s]] += (busy(s) - work[s]).max(0.0);
-            }
-            (work, noise)
-        }
-        false => {
-            let waited = waited_shares(threads, lost, window);
-            let work = (0..n)
-                .map(|s| busy(s) * (1.0 - waited[owners[s]]))
-                .collect();
-            let mut noise = vec![0.0; threads];
-            for s in 0..n {
-                noise[owners[s]] += busy(s) * waited[owners[s]];
-            }
-            (work, noise)
-        }
-    };
-    let cost = |s: usize| match updates(s) {
-        0 => 0.0,
-        u => work[s] / u as f64,
-    };
-    // Each thread's sweeps: its work over the cost of one sweep.
-    let mut sweep = vec![(0.0, 0.0); threads];
-    for s in 0..n {
-        sweep[owners[s]].0 += work[s];
-        sweep[owners[s]].1 += cost(s);
-    }
-    // A thread that owns subdomains and updated none made no sweep: the
-    // pace is 0. One that owns none sets no pace.
-    let mut owns = vec![false; threads];
-    for &t in owners {
-        owns[t] = true;
-    }
-    let sweeps: Vec<Option<f64>> = (0..threads)
-        .map(|t| match sweep[t] {
-            (w, c) if c > 0.0 => Some(w / c),
-            _ => owns[t].then_some(0.0),
-        })
-        .collect();
-    let pace = sweeps
-        .iter()
-        .flatten()
-        .copied()
-        .fold(f64::INFINITY, f64::min);
-    let pace = if pace.is_finite() { pace } else { 0.0 };
-    // Each thread's share of its time that the pace covers.
-    let share: Vec<f64> = sweeps
-        .iter()
-        .map(|s| match s {
-            Some(s) if *s > 0.0 => pace / s,
-            _ => 1.0,
-        })
-        .collect();
-    let mut paces = vec![pace; n];
-    let mut noise_time: Vec<f64> = (0..threads).map(|t| noise[t] * share[t]).collect();
-    let mut spent = vec![0.0; threads];
-    let mut total = noise_time.clone();
-    for s in 0..n {
-        spent[owners[s]] += busy(s);
-        total[owners[s]] += cost(s) * pace;
-    }
-    for t in 0..threads {
-        if total[t] > window && total[t] > 0.0 {
-            let scale = window / total[t];
-            noise_time[t] *= scale;
-            total[t] = window;
-            for s in (0..n).filter(|&s| owners[s] == t) {
-                paces[s] *= scale;
-            }
-        }
-    }
-    let subdomain = |s: usize| Entity {
-        kind: "object",
-        seq_id: s,
-        home: problem.subs[s].domain,
-        migratable: true,
-        collection_id: Some(0),
-    };
-    let mut phases: Vec<Phase> = (0..threads)
+    let pace = used.pace(problem.threads, owners);
+    let fit = used.fitted(problem.threads, owners, pace, window);
+    let mut phases: Vec<Phase> = (0..problem.threads)
         .map(|t| Phase {
             id,
             tasks: Vec::new(),
@@ -350,41 +264,15 @@ fn phase(problem: &Problem, id: usize, before: &TraceSample, after: &TraceSample
             user_defined: PhaseUse {
                 window_s: window,
                 pace,
-                busy_s: spent[t],
-                ahead_s: (spent[t] - total[t]).max(0.0),
+                busy_s: fit.spent[t],
+                ahead_s: (fit.spent[t] - fit.total[t]).max(0.0),
             },
         })
         .collect();
-    for (s, g) in problem.subs.iter().enumerate() {
-        let t = owners[s];
-        let u = updates(s);
-        phases[t].tasks.push(Task {
-            entity: subdomain(s),
-            node: t,
-            resource: "cpu",
-            time: cost(s) * paces[s],
-            user_defined: UserDefined::Subdomain {
-                updates: u,
-                cells: g.cells(),
-                pace: paces[s],
-            },
-        });
-        if u == 0 {
-            continue;
-        }
-        for side in Side::ALL {
-            if let Neighbour::Sub(other) = g.neighbour(side) {
-                let cells = g.edge_cells(side);
-                phases[t].communications.push(Communication {
-                    kind: "SendRecv",
-                    from: subdomain(s),
-                    to: subdomain(other),
-                    messages: u,
-                    bytes: (8 * cells) as f64 * u as f64,
-                });
-            }
-        }
+    for (s, &t) in owners.iter().enumerate() {
+        push_subdomain(&mut phases[t], problem, (s, t), &used, fit.paces[s]);
     }
+    let n = problem.subs.len();
     for (t, phase) in phases.iter_mut().enumerate() {
         phase.tasks.push(Task {
             entity: Entity {
@@ -396,11 +284,200 @@ fn phase(problem: &Problem, id: usize, before: &TraceSample, after: &TraceSample
             },
             node: t,
             resource: "cpu",
-            time: noise_time[t],
+            time: fit.noise_time[t],
             user_defined: UserDefined::Noise { noise: 1 },
         });
     }
     phases
+}
+
+/// What a phase used, from the samples at its ends: each subdomain's
+/// updates, busy time, own work and cost per update, and each thread's
+/// noise.
+struct Used {
+    updates: Vec<u64>,
+    busy: Vec<f64>,
+    work: Vec<f64>,
+    cost: Vec<f64>,
+    noise: Vec<f64>,
+}
+
+impl Used {
+    fn between(problem: &Problem, before: &TraceSample, after: &TraceSample, window: f64) -> Used {
+        let (n, threads) = (problem.subs.len(), problem.threads);
+        let owners = &before.owners;
+        let updates: Vec<u64> = (0..n)
+            .map(|s| after.counts[s].saturating_sub(before.counts[s]))
+            .collect();
+        let busy: Vec<f64> = (0..n)
+            .map(|s| (after.busy_s[s] - before.busy_s[s]).max(0.0))
+            .collect();
+        let lost = |t: usize| (after.lost_s[t] - before.lost_s[t]).max(0.0);
+        // Each subdomain's own work, each thread's noise: as the simulator
+        // knew them, or the thread's time waiting for its core shared out.
+        let mut noise = vec![0.0; threads];
+        let work: Vec<f64> = match after.work_s.len() == n {
+            true => {
+                let work: Vec<f64> = (0..n)
+                    .map(|s| (after.work_s[s] - before.work_s[s]).max(0.0))
+                    .collect();
+                for s in 0..n {
+                    noise[owners[s]] += (busy[s] - work[s]).max(0.0);
+                }
+                work
+            }
+            false => {
+                let waited = waited_shares(threads, lost, window);
+                for s in 0..n {
+                    noise[owners[s]] += busy[s] * waited[owners[s]];
+                }
+                (0..n)
+                    .map(|s| busy[s] * (1.0 - waited[owners[s]]))
+                    .collect()
+            }
+        };
+        let cost = (0..n)
+            .map(|s| match updates[s] {
+                0 => 0.0,
+                u => work[s] / u as f64,
+            })
+            .collect();
+        Used {
+            updates,
+            busy,
+            work,
+            cost,
+            noise,
+        }
+    }
+
+    /// The phase's pace: the sweeps the slowest thread made (its work over
+    /// the cost of one sweep). A thread that owns subdomains and updated
+    /// none made no sweep: the pace is 0. One that owns none sets no pace.
+    fn pace(&self, threads: usize, owners: &[usize]) -> f64 {
+        let sweeps = self.sweeps(threads, owners);
+        let pace = sweeps
+            .iter()
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        if pace.is_finite() { pace } else { 0.0 }
+    }
+
+    fn sweeps(&self, threads: usize, owners: &[usize]) -> Vec<Option<f64>> {
+        let mut sweep = vec![(0.0, 0.0); threads];
+        for (s, &t) in owners.iter().enumerate() {
+            sweep[t].0 += self.work[s];
+            sweep[t].1 += self.cost[s];
+        }
+        let mut owns = vec![false; threads];
+        for &t in owners {
+            owns[t] = true;
+        }
+        (0..threads)
+            .map(|t| match sweep[t] {
+                (w, c) if c > 0.0 => Some(w / c),
+                _ => owns[t].then_some(0.0),
+            })
+            .collect()
+    }
+
+    /// Each thread's tasks at `pace`, scaled down to the window where they
+    /// would add up to more than it.
+    fn fitted(&self, threads: usize, owners: &[usize], pace: f64, window: f64) -> Fitted {
+        let n = owners.len();
+        // Each thread's share of its time that the pace covers.
+        let share: Vec<f64> = self
+            .sweeps(threads, owners)
+            .iter()
+            .map(|s| match s {
+                Some(s) if *s > 0.0 => pace / s,
+                _ => 1.0,
+            })
+            .collect();
+        let mut paces = vec![pace; n];
+        let mut noise_time: Vec<f64> = (0..threads).map(|t| self.noise[t] * share[t]).collect();
+        let mut spent = vec![0.0; threads];
+        let mut total = noise_time.clone();
+        for s in 0..n {
+            spent[owners[s]] += self.busy[s];
+            total[owners[s]] += self.cost[s] * pace;
+        }
+        for t in 0..threads {
+            if total[t] > window && total[t] > 0.0 {
+                let scale = window / total[t];
+                noise_time[t] *= scale;
+                total[t] = window;
+                for s in (0..n).filter(|&s| owners[s] == t) {
+                    paces[s] *= scale;
+                }
+            }
+        }
+        Fitted {
+            paces,
+            noise_time,
+            spent,
+            total,
+        }
+    }
+}
+
+/// A phase's tasks fitted to its window: each subdomain's pace, each
+/// thread's noise task, its busy time and its tasks' total.
+struct Fitted {
+    paces: Vec<f64>,
+    noise_time: Vec<f64>,
+    spent: Vec<f64>,
+    total: Vec<f64>,
+}
+
+fn entity(problem: &Problem, s: usize) -> Entity {
+    Entity {
+        kind: "object",
+        seq_id: s,
+        home: problem.subs[s].domain,
+        migratable: true,
+        collection_id: Some(0),
+    }
+}
+
+/// Subdomain `s`'s task on thread `t` at `pace`, and its edges' messages
+/// to its neighbouring subdomains (none if it was not updated).
+fn push_subdomain(
+    phase: &mut Phase,
+    problem: &Problem,
+    (s, t): (usize, usize),
+    used: &Used,
+    pace: f64,
+) {
+    let g = &problem.subs[s];
+    let u = used.updates[s];
+    phase.tasks.push(Task {
+        entity: entity(problem, s),
+        node: t,
+        resource: "cpu",
+        time: used.cost[s] * pace,
+        user_defined: UserDefined::Subdomain {
+            updates: u,
+            cells: g.cells(),
+            pace,
+        },
+    });
+    if u == 0 {
+        return;
+    }
+    for side in Side::ALL {
+        if let Neighbour::Sub(other) = g.neighbour(side) {
+            let cells = g.edge_cells(side);
+            phase.communications.push(Communication {
+                kind: "SendRecv",
+                from: entity(problem, s),
+                to: entity(problem, other),
+                messages: u,
+                bytes: (8 * cells) as f64 * u as f64,
+            });
+        }
+    }
 }
 
 /// Each thread's share of a phase of `window` seconds spent waiting for

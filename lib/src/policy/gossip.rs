@@ -183,23 +183,24 @@ struct Group<'g> {
     rounds: usize,
 }
 
-impl Gossip {
-    /// One call: the groups' means agreed, inform, then transfer; the moves
-    /// of the donors here, by donor.
-    ///
-    /// Every decision that shapes what travels (whether loads are measured,
-    /// which groups act, how many rounds, who tells whom) is taken on
-    /// agreed numbers or on the seed, never on what one place alone knows,
-    /// so every place makes the same collective calls.
-    fn spread(&self, snap: &Snapshot<'_>, wire: &mut dyn Wire) -> Vec<Move> {
+/// What every place agreed on in one reduce: which loads count (`way`: 0
+/// measured, 1 unit), their weights and each thread's sweep time here,
+/// and per group the sums and maxima [`Agreed::reduce`] lays out.
+struct Agreed<'w> {
+    w: Weights<'w>,
+    time: Vec<f64>,
+    way: usize,
+    sums: Vec<f64>,
+    maxes: Vec<f64>,
+}
+
+impl<'w> Agreed<'w> {
+    /// Each thread's sweep time both ways, on measured loads and on unit
+    /// loads at its rate, summed and maximised over every place: which one
+    /// counts is agreed in the same reduce. `None` when neither way has
+    /// weights.
+    fn reduce(snap: &Snapshot<'w>, wire: &mut dyn Wire, groups: &[Vec<usize>]) -> Option<Self> {
         let (n, threads) = (snap.counts.len(), snap.threads());
-        if snap.rates.len() != threads || n == 0 {
-            return Vec::new(); // no interval measured yet: the same everywhere
-        }
-        let groups = snap.groups(self.bounds.scope);
-        let held = snap.held();
-        // Each thread's sweep time both ways, on measured loads and on unit
-        // loads at its rate: which one counts is agreed in the same reduce.
         let measured = Weights::measured(snap);
         let unit = Weights::unit(snap);
         let times = |w: &Option<Weights<'_>>| -> Vec<f64> {
@@ -246,15 +247,94 @@ impl Gossip {
         let (w, time) = match (way, measured, unit) {
             (0, Some(m), _) => (m, time_m),
             (_, _, Some(u)) => (u, time_u),
-            _ => return Vec::new(),
+            _ => return None,
+        };
+        Some(Agreed {
+            w,
+            time,
+            way,
+            sums,
+            maxes,
+        })
+    }
+}
+
+impl Gossip {
+    /// One call: the groups' means agreed, inform, then transfer; the moves
+    /// of the donors here, by donor.
+    ///
+    /// Every decision that shapes what travels (whether loads are measured,
+    /// which groups act, how many rounds, who tells whom) is taken on
+    /// agreed numbers or on the seed, never on what one place alone knows,
+    /// so every place makes the same collective calls.
+    fn spread(&self, snap: &Snapshot<'_>, wire: &mut dyn Wire) -> Vec<Move> {
+        let (n, threads) = (snap.counts.len(), snap.threads());
+        if snap.rates.len() != threads || n == 0 {
+            return Vec::new(); // no interval measured yet: the same everywhere
+        }
+        let groups = snap.groups(self.bounds.scope);
+        let held = snap.held();
+        let Some(agreed) = Agreed::reduce(snap, wire, &groups) else {
+            return Vec::new();
         };
         // A window too short to tell an imbalance from jitter (the same
         // length everywhere: every place has made as many calls).
         if !jitter::enough(snap) {
             return Vec::new();
         }
+        let active = self.active(&groups, &agreed);
+        if active.is_empty() {
+            return Vec::new();
+        }
+        let facts = underloaded(&active, wire, &agreed.w, &agreed.time, &held, threads);
+        // The donors here with their group's mean, group by group.
+        let time = &agreed.time;
+        let donors: Vec<(usize, f64)> = active
+            .iter()
+            .flat_map(|g| {
+                g.members
+                    .iter()
+                    .filter(|&&t| wire.here(t) && time[t] > g.mean)
+                    .map(|&t| (t, g.mean))
+            })
+            .collect();
+        let owned = Owned::of(snap);
+        let mut moves = Vec::new();
+        let mut offer = |(t, mean): (usize, f64), heard: Vec<Word>| {
+            let mine = owned.of_thread(t);
+            moves.extend(self.transfer(snap, &agreed.w, mean, (t, time[t], held[t]), mine, heard));
+        };
+        if wire.whole() {
+            let under: Vec<Word> = facts.iter().flatten().copied().collect();
+            let words = reach_words(threads, donors.len());
+            for chunk in donors.chunks(64 * words) {
+                let ts: Vec<usize> = chunk.iter().map(|&(t, _)| t).collect();
+                let reach = Reach::back(self, snap.call, &active, threads, &ts);
+                for (j, word) in chunk.chunks(64).enumerate() {
+                    let lists = reach.heard_by(j, &under);
+                    for (&donor, list) in word.iter().zip(lists) {
+                        offer(donor, list.iter().map(|&k| under[k as usize]).collect());
+                    }
+                }
+            }
+        } else {
+            let known = self.inform(snap, wire, &active, &facts);
+            for &donor in &donors {
+                offer(donor, known.words_in(known.row(donor.0)));
+            }
+        }
+        moves.sort_by_key(|m| m.from); // stable: each donor's in its order
+        moves
+    }
+
+    /// The groups whose longest sweep passes their mean by more than the
+    /// tolerance (vt's, or the jitter's band where it is wider), with the
+    /// rounds their inform stage takes.
+    fn active<'g>(&self, groups: &'g [Vec<usize>], agreed: &Agreed<'_>) -> Vec<Group<'g>> {
+        let (g, way) = (groups.len(), agreed.way);
+        let (sums, maxes) = (&agreed.sums, &agreed.maxes);
         let fanout = self.fanout.max(1);
-        let active: Vec<Group<'_>> = groups
+        groups
             .iter()
             .enumerate()
             .filter_map(|(k, members)| {
@@ -279,48 +359,7 @@ impl Gossip {
                     },
                 })
             })
-            .collect();
-        if active.is_empty() {
-            return Vec::new();
-        }
-        let facts = underloaded(&active, wire, &w, &time, &held, threads);
-        // The donors here with their group's mean, group by group.
-        let donors: Vec<(usize, f64)> = active
-            .iter()
-            .flat_map(|g| {
-                g.members
-                    .iter()
-                    .filter(|&&t| wire.here(t) && time[t] > g.mean)
-                    .map(|&t| (t, g.mean))
-            })
-            .collect();
-        let owned = Owned::of(snap);
-        let mut moves = Vec::new();
-        let mut offer = |(t, mean): (usize, f64), heard: Vec<Word>| {
-            let mine = owned.of_thread(t);
-            moves.extend(self.transfer(snap, &w, mean, (t, time[t], held[t]), mine, heard));
-        };
-        if wire.whole() {
-            let under: Vec<Word> = facts.iter().flatten().copied().collect();
-            let words = reach_words(threads, donors.len());
-            for chunk in donors.chunks(64 * words) {
-                let ts: Vec<usize> = chunk.iter().map(|&(t, _)| t).collect();
-                let reach = Reach::back(self, snap.call, &active, threads, &ts);
-                for (j, word) in chunk.chunks(64).enumerate() {
-                    let lists = reach.heard_by(j, &under);
-                    for (&donor, list) in word.iter().zip(lists) {
-                        offer(donor, list.iter().map(|&k| under[k as usize]).collect());
-                    }
-                }
-            }
-        } else {
-            let known = self.inform(snap, wire, &active, &facts);
-            for &donor in &donors {
-                offer(donor, known.words_in(known.row(donor.0)));
-            }
-        }
-        moves.sort_by_key(|m| m.from); // stable: each donor's in its order
-        moves
+            .collect()
     }
 
     /// Whom teller `teller` (member `i` of `group`) tells in `round`, its

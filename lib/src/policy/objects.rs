@@ -156,20 +156,17 @@ pub(crate) fn greedy(
     bounds: &Bounds,
     capacity: &[f64],
 ) -> Vec<Move> {
-    let sums = w.thread_loads(snap.owners, snap.threads());
-    let time_now = |i: usize| w.time(group[i], sums[group[i]], capacity[i]);
-    let longest_now = (0..group.len()).map(time_now).fold(0.0, f64::max);
-    // Load on members that made no progress (their sweep never ends): a
-    // decision that leaves them less is better whatever the sweeps.
-    let stalled = |load: &[f64]| -> f64 {
-        (0..group.len())
-            .filter(|&i| w.speed(group[i]) * capacity[i] <= 0.0)
-            .map(|i| load[i])
-            .sum()
+    let m = Members {
+        snap,
+        w,
+        group,
+        capacity,
     };
+    let sums = w.thread_loads(snap.owners, snap.threads());
     let now: Vec<f64> = group.iter().map(|&t| sums[t]).collect();
-    let stalled_now = stalled(&now);
-    let total: f64 = group.iter().map(|&t| sums[t]).sum();
+    let longest_now = m.longest(&now);
+    let stalled_now = m.stalled(&now);
+    let total: f64 = now.iter().sum();
     let speed: f64 = (0..group.len())
         .map(|i| w.speed(group[i]) * capacity[i])
         .sum();
@@ -184,7 +181,6 @@ pub(crate) fn greedy(
     let owned = Owned::of(snap);
     let floor: Vec<usize> = group.iter().map(|&t| held[t].min(bounds.low)).collect();
     let cap: Vec<usize> = group.iter().map(|&t| held[t].max(bounds.high)).collect();
-    let member = |t: usize| group.iter().position(|&g| g == t);
     // Every subdomain of the group, heaviest first.
     let mut objects: Vec<usize> = group
         .iter()
@@ -193,84 +189,179 @@ pub(crate) fn greedy(
     objects.sort_unstable_by(|&a, &b| w.load(b).total_cmp(&w.load(a)).then(a.cmp(&b)));
     // 1. GreedyLB's placement: each to the member whose sweep is then
     //    shortest (its owner when that is within the band of the best).
-    let bin = lpt(w, group, capacity, &cap, &objects, |s| {
-        member(snap.owners[s])
-    });
+    let bin = lpt(w, group, capacity, &cap, &objects, |s| m.member(s));
     // 2. Realised with the fewest moves: subdomains of about one load
     //    (within the band) are interchangeable, so each member keeps as
     //    many of its own of each load as the placement gives it, and only
     //    the rest move, the least updated first, to the members with the
     //    shortest sweeps (lagging subdomains catch up there, as Algorithm
     //    1's moves make them).
-    let mut to = realise(snap, w, group, capacity, &objects, &bin, |s| {
-        member(snap.owners[s])
-    });
-    let mut load = vec![0.0; group.len()];
-    let mut count = vec![0usize; group.len()];
-    for &s in &objects {
-        load[to[s]] += w.load(s);
-        count[to[s]] += 1;
+    let to = realise(snap, w, group, capacity, &objects, &bin, |s| m.member(s));
+    let mut outline = Outline::of(w, group.len(), &objects, to);
+    let bounds = (floor.as_slice(), cap.as_slice());
+    raise_to_floors(&m, &objects, &floor, &mut outline);
+    keep_unneeded_home(&m, &objects, bounds, &mut outline);
+    let held_now: Vec<usize> = group.iter().map(|&t| held[t]).collect();
+    let (moves, load) = polished_or_refined(&m, &objects, bounds, outline, (now, held_now));
+    if !shortens(
+        longest_now,
+        m.longest(&load),
+        stalled_now,
+        m.stalled(&load),
+        w.band,
+    ) {
+        return Vec::new();
     }
-    // 3. A member below its floor takes the lightest subdomains back from
-    //    the member with the longest sweep that can spare one.
-    for i in 0..group.len() {
-        while count[i] < floor[i] {
-            let Some(j) = (0..group.len())
-                .filter(|&j| j != i && count[j] > floor[j])
-                .max_by(|&a, &b| {
-                    let time = |m: usize| w.time(group[m], load[m], capacity[m]);
-                    time(a).total_cmp(&time(b))
-                })
+    moves
+}
+
+/// A group under [`greedy`]: its members (threads), at `capacity[i]` of
+/// member `i`'s speed.
+struct Members<'a, 's, 'w> {
+    snap: &'a Snapshot<'s>,
+    w: &'a Weights<'w>,
+    group: &'a [usize],
+    capacity: &'a [f64],
+}
+
+impl Members<'_, '_, '_> {
+    /// The member that owns subdomain `s`, if one does.
+    fn member(&self, s: usize) -> Option<usize> {
+        let t = self.snap.owners[s];
+        self.group.iter().position(|&g| g == t)
+    }
+
+    /// Member `i`'s sweep of `load`.
+    fn time(&self, i: usize, load: f64) -> f64 {
+        self.w.time(self.group[i], load, self.capacity[i])
+    }
+
+    /// The longest sweep of the members holding `load`.
+    fn longest(&self, load: &[f64]) -> f64 {
+        (0..self.group.len())
+            .map(|i| self.time(i, load[i]))
+            .fold(0.0, f64::max)
+    }
+
+    /// Load on members that made no progress (their sweep never ends): a
+    /// decision that leaves them less is better whatever the sweeps.
+    fn stalled(&self, load: &[f64]) -> f64 {
+        (0..self.group.len())
+            .filter(|&i| self.w.speed(self.group[i]) * self.capacity[i] <= 0.0)
+            .map(|i| load[i])
+            .sum()
+    }
+
+    /// The moves that place each of `objects` on member `to[s]`.
+    fn moves_to(&self, objects: &[usize], to: &[usize]) -> Vec<Move> {
+        objects
+            .iter()
+            .filter(|&&s| self.group[to[s]] != self.snap.owners[s])
+            .map(|&s| Move {
+                sub: s,
+                from: self.snap.owners[s],
+                to: self.group[to[s]],
+            })
+            .collect()
+    }
+}
+
+/// A placement in progress: each subdomain's member (`to`, indexed by
+/// subdomain), and each member's load and count under it.
+struct Outline {
+    to: Vec<usize>,
+    load: Vec<f64>,
+    count: Vec<usize>,
+}
+
+impl Outline {
+    fn of(w: &Weights<'_>, members: usize, objects: &[usize], to: Vec<usize>) -> Outline {
+        let mut load = vec![0.0; members];
+        let mut count = vec![0usize; members];
+        for &s in objects {
+            load[to[s]] += w.load(s);
+            count[to[s]] += 1;
+        }
+        Outline { to, load, count }
+    }
+
+    /// Subdomain `s` (of load `load`) from member `from` to member `to`.
+    fn shift(&mut self, s: usize, load: f64, from: usize, to: usize) {
+        self.to[s] = to;
+        self.load[from] -= load;
+        self.load[to] += load;
+        self.count[from] -= 1;
+        self.count[to] += 1;
+    }
+}
+
+/// Step 3: a member below its floor takes the lightest subdomains back from
+/// the member with the longest sweep that can spare one (its own back
+/// first).
+fn raise_to_floors(m: &Members<'_, '_, '_>, objects: &[usize], floor: &[usize], o: &mut Outline) {
+    for i in 0..m.group.len() {
+        while o.count[i] < floor[i] {
+            let Some(j) = (0..m.group.len())
+                .filter(|&j| j != i && o.count[j] > floor[j])
+                .max_by(|&a, &b| m.time(a, o.load[a]).total_cmp(&m.time(b, o.load[b])))
             else {
                 break;
             };
-            // Its own back first, else the lightest.
             let back = objects
                 .iter()
                 .rev()
-                .find(|&&s| to[s] == j && member(snap.owners[s]) == Some(i));
-            let Some(&s) = back.or_else(|| objects.iter().rev().find(|&&s| to[s] == j)) else {
+                .find(|&&s| o.to[s] == j && m.member(s) == Some(i));
+            let Some(&s) = back.or_else(|| objects.iter().rev().find(|&&s| o.to[s] == j)) else {
                 break;
             };
-            to[s] = i;
-            load[j] -= w.load(s);
-            load[i] += w.load(s);
-            count[j] -= 1;
-            count[i] += 1;
+            o.shift(s, m.w.load(s), j, i);
         }
     }
-    let longest = (0..group.len())
-        .map(|i| w.time(group[i], load[i], capacity[i]))
-        .fold(0.0, f64::max);
-    // 4. A move the plan does not need (its owner can take it back and stay
-    //    within the longest sweep) is not made; the most updated go back
-    //    first, so the lagging ones still move.
+}
+
+/// Step 4: a move the plan does not need (its owner can take it back and stay
+/// within the longest sweep) is not made; the most updated go back first,
+/// so the lagging ones still move.
+fn keep_unneeded_home(
+    m: &Members<'_, '_, '_>,
+    objects: &[usize],
+    (floor, cap): (&[usize], &[usize]),
+    o: &mut Outline,
+) {
+    let longest = m.longest(&o.load);
     let mut moved: Vec<usize> = objects
         .iter()
         .copied()
-        .filter(|&s| group[to[s]] != snap.owners[s])
+        .filter(|&s| m.group[o.to[s]] != m.snap.owners[s])
         .collect();
-    moved.sort_unstable_by_key(|&s| (std::cmp::Reverse(snap.counts[s]), s));
+    moved.sort_unstable_by_key(|&s| (Reverse(m.snap.counts[s]), s));
     for s in moved {
-        let (Some(o), r) = (member(snap.owners[s]), to[s]) else {
+        let (Some(home), r) = (m.member(s), o.to[s]) else {
             continue;
         };
-        let back = w.time(group[o], load[o] + w.load(s), capacity[o]);
-        if back.is_finite() && back <= longest && count[r] > floor[r] && count[o] < cap[o] {
-            to[s] = o;
-            load[o] += w.load(s);
-            load[r] -= w.load(s);
-            count[o] += 1;
-            count[r] -= 1;
+        let back = m.time(home, o.load[home] + m.w.load(s));
+        if back.is_finite() && back <= longest && o.count[r] > floor[r] && o.count[home] < cap[home]
+        {
+            o.shift(s, m.w.load(s), r, home);
         }
     }
-    // 5. Polished by RefineLB within the band; and RefineLB from where the
-    //    group stands is the other candidate: the better of the two is made
-    //    (fewer moves on a tie). Both are RefineLB's fixed points, so the
-    //    next call at the same loads finds nothing better: no trading back.
+}
+
+/// Step 5: the outline polished by RefineLB within the band, or RefineLB from
+/// where the group stands (`now`: its loads and counts), whichever is
+/// better (fewer moves on a tie): its moves and the members' loads after
+/// them. Both are RefineLB's fixed points, so the next call at the same
+/// loads finds nothing better: no trading back.
+fn polished_or_refined(
+    m: &Members<'_, '_, '_>,
+    objects: &[usize],
+    bounds: (&[usize], &[usize]),
+    outline: Outline,
+    now: (Vec<f64>, Vec<usize>),
+) -> (Vec<Move>, Vec<f64>) {
     let polish = |to: &mut [usize], load: Vec<f64>, count: Vec<usize>| {
-        let mut gives = vec![Vec::new(); group.len()];
-        for &s in &objects {
+        let mut gives = vec![Vec::new(); m.group.len()];
+        for &s in objects {
             gives[to[s]].push(s);
         }
         let mut deal = Deal {
@@ -278,48 +369,32 @@ pub(crate) fn greedy(
             count,
             gives: gives
                 .into_iter()
-                .map(|g| heaviest_least_updated_first(snap, w, g))
+                .map(|g| heaviest_least_updated_first(m.snap, m.w, g))
                 .collect(),
         };
-        for (s, _, r) in refine_deal(&mut deal, w, group, capacity, (&floor, &cap), w.band) {
+        for (s, _, r) in refine_deal(&mut deal, m.w, m.group, m.capacity, bounds, m.w.band) {
             to[s] = r;
         }
         deal.load
     };
+    let Outline {
+        mut to,
+        load,
+        count,
+    } = outline;
     let load = polish(&mut to, load, count);
     let mut stay = to.clone();
-    for &s in &objects {
-        stay[s] = member(snap.owners[s]).unwrap_or(to[s]);
+    for &s in objects {
+        stay[s] = m.member(s).unwrap_or(to[s]);
     }
-    let held_now: Vec<usize> = group.iter().map(|&t| held[t]).collect();
-    let refined = polish(&mut stay, now.clone(), held_now);
-    let longest_of = |load: &[f64]| {
-        (0..group.len())
-            .map(|i| w.time(group[i], load[i], capacity[i]))
-            .fold(0.0, f64::max)
-    };
-    let moves_of = |to: &[usize]| -> Vec<Move> {
-        objects
-            .iter()
-            .filter(|&&s| group[to[s]] != snap.owners[s])
-            .map(|&s| Move {
-                sub: s,
-                from: snap.owners[s],
-                to: group[to[s]],
-            })
-            .collect()
-    };
-    let (a, b) = (moves_of(&to), moves_of(&stay));
-    let (la, lb) = (longest_of(&load), longest_of(&refined));
-    let a_better = (stalled(&load), la, a.len()) < (stalled(&refined), lb, b.len());
-    let (moves, load, longest) = match a_better {
-        true => (a, load, la),
-        false => (b, refined, lb),
-    };
-    if !shortens(longest_now, longest, stalled_now, stalled(&load), w.band) {
-        return Vec::new();
+    let refined = polish(&mut stay, now.0, now.1);
+    let (a, b) = (m.moves_to(objects, &to), m.moves_to(objects, &stay));
+    let a_better = (m.stalled(&load), m.longest(&load), a.len())
+        < (m.stalled(&refined), m.longest(&refined), b.len());
+    match a_better {
+        true => (a, load),
+        false => (b, refined),
     }
-    moves
 }
 
 /// Loads as the subdomains' own and the threads' per-cell costs in their

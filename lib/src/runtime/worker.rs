@@ -32,7 +32,7 @@ use super::{Crossing, Idler, Shared, StopReason};
 use crate::engine::{Residual, Stall};
 use crate::schedule::residual::Ask;
 use crate::schedule::{Gate, Verdicts};
-use crate::subdomain::{EdgeVersion, Job, Slab, Todo};
+use crate::subdomain::{EdgeVersion, Job, Slab, SlabGuard, Todo};
 use crate::variant::Mode;
 
 /// Runs worker `t` to the end. A panic inside it is caught here: the run
@@ -309,7 +309,7 @@ impl<'s, 'a> Worker<'s, 'a> {
     /// the gate admits is updated, adjacent ones as one block. Whether any
     /// was updated, or `None` once the run is to stop.
     fn slab_pass(&mut self, slab: &'a Slab) -> Option<bool> {
-        let (sh, t) = (self.sh, self.t);
+        let sh = self.sh;
         // Sync never shares the slab with a worker; otherwise one held by
         // another thread (a subdomain leaving it) is skipped this pass.
         let mut g = match self.mode {
@@ -320,67 +320,10 @@ impl<'s, 'a> Worker<'s, 'a> {
             },
         };
         let range = slab.subdomains();
-        let n = range.len();
-        self.live.resize(n, false);
-        self.todo.resize(n, Todo::Skip);
-        for s in range.clone() {
-            let sub = &sh.subs[s];
-            let owner = sub.owner();
-            if g.is_live(s) && owner != t {
-                g.export(sh.subs, sh.problem, s, t);
-            } else if !g.is_live(s) && owner == t {
-                let held = match self.mode {
-                    Mode::Sync => Some(sub.lock()),
-                    Mode::Ssync | Mode::Async => sub.try_lock(),
-                };
-                if let Some(mut held) = held
-                    && !held.is_home()
-                {
-                    g.import(sh.problem, s, &mut held, t);
-                }
-            }
-        }
+        self.settle_homes(&mut g, range.clone());
         let uniform = sh.settings.workload.is_uniform();
         let ask = Ask::from_bits(sh.residual_ask.load(Ordering::Relaxed));
-        self.factors.resize(n, 1.0);
-        for (k, s) in range.clone().enumerate() {
-            self.live[k] = g.is_live(s);
-            self.todo[k] = Todo::Skip;
-            if !self.live[k] {
-                continue;
-            }
-            // Under the slab's lock the own count cannot move, and
-            // neighbours only advance: the lag can only shrink. Only ssync's
-            // gate reads it first; the halo reads it anyway (`Swept::lag`).
-            let sub = &sh.subs[s];
-            let lag = match self.gate.staleness {
-                Some(_) => sub.lag(sh.subs),
-                None => 0,
-            };
-            if !self.gate.admits(t, sub.owner(), lag) {
-                continue;
-            }
-            self.todo[k] = match self.residual_for(s, ask) {
-                Some(_) => Todo::Residual,
-                None => Todo::Sweep,
-            };
-            if !uniform {
-                self.factors[k] = self.work_factor(s);
-            }
-        }
-        // The budget is exact: a pass that would overrun it leaves its last
-        // regions for a pass that never comes (sync's barrier counts whole
-        // iterations itself).
-        if self.mode != Mode::Sync {
-            let mut room = sh.rule.budget.saturating_sub(self.done);
-            for d in self.todo.iter_mut().filter(|d| **d != Todo::Skip) {
-                if room == 0 {
-                    *d = Todo::Skip;
-                } else {
-                    room -= 1;
-                }
-            }
-        }
+        self.choose_regions(&g, range.clone(), uniform, ask);
         let stopped = || sh.stop.is_set();
         let job = Job {
             todo: &self.todo,
@@ -443,6 +386,84 @@ impl<'s, 'a> Worker<'s, 'a> {
         self.done += updates;
         self.sh.thread_updates[self.t].store(self.done, Ordering::SeqCst);
         self.sh.idle.wake_if_asleep();
+    }
+
+    /// The slab's regions follow their owners: one this thread no longer
+    /// owns leaves it (exported to its own buffers), one it owns again that
+    /// sits away from home comes back.
+    fn settle_homes(&self, g: &mut SlabGuard<'a>, range: std::ops::Range<usize>) {
+        let (sh, t) = (self.sh, self.t);
+        for s in range {
+            let sub = &sh.subs[s];
+            let owner = sub.owner();
+            if g.is_live(s) && owner != t {
+                g.export(sh.subs, sh.problem, s, t);
+            } else if !g.is_live(s) && owner == t {
+                let held = match self.mode {
+                    Mode::Sync => Some(sub.lock()),
+                    Mode::Ssync | Mode::Async => sub.try_lock(),
+                };
+                if let Some(mut held) = held
+                    && !held.is_home()
+                {
+                    g.import(sh.problem, s, &mut held, t);
+                }
+            }
+        }
+    }
+
+    /// What the pass does with each of the slab's regions: skip it (not
+    /// live here, or not admitted by the gate), sweep it, or sweep it with
+    /// the residual; and each one's workload factor. The budget is exact: a
+    /// pass that would overrun it leaves its last regions for a pass that
+    /// never comes (sync's barrier counts whole iterations itself).
+    fn choose_regions(
+        &mut self,
+        g: &SlabGuard<'a>,
+        range: std::ops::Range<usize>,
+        uniform: bool,
+        ask: Ask,
+    ) {
+        let (sh, t) = (self.sh, self.t);
+        let n = range.len();
+        self.live.resize(n, false);
+        self.todo.resize(n, Todo::Skip);
+        self.factors.resize(n, 1.0);
+        for (k, s) in range.enumerate() {
+            self.live[k] = g.is_live(s);
+            self.todo[k] = Todo::Skip;
+            if !self.live[k] {
+                continue;
+            }
+            // Under the slab's lock the own count cannot move, and
+            // neighbours only advance: the lag can only shrink. Only ssync's
+            // gate reads it first; the halo reads it anyway (`Swept::lag`).
+            let sub = &sh.subs[s];
+            let lag = match self.gate.staleness {
+                Some(_) => sub.lag(sh.subs),
+                None => 0,
+            };
+            if !self.gate.admits(t, sub.owner(), lag) {
+                continue;
+            }
+            self.todo[k] = match self.residual_for(s, ask) {
+                Some(_) => Todo::Residual,
+                None => Todo::Sweep,
+            };
+            if !uniform {
+                self.factors[k] = self.work_factor(s);
+            }
+        }
+        if self.mode != Mode::Sync {
+            let mut room = sh.rule.budget.saturating_sub(self.done);
+            for d in self.todo.iter_mut().filter(|d| **d != Todo::Skip) {
+                if room == 0 {
+                    *d = Todo::Skip;
+                } else {
+                    room -= 1;
+                }
+            }
+        }
     }
 
     /// Whether this update of subdomain `s` computes its residual, and for

@@ -138,29 +138,8 @@ impl<'a> Simulation<'a> {
         noise: Option<&'a NoisePlan>,
     ) -> Self {
         let p = problem;
-        let mut board = Board::new(p);
-        board.nodes.clone_from(&sim.nodes);
-        board.marks_cold = sim.costs.cold_cell_ns > 0.0;
-        let threads = cores::timelines(placement, settings, sim, noise)
-            .into_iter()
-            .zip(&board.sets)
-            .map(|(timeline, set)| Thread {
-                timeline,
-                set: set.clone(),
-                pos: 0,
-                scanned: 0,
-                max_lag: 0,
-                current: None,
-                began: 0,
-                nominal: 0.0,
-            })
-            .collect();
         let measure = settings.measure();
-        let measures = measure.loads;
-        if measures {
-            let measured = sim.loads == SimLoads::Measured;
-            board.measure_loads(measured.then(|| Slabs::of(p)));
-        }
+        let (board, threads) = board_and_threads(p, placement, settings, sim, noise);
         let numbers = sim.numbers;
         let (subs, r0) = if numbers == Numbers::Held {
             let r0 = residual_norm(&p.initial_grid()).max(f64::MIN_POSITIVE);
@@ -196,22 +175,14 @@ impl<'a> Simulation<'a> {
             owners_priced: false,
             busy: vec![false; p.subs.len()],
             spans_nodes: board.nodes.iter().any(|&n| n != board.nodes[0]),
-            node_count: {
-                let mut nodes = board.nodes.clone();
-                nodes.sort_unstable();
-                nodes.dedup();
-                nodes.len()
-            },
+            node_count: distinct(&board.nodes),
             network: None,
             board,
             rehomes: 0,
             threads,
             now: 0,
             events: Events::new(p.threads),
-            balance: settings.scheme.balancer().map(|b| Calls {
-                rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
-                caller: Caller::new(b, measure),
-            }),
+            balance: calls(p, settings, measure),
             degradation: settings
                 .scheme
                 .balancer()
@@ -235,23 +206,31 @@ impl<'a> Simulation<'a> {
             published: (0, std::time::Instant::now()),
             growth: None,
         };
-        sim.growth = (settings.workload.thread_growth()).map(|g| Growth::new(g, &sim.board.sets));
-        if numbers == Numbers::Held {
-            settings.progress.start(r0);
+        sim.started();
+        sim
+    }
+
+    /// What the simulation sets up once its state exists: the growth of
+    /// the threads' loads, the progress line, the network across nodes,
+    /// and the first prices.
+    fn started(&mut self) {
+        let (p, settings) = (self.problem, self.settings);
+        self.growth = (settings.workload.thread_growth()).map(|g| Growth::new(g, &self.board.sets));
+        if self.numbers == Numbers::Held {
+            settings.progress.start(self.r0);
         }
-        if sim.spans_nodes && numbers == Numbers::Held && settings.mode() != Mode::Sync {
-            sim.network = Some(Network::new(&sim.costs, p, &sim.subs));
+        if self.spans_nodes && self.numbers == Numbers::Held && settings.mode() != Mode::Sync {
+            self.network = Some(Network::new(&self.costs, p, &self.subs));
         }
-        sim.steady = !settings.workload.moves();
+        self.steady = !settings.workload.moves();
         // A price changes with the owner where it depends on where a
         // subdomain is: across nodes, with remote edges, and away from its
         // home slab (which pays the update's own costs).
-        let c = &sim.costs;
+        let c = &self.costs;
         let away =
             c.update_ns > 0.0 || c.row_ns > 0.0 || c.block_ns > 0.0 || c.home_update_ns > 0.0;
-        sim.owners_priced = sim.spans_nodes || sim.costs.remote_edge_ns > 0.0 || away;
-        sim.reprice();
-        sim
+        self.owners_priced = self.spans_nodes || self.costs.remote_edge_ns > 0.0 || away;
+        self.reprice();
     }
 
     /// Gives each core the speeds a run measured for its thread, if the
@@ -886,6 +865,56 @@ impl<'a> Simulation<'a> {
             });
         }
     }
+}
+
+/// The simulation's board (its subdomains' owners, nodes and, where the
+/// run measures them, loads) and its threads on their cores' timelines.
+fn board_and_threads(
+    p: &Problem,
+    placement: &Placement,
+    settings: &Settings,
+    sim: &SimSettings,
+    noise: Option<&NoisePlan>,
+) -> (Board, Vec<Thread>) {
+    let mut board = Board::new(p);
+    board.nodes.clone_from(&sim.nodes);
+    board.marks_cold = sim.costs.cold_cell_ns > 0.0;
+    let threads = cores::timelines(placement, settings, sim, noise)
+        .into_iter()
+        .zip(&board.sets)
+        .map(|(timeline, set)| Thread {
+            timeline,
+            set: set.clone(),
+            pos: 0,
+            scanned: 0,
+            max_lag: 0,
+            current: None,
+            began: 0,
+            nominal: 0.0,
+        })
+        .collect();
+    if settings.measure().loads {
+        let measured = sim.loads == SimLoads::Measured;
+        board.measure_loads(measured.then(|| Slabs::of(p)));
+    }
+    (board, threads)
+}
+
+/// The balancer's calls in virtual time, if the scheme has a balancer:
+/// whose turn, and the caller that measures and asks the policy.
+fn calls(p: &Problem, settings: &Settings, measure: crate::engine::Measure) -> Option<Calls> {
+    settings.scheme.balancer().map(|b| Calls {
+        rotation: Rotation::new(p.threads, ps(start_interval(b.interval))),
+        caller: Caller::new(b, measure),
+    })
+}
+
+/// How many distinct values `nodes` holds.
+fn distinct(nodes: &[usize]) -> usize {
+    let mut nodes = nodes.to_vec();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes.len()
 }
 
 #[cfg(test)]

@@ -582,21 +582,8 @@ impl SlabGuard<'_> {
         let (src, dst) = if *cur == 0 { (a, b) } else { (b, a) };
         let updated = |k: usize| job.todo[k] != Todo::Skip;
         let began = job.clocked.then(Instant::now);
-        // 2. Halos from the neighbours that are not here; the lag from the
-        // counts read (another thread's count is a cache miss: read once).
-        for &(k, side, m) in wiring.outside.iter().filter(|&&(k, ..)| updated(k)) {
-            let (off, vb) = slab.view(k);
-            let sub = &subs[slab.first + k];
-            let own = sub.stats.count.load(Ordering::Relaxed);
-            let v = sub.fill_side(&mut src[off..], vb, side, &subs[m], job.version, own);
-            done.lag = done.lag.max(own.saturating_sub(v));
-        }
-        if job.version == EdgeVersion::Latest {
-            for &(k, m) in wiring.inside.iter().filter(|&&(k, _)| updated(k)) {
-                let own = subs[slab.first + k].stats.count.load(Ordering::Relaxed);
-                done.lag = done.lag.max(own.saturating_sub(subs[m].count()));
-            }
-        }
+        // 2. Halos from the neighbours that are not here.
+        done.lag = halos(slab, subs, wiring, job, src);
         // 3. The sweeps: adjacent regions as one block; with the residual,
         // each region on its own.
         if plan.key != job.todo {
@@ -617,33 +604,16 @@ impl SlabGuard<'_> {
         // per cell seen (halos and sweeps). Only such a pass reads the clock
         // here and allocates: a plain timed pass reads it at its start and
         // end alone.
-        let mut extra = Vec::new();
-        if let (Some(began), Some(work)) = (began, job.work) {
-            extra.resize(n, Duration::ZERO);
-            let per_cell = began.elapsed().as_nanos() as f64 / done.cells as f64;
-            if *fastest_cell_ns == 0.0 || per_cell < *fastest_cell_ns {
-                *fastest_cell_ns = per_cell.max(1e-3);
+        let extra = match (began, job.work) {
+            (Some(began), Some(work)) => {
+                let per_cell = began.elapsed().as_nanos() as f64 / done.cells as f64;
+                if *fastest_cell_ns == 0.0 || per_cell < *fastest_cell_ns {
+                    *fastest_cell_ns = per_cell.max(1e-3);
+                }
+                workload_extra(slab, job, work, *fastest_cell_ns, (&src[..], &mut dst[..]))
             }
-            for k in (0..n).filter(|&k| updated(k) && work[k] > 1.0) {
-                let (off, vb) = slab.view(k);
-                let plain = (*fastest_cell_ns * (vb.h * vb.w) as f64) as u64;
-                let residual = match job.todo[k] {
-                    Todo::Residual => Residual::Compute,
-                    _ => Residual::Skip,
-                };
-                let began = Instant::now();
-                let target = extra_time(work[k], plain.max(1));
-                extra_work(
-                    &src[off..],
-                    &mut dst[off..],
-                    vb,
-                    residual,
-                    target,
-                    job.stopped,
-                );
-                extra[k] = began.elapsed();
-            }
-        }
+            _ => Vec::new(),
+        };
         // A live region this pass leaves alone keeps its values.
         for k in (0..n).filter(|&k| live[k] && !updated(k)) {
             let (off, vb) = slab.view(k);
@@ -668,17 +638,13 @@ impl SlabGuard<'_> {
             let plain = began.elapsed().saturating_sub(extra_all);
             done.took = Some(plain);
             if job.timed {
-                // Nanoseconds per cell, converted once: a u128's conversion
-                // to f64 is a library call (`__floattidf`), and with one per
-                // region, the extra's vector and a third clock read, timing
-                // cost a plain pass about 2% (`git show 333740e:docs/speed.md`, the log).
-                let per_cell = plain.as_nanos() as u64 as f64 / done.cells as f64;
-                for k in (0..n).filter(|&k| updated(k)) {
-                    let r = slab.regions[k];
-                    let share = (per_cell * (r.h * r.w) as f64) as u64;
-                    let own = extra.get(k).map_or(0, |e| e.as_nanos() as u64);
-                    subs[slab.first + k].add_busy_ns(share + own);
-                }
+                share_busy(
+                    slab,
+                    subs,
+                    job,
+                    plain.as_nanos() as u64 as f64 / done.cells as f64,
+                    &extra,
+                );
             }
         }
         for k in (0..n).filter(|&k| updated(k)) {
@@ -686,6 +652,79 @@ impl SlabGuard<'_> {
             count.store(count.load(Ordering::Relaxed) + 1, Ordering::Release);
         }
         done
+    }
+}
+
+/// A pass's halos from the neighbours that are not in the slab, into
+/// `src`; returns the largest lag an updated region read, from the counts
+/// (another thread's count is a cache miss: read once).
+fn halos(slab: &Slab, subs: &[Subdomain], wiring: &Wiring, job: &Job<'_>, src: &mut [f64]) -> u64 {
+    use std::sync::atomic::Ordering;
+    let updated = |k: usize| job.todo[k] != Todo::Skip;
+    let mut lag = 0;
+    for &(k, side, m) in wiring.outside.iter().filter(|&&(k, ..)| updated(k)) {
+        let (off, vb) = slab.view(k);
+        let sub = &subs[slab.first + k];
+        let own = sub.stats.count.load(Ordering::Relaxed);
+        let v = sub.fill_side(&mut src[off..], vb, side, &subs[m], job.version, own);
+        lag = lag.max(own.saturating_sub(v));
+    }
+    if job.version == EdgeVersion::Latest {
+        for &(k, m) in wiring.inside.iter().filter(|&&(k, _)| updated(k)) {
+            let own = subs[slab.first + k].stats.count.load(Ordering::Relaxed);
+            lag = lag.max(own.saturating_sub(subs[m].count()));
+        }
+    }
+    lag
+}
+
+/// A workload's extra work on each updated region whose factor `work`
+/// is above 1, measured against `fastest_cell_ns`, the fastest plain pass
+/// per cell seen: how long each region's took.
+fn workload_extra(
+    slab: &Slab,
+    job: &Job<'_>,
+    work: &[f64],
+    fastest_cell_ns: f64,
+    (src, dst): (&[f64], &mut [f64]),
+) -> Vec<Duration> {
+    let n = slab.regions.len();
+    let mut extra = vec![Duration::ZERO; n];
+    for k in (0..n).filter(|&k| job.todo[k] != Todo::Skip && work[k] > 1.0) {
+        let (off, vb) = slab.view(k);
+        let plain = (fastest_cell_ns * (vb.h * vb.w) as f64) as u64;
+        let residual = match job.todo[k] {
+            Todo::Residual => Residual::Compute,
+            _ => Residual::Skip,
+        };
+        let began = Instant::now();
+        let target = extra_time(work[k], plain.max(1));
+        extra_work(
+            &src[off..],
+            &mut dst[off..],
+            vb,
+            residual,
+            target,
+            job.stopped,
+        );
+        extra[k] = began.elapsed();
+    }
+    extra
+}
+
+/// Adds each updated region's share of a pass to its subdomain's busy
+/// time: `per_cell` nanoseconds a cell of the pass, plus its own `extra`.
+/// Nanoseconds per cell are converted once: a u128's conversion to f64 is
+/// a library call (`__floattidf`), and with one per region, the extra's
+/// vector and a third clock read, timing cost a plain pass about 2%
+/// (`git show 333740e:docs/speed.md`, the log).
+fn share_busy(slab: &Slab, subs: &[Subdomain], job: &Job<'_>, per_cell: f64, extra: &[Duration]) {
+    let n = slab.regions.len();
+    for k in (0..n).filter(|&k| job.todo[k] != Todo::Skip) {
+        let r = slab.regions[k];
+        let share = (per_cell * (r.h * r.w) as f64) as u64;
+        let own = extra.get(k).map_or(0, |e| e.as_nanos() as u64);
+        subs[slab.first + k].add_busy_ns(share + own);
     }
 }
 

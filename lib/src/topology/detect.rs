@@ -142,25 +142,25 @@ pub(super) fn detect_sysfs(root: &std::path::Path) -> Result<Topology, String> {
             "no online CPU with a topology/physical_package_id under devices/system/cpu".into(),
         );
     }
-    let sockets = packages
-        .into_values()
-        .map(|cores| {
-            let mut cores: Vec<Vec<usize>> = cores
-                .into_values()
-                .map(|mut pus| {
-                    pus.sort_unstable();
-                    pus
-                })
-                .collect();
-            // Cores in the order of their first PU, as the OS numbers them.
-            cores.sort_unstable_by_key(|pus| pus[0]);
-            Socket { cores }
-        })
-        .collect();
     Ok(Topology {
         source: Source::Sysfs,
-        sockets,
+        sockets: packages.into_values().map(socket_of).collect(),
     })
+}
+
+/// A package's cores (by core id, each its PUs) as a socket: each core's
+/// PUs in order, the cores in the order of their first PU, as the OS
+/// numbers them.
+fn socket_of(cores: std::collections::BTreeMap<i64, Vec<usize>>) -> Socket {
+    let mut cores: Vec<Vec<usize>> = cores
+        .into_values()
+        .map(|mut pus| {
+            pus.sort_unstable();
+            pus
+        })
+        .collect();
+    cores.sort_unstable_by_key(|pus| pus[0]);
+    Socket { cores }
 }
 
 #[cfg(feature = "hwloc")]

@@ -58,6 +58,23 @@ pub(super) struct Recorded {
     reference: f64,
 }
 
+/// Each task's cost per update in each phase, seconds (`None`: unknown),
+/// the tasks in the order of `ids`.
+fn known_costs(recording: &Recording, ids: &[u64], seconds_per_unit: f64) -> Vec<Vec<Option<f64>>> {
+    let counted = recording.counted();
+    let mut known: Vec<Vec<Option<f64>>> = vec![vec![None; recording.phases.len()]; ids.len()];
+    for (k, phase) in recording.phases.iter().enumerate() {
+        for t in &phase.tasks {
+            let i = ids.binary_search(&t.id).expect("every id was collected");
+            known[i][k] = match counted {
+                true => t.per_update_s().map(|c| c * seconds_per_unit),
+                false => Some(t.time_s * seconds_per_unit / PHASE_PROGRESS),
+            };
+        }
+    }
+    known
+}
+
 impl Recorded {
     /// `recording` onto `n` subdomains, its times in units of
     /// `seconds_per_unit` seconds.
@@ -79,18 +96,7 @@ impl Recorded {
                 n.max(tasks)
             ));
         }
-        let counted = recording.counted();
-        // Each task's cost per phase (None: unknown).
-        let mut known: Vec<Vec<Option<f64>>> = vec![vec![None; phases]; tasks];
-        for (k, phase) in recording.phases.iter().enumerate() {
-            for t in &phase.tasks {
-                let i = ids.binary_search(&t.id).expect("every id was collected");
-                known[i][k] = match counted {
-                    true => t.per_update_s().map(|c| c * seconds_per_unit),
-                    false => Some(t.time_s * seconds_per_unit / PHASE_PROGRESS),
-                };
-            }
-        }
+        let known = known_costs(recording, &ids, seconds_per_unit);
         let all: Vec<f64> = known.iter().flatten().flatten().copied().collect();
         if all.is_empty() {
             return Err("no task has a time and updates in any phase".into());

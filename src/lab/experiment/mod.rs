@@ -138,17 +138,11 @@ pub(crate) fn run(
     let samples = suite.samples();
     let machine = check(suite)?;
     let results::Opened {
-        mut file,
+        file,
         done,
         failed: failed_before,
-        torn,
-    } = ResultsFile::open(out, &suite.digest())?;
-    if let Some(line) = torn {
-        eprintln!(
-            "braid: {}: line {line} was cut short (a write interrupted): cut off, its sample runs again",
-            out.display()
-        );
-    }
+        ..
+    } = open_results(suite, out)?;
     let calibration = (suite.suite.engine == EngineKind::Run && suite.suite.noise.contains(&true))
         .then(braid_noise::Calibration::measure);
     let exe = std::env::current_exe().map_err(|source| ExperimentError::Spawn {
@@ -163,12 +157,12 @@ pub(crate) fn run(
             summary.retried
         );
     }
-    if suite.suite.engine == EngineKind::Run {
-        warn_if_busy();
-    }
     let jobs = match suite.suite.engine {
         EngineKind::Sim => jobs.max(1),
-        EngineKind::Run => 1,
+        EngineKind::Run => {
+            warn_if_busy();
+            1
+        }
     };
     let variants = todo.iter().map(|&i| samples[i].variant.clone()).collect();
     let mut shown = SuiteProgress::new(variants, samples.len(), summary.skipped, jobs);
@@ -178,15 +172,12 @@ pub(crate) fn run(
     // file reads the same however many ran at once, and is whole up to its
     // last line at any moment.
     let (tx, rx) = std::sync::mpsc::channel();
-    let order = todo.clone();
-    let mut next = 0;
-    let mut ready: std::collections::BTreeMap<usize, Option<Record>> = Default::default();
+    let mut records = InOrder::new(file, todo.clone());
     let mut queue = todo.into_iter();
     let mut running = 0;
-    let mut failure: Option<ExperimentError> = None;
     std::thread::scope(|scope| {
         loop {
-            while running < jobs && failure.is_none() && summary.interrupted.is_none() {
+            while running < jobs && records.failure.is_none() && summary.interrupted.is_none() {
                 let Some(i) = queue.next() else { break };
                 let sample = &samples[i];
                 shown.starting(&sample.key());
@@ -206,99 +197,169 @@ pub(crate) fn run(
             let sample = &samples[i];
             let (status, error, report) = match end {
                 Err(e) => {
-                    failure.get_or_insert(e);
-                    ready.insert(i, None);
+                    records.failure.get_or_insert(e);
+                    records.put(i, None);
                     continue;
                 }
-                Ok(SampleEnd::Report(report)) => {
-                    summary.missed += usize::from(report.missed_tolerance());
-                    (Status::Ok, None, Some(*report))
-                }
+                Ok(SampleEnd::Report(report)) => (Status::Ok, None, Some(*report)),
                 Ok(SampleEnd::Failed(e)) => (Status::Failed, Some(e), None),
                 Ok(SampleEnd::Interrupted(signal)) => {
                     summary.interrupted = Some(signal);
-                    ready.insert(i, None);
+                    records.put(i, None);
                     continue;
                 }
             };
-            let how = match (&error, &report) {
-                (Some(e), _) => {
-                    summary.failed += 1;
-                    shown.say(&format!("braid: sample `{}` failed: {e}", sample.key()));
-                    "failed"
-                }
-                (None, Some(r)) if r.missed_tolerance() => {
-                    summary.ok += 1;
-                    "missed its tolerance"
-                }
-                _ => {
-                    summary.ok += 1;
-                    "ok"
-                }
-            };
-            // A sample without a report keeps its configuration and machine
-            // in its provenance (a report holds them): made only then (a
-            // suite of 10^5 samples keeps no configuration in between).
-            let made = report
-                .is_none()
-                .then(|| sample_config(suite, sample).ok())
-                .flatten()
-                .map(|cfg| {
-                    let topology = match suite.suite.engine {
-                        EngineKind::Run => machine.clone(),
-                        EngineKind::Sim => {
-                            Topology::simulated(&cfg.sim_topology).unwrap_or(machine.clone())
-                        }
-                    };
-                    (cfg, topology)
-                });
-            let provenance =
-                Provenance::new(made.as_ref().map(|(c, t)| (c, t)), calibration.as_ref());
-            let report = report.map(|mut r| {
-                if let Some(lb) = &mut r.lb {
-                    lb.coarsen(RECORD_EFFORT_SAMPLES);
-                }
-                r
-            });
-            ready.insert(
-                i,
-                Some(Record {
-                    suite: suite.suite.name.clone(),
-                    suite_digest: suite.digest(),
-                    figure: suite.suite.figure,
-                    engine: suite.suite.engine,
-                    sample: sample.clone(),
-                    key: sample.key(),
-                    status,
-                    error,
-                    wall_s,
-                    provenance,
-                    report,
-                }),
-            );
-            shown.finished(&sample.key(), &sample.variant, wall_s, how);
-            // Every record whose turn has come, in order.
-            while let Some(r) = order.get(next).and_then(|i| ready.remove(i)) {
-                next += 1;
-                if let Some(r) = r
-                    && let Err(e) = file.append(&r)
-                {
-                    failure.get_or_insert(e);
-                }
+            let how = summary.tally(&error, &report);
+            if let Some(e) = &error {
+                shown.say(&format!("braid: sample `{}` failed: {e}", sample.key()));
             }
+            let record = record_of(
+                suite,
+                sample,
+                (&machine, calibration.as_ref()),
+                wall_s,
+                (status, error, report),
+            );
+            records.put(i, Some(record));
+            shown.finished(&sample.key(), &sample.variant, wall_s, how);
         }
     });
-    // Stopped early (interrupted, or a failure): what finished is kept,
-    // in order.
-    for r in ready.into_values().flatten() {
-        if let Err(e) = file.append(&r) {
-            failure.get_or_insert(e);
-        }
-    }
+    let failure = records.finish();
     shown.finish();
     match failure {
         Some(e) => Err(e),
         None => Ok(summary),
+    }
+}
+
+impl Summary {
+    /// Counts a finished sample: failed, or ok (and whether it missed its
+    /// tolerance). What the progress line says of it.
+    fn tally(&mut self, error: &Option<String>, report: &Option<Report>) -> &'static str {
+        match (error, report) {
+            (Some(_), _) => {
+                self.failed += 1;
+                "failed"
+            }
+            (None, Some(r)) if r.missed_tolerance() => {
+                self.ok += 1;
+                self.missed += 1;
+                "missed its tolerance"
+            }
+            _ => {
+                self.ok += 1;
+                "ok"
+            }
+        }
+    }
+}
+
+/// Records appended in the suite's order however the samples finish (one
+/// finished early waits for those before it), so that a results file
+/// reads the same however many ran at once, and is whole up to its last
+/// line at any moment. `None` stands for a sample that ends without a
+/// record (interrupted, or braid's own failure).
+struct InOrder {
+    file: ResultsFile,
+    order: Vec<usize>,
+    next: usize,
+    ready: std::collections::BTreeMap<usize, Option<Record>>,
+    /// The first failure to run or to record a sample.
+    failure: Option<ExperimentError>,
+}
+
+impl InOrder {
+    fn new(file: ResultsFile, order: Vec<usize>) -> InOrder {
+        InOrder {
+            file,
+            order,
+            next: 0,
+            ready: Default::default(),
+            failure: None,
+        }
+    }
+
+    /// Sample `i`'s end, then every record whose turn has come.
+    fn put(&mut self, i: usize, record: Option<Record>) {
+        self.ready.insert(i, record);
+        while let Some(r) = self.order.get(self.next).and_then(|i| self.ready.remove(i)) {
+            self.next += 1;
+            if let Some(r) = r
+                && let Err(e) = self.file.append(&r)
+            {
+                self.failure.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Stopped early (interrupted, or a failure): what finished is kept,
+    /// in order. The first failure, if any.
+    fn finish(mut self) -> Option<ExperimentError> {
+        for r in std::mem::take(&mut self.ready).into_values().flatten() {
+            if let Err(e) = self.file.append(&r) {
+                self.failure.get_or_insert(e);
+            }
+        }
+        self.failure
+    }
+}
+
+/// The results file at `out`, opened to resume `suite`: a last line cut
+/// short by an interrupted write is cut off, and said.
+fn open_results(suite: &LoadedSuite, out: &Path) -> Result<results::Opened, ExperimentError> {
+    let opened = ResultsFile::open(out, &suite.digest())?;
+    if let Some(line) = opened.torn {
+        eprintln!(
+            "braid: {}: line {line} was cut short (a write interrupted): cut off, its sample runs again",
+            out.display()
+        );
+    }
+    Ok(opened)
+}
+
+/// A finished sample's record, its run's report coarsened to what a
+/// record keeps. A sample without a report keeps its configuration and
+/// machine in its provenance (a report holds them): made only then (a
+/// suite of 10^5 samples keeps no configuration in between).
+fn record_of(
+    suite: &LoadedSuite,
+    sample: &Sample,
+    (machine, calibration): (&Topology, Option<&braid_noise::Calibration>),
+    wall_s: f64,
+    (status, error, report): (Status, Option<String>, Option<Report>),
+) -> Record {
+    let made = report
+        .is_none()
+        .then(|| sample_config(suite, sample).ok())
+        .flatten()
+        .map(|cfg| {
+            let topology = match suite.suite.engine {
+                EngineKind::Run => machine.clone(),
+                EngineKind::Sim => {
+                    Topology::simulated(&cfg.sim_topology).unwrap_or(machine.clone())
+                }
+            };
+            (cfg, topology)
+        });
+    let provenance = Provenance::new(made.as_ref().map(|(c, t)| (c, t)), calibration);
+    let report = report.map(|mut r| {
+        if let Some(lb) = &mut r.lb {
+            lb.coarsen(RECORD_EFFORT_SAMPLES);
+        }
+        r
+    });
+    Record {
+        suite: suite.suite.name.clone(),
+        suite_digest: suite.digest(),
+        figure: suite.suite.figure,
+        engine: suite.suite.engine,
+        sample: sample.clone(),
+        key: sample.key(),
+        status,
+        error,
+        wall_s,
+        provenance,
+        report,
     }
 }
 
@@ -411,6 +472,21 @@ enum SampleEnd {
     Interrupted(i32),
 }
 
+/// The command that starts braid `exe` (under the suite's launcher, if
+/// it has one), and the program it starts, for messages.
+fn launched(exe: &Path, launcher: Option<&str>) -> (Command, PathBuf) {
+    match launcher {
+        Some(launcher) => {
+            let mut words = launcher.split_whitespace();
+            let program = words.next().expect("checked when loaded");
+            let mut cmd = Command::new(program);
+            cmd.args(words).arg(exe);
+            (cmd, PathBuf::from(program))
+        }
+        None => (Command::new(exe), exe.to_path_buf()),
+    }
+}
+
 /// Runs one sample's process in a process group of its own that dies with
 /// braid (see `braid::kill_group`): a timeout or an interrupt kills the group,
 /// parasites included, and a killed braid takes it down too.
@@ -420,19 +496,7 @@ fn run_sample(
     sample: &Sample,
     interrupt: &Interrupt,
 ) -> Result<SampleEnd, ExperimentError> {
-    // What is started: the launcher's program, else braid.
-    let mut started = exe.to_path_buf();
-    let mut cmd = match &suite.suite.launcher {
-        Some(launcher) => {
-            let mut words = launcher.split_whitespace();
-            let program = words.next().expect("checked when loaded");
-            started = PathBuf::from(program);
-            let mut cmd = Command::new(program);
-            cmd.args(words).arg(exe);
-            cmd
-        }
-        None => Command::new(exe),
-    };
+    let (mut cmd, started) = launched(exe, suite.suite.launcher.as_deref());
     braid::die_with_parent(&mut cmd, true);
     let mut child = cmd
         .arg(suite.suite.engine.command())

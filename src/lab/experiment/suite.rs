@@ -268,35 +268,7 @@ impl LoadedSuite {
             suite.repetitions = n;
         }
         // Checked before the samples are expanded into memory.
-        let levels = match &suite.payoff {
-            Some(p) => {
-                1 + p.duties.len() as u64 * p.placements.len() as u64
-                    + p.workloads
-                        .iter()
-                        .map(|w| w.factors.len() as u64)
-                        .sum::<u64>()
-            }
-            None => suite.noise.len() as u64,
-        };
-        let workloads = suite.workloads.len().max(1) as u64;
-        let sweeps = suite
-            .sweep
-            .values()
-            .fold(1u64, |n, v| n.saturating_mul(v.len() as u64));
-        let samples = (suite.variants.len() as u64)
-            .saturating_mul(levels)
-            .saturating_mul(workloads)
-            .saturating_mul(sweeps)
-            .saturating_mul(u64::from(suite.repetitions));
-        if samples > MAX_SAMPLES {
-            return Err(bad(format!(
-                "{} variant(s) x {levels} noise setting(s) x {workloads} workload(s) x {sweeps} \
-                 swept setting(s) x {} repetition(s) = {samples} samples, more than \
-                 {MAX_SAMPLES}; use fewer",
-                suite.variants.len(),
-                suite.repetitions
-            )));
-        }
+        suite.samples_within_bound().map_err(bad)?;
         let calibrated = match &suite.calibration {
             None => Vec::new(),
             Some(_) if suite.engine != EngineKind::Sim => {
@@ -521,12 +493,96 @@ pub(crate) fn file_name_part(what: &str, name: &str) -> Result<(), String> {
     ))
 }
 
+impl Suite {
+    /// Refuses a suite of more than [`MAX_SAMPLES`] samples, saying how
+    /// they multiply.
+    fn samples_within_bound(&self) -> Result<(), String> {
+        let levels = match &self.payoff {
+            Some(p) => {
+                1 + p.duties.len() as u64 * p.placements.len() as u64
+                    + p.workloads
+                        .iter()
+                        .map(|w| w.factors.len() as u64)
+                        .sum::<u64>()
+            }
+            None => self.noise.len() as u64,
+        };
+        let workloads = self.workloads.len().max(1) as u64;
+        let sweeps = self
+            .sweep
+            .values()
+            .fold(1u64, |n, v| n.saturating_mul(v.len() as u64));
+        let samples = (self.variants.len() as u64)
+            .saturating_mul(levels)
+            .saturating_mul(workloads)
+            .saturating_mul(sweeps)
+            .saturating_mul(u64::from(self.repetitions));
+        if samples > MAX_SAMPLES {
+            return Err(format!(
+                "{} variant(s) x {levels} noise setting(s) x {workloads} workload(s) x {sweeps} \
+                 swept setting(s) x {} repetition(s) = {samples} samples, more than \
+                 {MAX_SAMPLES}; use fewer",
+                self.variants.len(),
+                self.repetitions
+            ));
+        }
+        Ok(())
+    }
+}
+
 fn parse(text: &str) -> Result<Suite, String> {
     let suite: Suite = toml::from_str(text).map_err(|e| e.to_string())?;
     file_name_part("`name`", &suite.name)?;
     if suite.variants.is_empty() {
         return Err("`variants` is empty: name at least one paper label".into());
     }
+    one_spelling_each(&suite)?;
+    if let Some(p) = &suite.payoff {
+        check_payoff(p)?;
+    }
+    if suite.figure == Figure::Payoff && suite.payoff.is_none() {
+        return Err("figure = \"payoff\" needs a [payoff] table (duties, placements)".into());
+    }
+    if suite.noise.is_empty() {
+        return Err("`noise` is empty: use [false], [true] or [false, true]".into());
+    }
+    if suite.repetitions == 0 {
+        return Err("`repetitions` must be at least 1".into());
+    }
+    if let Some(launcher) = &suite.launcher {
+        check_launcher(launcher, suite.engine)?;
+    }
+    if !(suite.timeout_s > 0.0 && suite.timeout_s <= MAX_SECONDS) {
+        return Err(format!(
+            "`timeout_s` must be a number of seconds above 0 and at most {MAX_SECONDS:e}, got {}",
+            suite.timeout_s
+        ));
+    }
+    check_sweep(&suite)?;
+    if let Some(v) = suite
+        .swept_variants
+        .iter()
+        .find(|v| !suite.variants.contains(v))
+    {
+        return Err(format!("`swept_variants`: `{v}` is not one of `variants`"));
+    }
+    check_figure(&suite)?;
+    for (k, v) in suite.set.iter().chain(&suite.noise_set) {
+        if matches!(
+            v,
+            toml::Value::Array(_) | toml::Value::Table(_) | toml::Value::Datetime(_)
+        ) {
+            return Err(format!(
+                "`{k}`: a braid key takes a string, number or boolean"
+            ));
+        }
+    }
+    Ok(suite)
+}
+
+/// Variants and workloads are compared by meaning, not spelling: each
+/// listed once.
+fn one_spelling_each(suite: &Suite) -> Result<(), String> {
     // Compared by meaning, not spelling: `async(4)+joint(0.001)` and
     // `async( 4 ) + joint( 1e-3 )` would run twice under two keys. A label
     // that does not parse is refused where every sample is planned.
@@ -544,77 +600,6 @@ fn parse(text: &str) -> Result<Suite, String> {
         }
         labels.push((v, parsed));
     }
-    if let Some(p) = &suite.payoff {
-        let noise = !p.duties.is_empty() && !p.placements.is_empty();
-        if !noise && p.workloads.is_empty() {
-            return Err("`payoff` needs at least one duty and one placement, or a workload".into());
-        }
-        if p.duties.is_empty() != p.placements.is_empty() {
-            return Err("`payoff` needs both duties and placements, or neither".into());
-        }
-        // A sample's key joins the names with ` | `, ` @ ` and ` x `: a
-        // name holding one would read as two parts of another sample's.
-        let names = p
-            .placements
-            .iter()
-            .map(|q| ("placement", &q.name))
-            .chain(p.workloads.iter().map(|w| ("workload", &w.name)));
-        for (what, name) in names {
-            let clash = ['|', '@'].iter().any(|c| name.contains(*c)) || name.contains(" x ");
-            if name.trim().is_empty() || clash {
-                return Err(format!(
-                    "`payoff` {what} name `{name}`: a name must not be empty or hold `|`, `@` \
-                     or ` x ` (they separate the parts of a sample's key)"
-                ));
-            }
-        }
-        for w in &p.workloads {
-            if w.factors.is_empty() || !w.shape.contains('F') {
-                return Err(format!(
-                    "`payoff.workloads` `{}`: needs factors and a shape with F in it, e.g. \
-                     \"hotspot(F, 0.5, 0.5, 0.1)\"",
-                    w.name
-                ));
-            }
-            for &f in &w.factors {
-                braid::WorkloadSpec::parse(&w.at(f))
-                    .map_err(|e| format!("`payoff.workloads` `{}` at {f}: {e}", w.name))?;
-            }
-        }
-        if let Some(d) = p.duties.iter().find(|d| !(**d > 0.0 && **d < 1.0)) {
-            return Err(format!(
-                "`payoff.duties`: {d} is not strictly between 0 and 1"
-            ));
-        }
-    }
-    if suite.figure == Figure::Payoff && suite.payoff.is_none() {
-        return Err("figure = \"payoff\" needs a [payoff] table (duties, placements)".into());
-    }
-    if suite.noise.is_empty() {
-        return Err("`noise` is empty: use [false], [true] or [false, true]".into());
-    }
-    if suite.repetitions == 0 {
-        return Err("`repetitions` must be at least 1".into());
-    }
-    if let Some(launcher) = &suite.launcher {
-        let Some(program) = launcher.split_whitespace().next() else {
-            return Err("`launcher` is empty: name a command, e.g. \"mpirun -n 4\"".into());
-        };
-        if !is_a_command(program) {
-            return Err(format!(
-                "`launcher`: `{program}` is not a command here (no such file, and not on PATH)"
-            ));
-        }
-        if suite.engine != EngineKind::Run {
-            return Err("`launcher` starts real runs: it needs engine = \"run\"".into());
-        }
-    }
-    if !(suite.timeout_s > 0.0 && suite.timeout_s <= MAX_SECONDS) {
-        return Err(format!(
-            "`timeout_s` must be a number of seconds above 0 and at most {MAX_SECONDS:e}, got {}",
-            suite.timeout_s
-        ));
-    }
     let mut workloads: Vec<(&String, braid::WorkloadSpec)> = Vec::new();
     for w in &suite.workloads {
         let spec = braid::WorkloadSpec::parse(w).map_err(|e| format!("`workloads`: `{w}`: {e}"))?;
@@ -626,6 +611,74 @@ fn parse(text: &str) -> Result<Suite, String> {
         }
         workloads.push((w, spec));
     }
+    Ok(())
+}
+
+/// A `[payoff]` table: duties and placements, or workloads, each named
+/// so that a sample's key reads as its parts.
+fn check_payoff(p: &Payoff) -> Result<(), String> {
+    let noise = !p.duties.is_empty() && !p.placements.is_empty();
+    if !noise && p.workloads.is_empty() {
+        return Err("`payoff` needs at least one duty and one placement, or a workload".into());
+    }
+    if p.duties.is_empty() != p.placements.is_empty() {
+        return Err("`payoff` needs both duties and placements, or neither".into());
+    }
+    // A sample's key joins the names with ` | `, ` @ ` and ` x `: a
+    // name holding one would read as two parts of another sample's.
+    let names = p
+        .placements
+        .iter()
+        .map(|q| ("placement", &q.name))
+        .chain(p.workloads.iter().map(|w| ("workload", &w.name)));
+    for (what, name) in names {
+        let clash = ['|', '@'].iter().any(|c| name.contains(*c)) || name.contains(" x ");
+        if name.trim().is_empty() || clash {
+            return Err(format!(
+                "`payoff` {what} name `{name}`: a name must not be empty or hold `|`, `@` \
+                 or ` x ` (they separate the parts of a sample's key)"
+            ));
+        }
+    }
+    for w in &p.workloads {
+        if w.factors.is_empty() || !w.shape.contains('F') {
+            return Err(format!(
+                "`payoff.workloads` `{}`: needs factors and a shape with F in it, e.g. \
+                 \"hotspot(F, 0.5, 0.5, 0.1)\"",
+                w.name
+            ));
+        }
+        for &f in &w.factors {
+            braid::WorkloadSpec::parse(&w.at(f))
+                .map_err(|e| format!("`payoff.workloads` `{}` at {f}: {e}", w.name))?;
+        }
+    }
+    if let Some(d) = p.duties.iter().find(|d| !(**d > 0.0 && **d < 1.0)) {
+        return Err(format!(
+            "`payoff.duties`: {d} is not strictly between 0 and 1"
+        ));
+    }
+    Ok(())
+}
+
+/// A launcher is a command here, for real runs.
+fn check_launcher(launcher: &str, engine: EngineKind) -> Result<(), String> {
+    let Some(program) = launcher.split_whitespace().next() else {
+        return Err("`launcher` is empty: name a command, e.g. \"mpirun -n 4\"".into());
+    };
+    if !is_a_command(program) {
+        return Err(format!(
+            "`launcher`: `{program}` is not a command here (no such file, and not on PATH)"
+        ));
+    }
+    if engine != EngineKind::Run {
+        return Err("`launcher` starts real runs: it needs engine = \"run\"".into());
+    }
+    Ok(())
+}
+
+/// Every swept key has values, each a string, number or boolean.
+fn check_sweep(suite: &Suite) -> Result<(), String> {
     for (k, values) in &suite.sweep {
         if values.is_empty() {
             return Err(format!("`sweep.{k}` is empty: give at least one value"));
@@ -641,13 +694,11 @@ fn parse(text: &str) -> Result<Suite, String> {
             ));
         }
     }
-    if let Some(v) = suite
-        .swept_variants
-        .iter()
-        .find(|v| !suite.variants.contains(v))
-    {
-        return Err(format!("`swept_variants`: `{v}` is not one of `variants`"));
-    }
+    Ok(())
+}
+
+/// What each figure needs of the suite.
+fn check_figure(suite: &Suite) -> Result<(), String> {
     if matches!(suite.figure, Figure::Workloads | Figure::Gains) && suite.workloads.is_empty() {
         return Err(format!(
             "figure = \"{}\" needs `workloads`",
@@ -668,17 +719,7 @@ fn parse(text: &str) -> Result<Suite, String> {
             "figure = \"scale\" needs engine = \"sim\" and a [sweep] of sim_topology".into(),
         );
     }
-    for (k, v) in suite.set.iter().chain(&suite.noise_set) {
-        if matches!(
-            v,
-            toml::Value::Array(_) | toml::Value::Table(_) | toml::Value::Datetime(_)
-        ) {
-            return Err(format!(
-                "`{k}`: a braid key takes a string, number or boolean"
-            ));
-        }
-    }
-    Ok(suite)
+    Ok(())
 }
 
 fn value_text(v: &toml::Value) -> String {

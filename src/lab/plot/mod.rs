@@ -517,33 +517,8 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
             written.push(write_csv(dir, "payoff", &map.rows())?);
         }
     }
-    let loads = of(Figure::Workloads);
-    if !loads.is_empty() {
-        for (engine, records) in by_engine(&loads) {
-            let fig = workloads::Workloads::new(&records);
-            if !fig.is_empty() {
-                let stem = format!("workloads-{}", engine.command());
-                written.extend(render(&fig, dir, &stem)?);
-                written.extend(fig.write_table(dir, &stem)?);
-            }
-            let maps = maps::Maps::new(&records);
-            if !maps.is_empty() {
-                written.extend(render(&maps, dir, &format!("maps-{}", engine.command()))?);
-            }
-            let left: Vec<String> = maps::too_large(&records)
-                .into_iter()
-                .map(|(w, n)| format!("{w} ({n})"))
-                .collect();
-            if !left.is_empty() {
-                eprintln!(
-                    "braid: plot: the cost and owner maps ({}) leave out workload(s) of more \
-                     than {} subdomains, which a map cannot show legibly: {}",
-                    engine.command(),
-                    maps::MAP_SUBDOMAINS,
-                    left.join(", ")
-                );
-            }
-        }
+    for (engine, records) in by_engine(&of(Figure::Workloads)) {
+        draw_workloads(engine, &records, dir, written)?;
     }
     let gains = gains::Gains::new(&of(Figure::Gains));
     if !gains.is_empty() {
@@ -575,6 +550,40 @@ fn draw_all(ok: &[Record], dir: &Path, written: &mut Vec<PathBuf>) -> Result<(),
             written.extend(render(&figure, dir, &stem)?);
             written.push(write_csv(dir, &stem, &figure.rows())?);
         }
+    }
+    Ok(())
+}
+
+/// One engine's workloads figure and table, and its cost and owner
+/// maps (saying which workloads are too large to map).
+fn draw_workloads(
+    engine: EngineKind,
+    records: &[&Record],
+    dir: &Path,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), PlotError> {
+    let fig = workloads::Workloads::new(records);
+    if !fig.is_empty() {
+        let stem = format!("workloads-{}", engine.command());
+        written.extend(render(&fig, dir, &stem)?);
+        written.extend(fig.write_table(dir, &stem)?);
+    }
+    let maps = maps::Maps::new(records);
+    if !maps.is_empty() {
+        written.extend(render(&maps, dir, &format!("maps-{}", engine.command()))?);
+    }
+    let left: Vec<String> = maps::too_large(records)
+        .into_iter()
+        .map(|(w, n)| format!("{w} ({n})"))
+        .collect();
+    if !left.is_empty() {
+        eprintln!(
+            "braid: plot: the cost and owner maps ({}) leave out workload(s) of more \
+             than {} subdomains, which a map cannot show legibly: {}",
+            engine.command(),
+            maps::MAP_SUBDOMAINS,
+            left.join(", ")
+        );
     }
     Ok(())
 }
@@ -796,64 +805,7 @@ where
     for (i, k) in keys.iter().enumerate() {
         let (c, r) = ((i / rows) as i32, (i % rows) as i32);
         let (x, y) = (8 + c * col_w, 4 + r * row + row / 2);
-        let colour = k.colour;
-        match k.stroke {
-            Stroke::None => {}
-            Stroke::Solid => {
-                area.draw(&PathElement::new(
-                    vec![(x, y), (x + 28, y)],
-                    colour.stroke_width(3),
-                ))?;
-            }
-            Stroke::Dashed(dash, gap) => {
-                let mut at = x;
-                while at < x + 28 {
-                    let end = (at + dash as i32).min(x + 28);
-                    area.draw(&PathElement::new(
-                        vec![(at, y), (end, y)],
-                        colour.stroke_width(2),
-                    ))?;
-                    at = end + gap as i32;
-                }
-            }
-        }
-        let style = match k.open {
-            true => colour.stroke_width(2),
-            false => colour.filled(),
-        };
-        let m = (x + 14, y);
-        match k.mark {
-            Mark::None | Mark::Cross => {}
-            Mark::Square => area.draw(&Rectangle::new(
-                [(m.0 - 5, m.1 - 5), (m.0 + 5, m.1 + 5)],
-                style,
-            ))?,
-            Mark::Circle => area.draw(&Circle::new(m, 5, style))?,
-            Mark::Diamond => area.draw(&Polygon::new(
-                vec![
-                    (m.0, m.1 - 7),
-                    (m.0 + 6, m.1),
-                    (m.0, m.1 + 7),
-                    (m.0 - 6, m.1),
-                ],
-                style,
-            ))?,
-            Mark::Triangle => area.draw(&PathElement::new(
-                vec![
-                    (m.0, m.1 - 7),
-                    (m.0 + 6, m.1 + 4),
-                    (m.0 - 6, m.1 + 4),
-                    (m.0, m.1 - 7),
-                ],
-                colour.stroke_width(2),
-            ))?,
-        }
-        if k.mark == Mark::Cross {
-            area.draw(&Cross::new(m, 4, colour.stroke_width(2)))?;
-        }
-        if k.mark == Mark::Triangle && !k.open {
-            area.draw(&TriangleMarker::new(m, 7, colour.filled()))?;
-        }
+        draw_key_sample(area, k, (x, y))?;
         area.draw(&Text::new(
             k.label.clone(),
             (x + 36, y),
@@ -862,6 +814,76 @@ where
                 plotters::style::text_anchor::VPos::Center,
             )),
         ))?;
+    }
+    Ok(())
+}
+
+/// A key's line sample and marker at `(x, y)`, left of its label.
+fn draw_key_sample<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    k: &Key,
+    (x, y): (i32, i32),
+) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let colour = k.colour;
+    match k.stroke {
+        Stroke::None => {}
+        Stroke::Solid => {
+            area.draw(&PathElement::new(
+                vec![(x, y), (x + 28, y)],
+                colour.stroke_width(3),
+            ))?;
+        }
+        Stroke::Dashed(dash, gap) => {
+            let mut at = x;
+            while at < x + 28 {
+                let end = (at + dash as i32).min(x + 28);
+                area.draw(&PathElement::new(
+                    vec![(at, y), (end, y)],
+                    colour.stroke_width(2),
+                ))?;
+                at = end + gap as i32;
+            }
+        }
+    }
+    let style = match k.open {
+        true => colour.stroke_width(2),
+        false => colour.filled(),
+    };
+    let m = (x + 14, y);
+    match k.mark {
+        Mark::None | Mark::Cross => {}
+        Mark::Square => area.draw(&Rectangle::new(
+            [(m.0 - 5, m.1 - 5), (m.0 + 5, m.1 + 5)],
+            style,
+        ))?,
+        Mark::Circle => area.draw(&Circle::new(m, 5, style))?,
+        Mark::Diamond => area.draw(&Polygon::new(
+            vec![
+                (m.0, m.1 - 7),
+                (m.0 + 6, m.1),
+                (m.0, m.1 + 7),
+                (m.0 - 6, m.1),
+            ],
+            style,
+        ))?,
+        Mark::Triangle => area.draw(&PathElement::new(
+            vec![
+                (m.0, m.1 - 7),
+                (m.0 + 6, m.1 + 4),
+                (m.0 - 6, m.1 + 4),
+                (m.0, m.1 - 7),
+            ],
+            colour.stroke_width(2),
+        ))?,
+    }
+    if k.mark == Mark::Cross {
+        area.draw(&Cross::new(m, 4, colour.stroke_width(2)))?;
+    }
+    if k.mark == Mark::Triangle && !k.open {
+        area.draw(&TriangleMarker::new(m, 7, colour.filled()))?;
     }
     Ok(())
 }

@@ -345,11 +345,9 @@ fn headline(records: &[&Record], baseline: &Baseline) -> String {
     }
 }
 
-/// The application's imbalance, one panel per named workload: the
-/// increase over the same variant's quiet uniform run against the
-/// workload's cost factor; the model's lines from the reports'
-/// `workload_model` (its work times its loss).
-fn imbalance_panels(records: &[&Record], variants: &[String], baseline: &Baseline) -> Vec<Panel> {
+/// The workloads' names, in the records' order, and their cost factors,
+/// from the least.
+fn workload_names_and_factors(records: &[&Record]) -> (Vec<String>, Vec<f64>) {
     let mut names: Vec<String> = Vec::new();
     let mut factors: Vec<f64> = Vec::new();
     for r in records {
@@ -363,6 +361,15 @@ fn imbalance_panels(records: &[&Record], variants: &[String], baseline: &Baselin
         }
     }
     factors.sort_by(f64::total_cmp);
+    (names, factors)
+}
+
+/// The application's imbalance, one panel per named workload: the
+/// increase over the same variant's quiet uniform run against the
+/// workload's cost factor; the model's lines from the reports'
+/// `workload_model` (its work times its loss).
+fn imbalance_panels(records: &[&Record], variants: &[String], baseline: &Baseline) -> Vec<Panel> {
+    let (names, factors) = workload_names_and_factors(records);
     names
         .iter()
         .map(|name| {

@@ -12,7 +12,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::look::{MODEL_GREY, colour, draw_mark, look};
 use super::stats::{Five, quantile};
-use super::{Draw, DrawResult, FONT, Frame, TEXT, chart, mesh};
+use super::{Chart, Draw, DrawResult, FONT, Frame, TEXT, chart, mesh};
 use crate::lab::ulba;
 use braid::WorkloadSpec;
 
@@ -195,73 +195,21 @@ impl Draw for UlbaModel {
             vec![(-0.5, 0.0), (k - 0.5, 0.0)],
             BLACK.mix(0.35).stroke_width(1),
         )])?;
-        let grey = colour(MODEL_GREY);
         let font = TextStyle::from((FONT, TEXT).into_font());
         let base = top.get_base_pixel();
         for (i, c) in self.columns.iter().enumerate() {
             // The model's box, left of the column's centre.
             let x = i as f64 - 0.12;
-            let f = c.model;
-            chart.draw_series([
-                Rectangle::new(
-                    [(x - 0.15, f.q1), (x + 0.15, f.q3)],
-                    grey.mix(0.35).filled(),
-                ),
-                Rectangle::new([(x - 0.15, f.q1), (x + 0.15, f.q3)], grey.stroke_width(2)),
-            ])?;
-            chart.draw_series([
-                PathElement::new(
-                    vec![(x - 0.15, f.median), (x + 0.15, f.median)],
-                    BLACK.stroke_width(3),
-                ),
-                PathElement::new(vec![(x, f.q3), (x, f.max)], grey.stroke_width(2)),
-                PathElement::new(vec![(x, f.q1), (x, f.min)], grey.stroke_width(2)),
-                PathElement::new(
-                    vec![(x - 0.07, f.max), (x + 0.07, f.max)],
-                    grey.stroke_width(2),
-                ),
-                PathElement::new(
-                    vec![(x - 0.07, f.min), (x + 0.07, f.min)],
-                    grey.stroke_width(2),
-                ),
-            ])?;
-            let (px, py) = chart.backend_coord(&(x, f.max));
+            draw_box(&mut chart, x, c.model)?;
+            let (px, py) = chart.backend_coord(&(x, c.model.max));
             top.draw(&Text::new(
-                format!("max {:.1}%", f.max),
+                format!("max {:.1}%", c.model.max),
                 (px - base.0, py - 6 - base.1),
                 font.pos(Pos::new(HPos::Center, VPos::Bottom)),
             ))?;
-            // braid's instances, right of it, spread a little sideways
-            // within each standard so that equal gains stay visible.
-            for (s, standard) in self.standards.iter().enumerate() {
-                let own: Vec<f64> = (c.braid.iter())
-                    .filter(|(name, _)| name == standard)
-                    .map(|(_, g)| *g)
-                    .collect();
-                let n = own.len().max(1) as f64;
-                for (j, g) in own.iter().enumerate() {
-                    let dx = 0.2 + 0.08 * s as f64 + 0.12 * (j as f64 + 0.5) / n;
-                    let l = look(&self.anticipating);
-                    draw_mark(
-                        &mut chart,
-                        l.mark,
-                        (i as f64 + dx, *g),
-                        (0, 5),
-                        l.colour,
-                        false,
-                    )?;
-                }
-                if let Some(m) = quantile(&own, 0.5) {
-                    let xm = i as f64 + 0.2 + 0.08 * s as f64;
-                    chart.draw_series([PathElement::new(
-                        vec![(xm, m), (xm + 0.12, m)],
-                        look(&self.anticipating).colour.stroke_width(3),
-                    )])?;
-                }
-            }
+            self.draw_instances(&mut chart, i, c)?;
             // What the model chose there, under the axis label.
-            let (px, _) = chart.backend_coord(&(i as f64, y0));
-            let (_, py) = chart.backend_coord(&(i as f64, y0));
+            let (px, py) = chart.backend_coord(&(i as f64, y0));
             top.draw(&Text::new(
                 format!(
                     "alpha {:.2}, calls -{:.0}%",
@@ -272,6 +220,54 @@ impl Draw for UlbaModel {
                 font.pos(Pos::new(HPos::Center, VPos::Top)),
             ))?;
         }
+        self.draw_keys(&keys, &font)
+    }
+}
+
+impl UlbaModel {
+    /// braid's instances of column `i`, right of the model's box, spread a
+    /// little sideways within each standard so that equal gains stay
+    /// visible, with their median as a bar.
+    fn draw_instances<DB: DrawingBackend>(
+        &self,
+        chart: &mut Chart<'_, DB>,
+        i: usize,
+        c: &Column,
+    ) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let l = look(&self.anticipating);
+        for (s, standard) in self.standards.iter().enumerate() {
+            let own: Vec<f64> = (c.braid.iter())
+                .filter(|(name, _)| name == standard)
+                .map(|(_, g)| *g)
+                .collect();
+            let n = own.len().max(1) as f64;
+            for (j, g) in own.iter().enumerate() {
+                let dx = 0.2 + 0.08 * s as f64 + 0.12 * (j as f64 + 0.5) / n;
+                draw_mark(chart, l.mark, (i as f64 + dx, *g), (0, 5), l.colour, false)?;
+            }
+            if let Some(m) = quantile(&own, 0.5) {
+                let xm = i as f64 + 0.2 + 0.08 * s as f64;
+                chart.draw_series([PathElement::new(
+                    vec![(xm, m), (xm + 0.12, m)],
+                    l.colour.stroke_width(3),
+                )])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The key under the chart: what the boxes and the dots are.
+    fn draw_keys<DB: DrawingBackend>(
+        &self,
+        keys: &DrawingArea<DB, Shift>,
+        font: &TextStyle<'_>,
+    ) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
         let left = font.pos(Pos::new(HPos::Left, VPos::Top));
         let lines = [
             format!(
@@ -297,6 +293,39 @@ impl Draw for UlbaModel {
         }
         Ok(())
     }
+}
+
+/// The model's box at `x`: quartiles filled, the median in black, the
+/// whiskers to the least and the most.
+fn draw_box<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, x: f64, f: Five) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let grey = colour(MODEL_GREY);
+    chart.draw_series([
+        Rectangle::new(
+            [(x - 0.15, f.q1), (x + 0.15, f.q3)],
+            grey.mix(0.35).filled(),
+        ),
+        Rectangle::new([(x - 0.15, f.q1), (x + 0.15, f.q3)], grey.stroke_width(2)),
+    ])?;
+    chart.draw_series([
+        PathElement::new(
+            vec![(x - 0.15, f.median), (x + 0.15, f.median)],
+            BLACK.stroke_width(3),
+        ),
+        PathElement::new(vec![(x, f.q3), (x, f.max)], grey.stroke_width(2)),
+        PathElement::new(vec![(x, f.q1), (x, f.min)], grey.stroke_width(2)),
+        PathElement::new(
+            vec![(x - 0.07, f.max), (x + 0.07, f.max)],
+            grey.stroke_width(2),
+        ),
+        PathElement::new(
+            vec![(x - 0.07, f.min), (x + 0.07, f.min)],
+            grey.stroke_width(2),
+        ),
+    ])?;
+    Ok(())
 }
 
 /// `text` in lines of at most `width` characters, broken at spaces.

@@ -221,16 +221,7 @@ pub(crate) fn validate(
     interrupt: &Interrupt,
 ) -> Result<Validation, ValidateError> {
     let machine = Topology::detect()?;
-    let mut base = cfg.clone();
-    if base.tolerance == 0.0 {
-        base.tolerance = 1e-4;
-        eprintln!("braid validate: no tolerance set: comparing times to a 1e-4 residual");
-    }
-    // Every run goes to its tolerance (or to a time limit, as a guard).
-    base.max_iterations = base.max_iterations.max(1_000_000_000);
-    if base.time_limit == 0.0 {
-        base.time_limit = 120.0;
-    }
+    let base = validation_base(cfg);
     let matrix = Matrix::new(&base, opts)?;
     let sim_topology = format!(
         "pack:{} core:{}",
@@ -254,22 +245,60 @@ pub(crate) fn validate(
     eprintln!("braid validate: calibrating the simulator on this machine...");
     let measured = calibrate::measure(&base, calibrate::For::ThisMachine);
     let calibration = measured.overrides();
-    let (nv, nc, reps) = (
-        matrix.variants.len(),
-        matrix.conditions.len(),
-        matrix.repetitions,
-    );
-    let cell = |c: usize, v: usize| c * nv + v;
+    let real = run_real(&base, &matrix, &machine, interrupt)?;
+    let on = (&calibration[..], sim_topology.as_str());
+    let sim = run_simulated(&base, &matrix, on, &real, interrupt)?;
+    let rows = rows_of(&matrix, &real, &sim);
+    let validation = Validation {
+        date: braid::iso8601(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+        ),
+        provenance: Provenance::new(None, None),
+        quick: opts.quick,
+        repetitions: matrix.repetitions,
+        sim_topology,
+        calibration: measured.to_string().lines().map(str::to_string).collect(),
+        config: base,
+        rows,
+    };
+    write(&validation, &opts.out)?;
+    Ok(validation)
+}
+
+/// The configuration every run of a validation starts from: to a
+/// tolerance (1e-4 if it has none), or to a time limit as a guard.
+fn validation_base(cfg: &Config) -> Config {
+    let mut base = cfg.clone();
+    if base.tolerance == 0.0 {
+        base.tolerance = 1e-4;
+        eprintln!("braid validate: no tolerance set: comparing times to a 1e-4 residual");
+    }
+    base.max_iterations = base.max_iterations.max(1_000_000_000);
+    if base.time_limit == 0.0 {
+        base.time_limit = 120.0;
+    }
+    base
+}
+
+/// The matrix's real runs, interleaved: every variant and condition sees
+/// the machine as it is through the whole matrix. By cell (condition
+/// major), each cell's repetitions.
+fn run_real(
+    base: &Config,
+    matrix: &Matrix,
+    machine: &Topology,
+    interrupt: &Interrupt,
+) -> Result<Vec<Vec<Report>>, ValidateError> {
+    let (nv, nc) = (matrix.variants.len(), matrix.conditions.len());
     let mut real: Vec<Vec<Report>> = vec![Vec::new(); nv * nc];
-    let mut sim: Vec<Vec<Report>> = vec![Vec::new(); nv * nc];
-    let total = nv * nc * reps;
+    let total = nv * nc * matrix.repetitions;
     let mut done = 0;
-    // Interleaved: every variant and condition sees the machine as it is
-    // through the whole matrix.
-    for _ in 0..reps {
+    for _ in 0..matrix.repetitions {
         for (c, condition) in matrix.conditions.iter().enumerate() {
             for (v, variant) in matrix.variants.iter().enumerate() {
-                let plan = Plan::new(&real_config(&base, variant, condition)?, &machine)?;
+                let plan = Plan::new(&real_config(base, variant, condition)?, machine)?;
                 let report = run(plan, interrupt)?;
                 done += 1;
                 eprintln!(
@@ -279,10 +308,29 @@ pub(crate) fn validate(
                         .time_to_solution_s
                         .map_or("no solution".into(), |t| format!("{t:.3} s"))
                 );
-                real[cell(c, v)].push(report);
+                real[c * nv + v].push(report);
             }
         }
     }
+    Ok(real)
+}
+
+/// The matrix simulated `on` the calibration's lines and the simulated
+/// machine, a seed for each real repetition, each run limited by its
+/// cell's real runs' times.
+fn run_simulated(
+    base: &Config,
+    matrix: &Matrix,
+    (calibration, sim_topology): (&[String], &str),
+    real: &[Vec<Report>],
+    interrupt: &Interrupt,
+) -> Result<Vec<Vec<Report>>, ValidateError> {
+    let (nv, nc, reps) = (
+        matrix.variants.len(),
+        matrix.conditions.len(),
+        matrix.repetitions,
+    );
+    let mut sim: Vec<Vec<Report>> = vec![Vec::new(); nv * nc];
     for (c, condition) in matrix.conditions.iter().enumerate() {
         eprintln!(
             "braid validate: simulating {} ({} variants x {reps} seeds)...",
@@ -290,15 +338,23 @@ pub(crate) fn validate(
             nv
         );
         for (v, variant) in matrix.variants.iter().enumerate() {
-            let limit = sim_time_limit(&real[cell(c, v)]);
+            let limit = sim_time_limit(&real[c * nv + v]);
             for seed in 0..reps as u64 {
                 let mut cfg =
-                    sim_config(&base, variant, condition, &calibration, &sim_topology, seed)?;
+                    sim_config(base, variant, condition, calibration, sim_topology, seed)?;
                 cfg.apply_overrides(&[format!("time_limit={limit}")])?;
-                sim[cell(c, v)].push(run(Plan::simulated(&cfg)?, interrupt)?);
+                sim[c * nv + v].push(run(Plan::simulated(&cfg)?, interrupt)?);
             }
         }
     }
+    Ok(sim)
+}
+
+/// A row per cell, each compared with its variant's base and with the
+/// quiet condition's row.
+fn rows_of(matrix: &Matrix, real: &[Vec<Report>], sim: &[Vec<Report>]) -> Vec<Row> {
+    let (nv, nc) = (matrix.variants.len(), matrix.conditions.len());
+    let cell = |c: usize, v: usize| c * nv + v;
     let mut rows: Vec<Row> = Vec::new();
     for (c, condition) in matrix.conditions.iter().enumerate() {
         for (v, variant) in matrix.variants.iter().enumerate() {
@@ -312,22 +368,7 @@ pub(crate) fn validate(
             rows[cell(c, v)].compare(b.as_ref(), q.as_ref());
         }
     }
-    let validation = Validation {
-        date: braid::iso8601(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
-        ),
-        provenance: Provenance::new(None, None),
-        quick: opts.quick,
-        repetitions: reps,
-        sim_topology,
-        calibration: measured.to_string().lines().map(str::to_string).collect(),
-        config: base,
-        rows,
-    };
-    write(&validation, &opts.out)?;
-    Ok(validation)
+    rows
 }
 
 /// Runs `plan` on its engine, stopped by `interrupt`: its report, or why

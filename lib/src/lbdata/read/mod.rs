@@ -447,17 +447,7 @@ fn too_much_json() -> String {
 /// twice in one phase, are refused.
 pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
     let paths = files(&Files::locate(path))?;
-    let on_disk = paths.iter().try_fold(0u64, |sum, file| {
-        let len = std::fs::metadata(file).map_or(0, |m| m.len());
-        match sum + len > MAX_TOTAL_BYTES {
-            true => Err(ReadError::File {
-                file: file.clone(),
-                problem: too_much_json(),
-            }),
-            false => Ok(sum + len),
-        }
-    });
-    on_disk?;
+    refuse_too_much_on_disk(&paths)?;
     let mut first_ids: Option<Vec<u64>> = None;
     let mut phases: BTreeMap<u64, Vec<Task>> = BTreeMap::new();
     let mut total = 0usize;
@@ -467,20 +457,8 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
             file: file.clone(),
             problem,
         };
-        let bytes = braid_noise::files::read_bytes(file, MAX_FILE_BYTES)
-            .map_err(|e| fail(format!("cannot read it: {e}")))?;
-        let left = (MAX_TOTAL_BYTES - json_bytes).min(MAX_FILE_BYTES);
-        let (view, len) = with_json(&bytes, left, |raw| {
-            schema::check_raw(raw).map_err(|source| ReadError::Schema {
-                file: file.clone(),
-                source,
-            })?;
-            serde_json::from_str::<FileView>(raw.get()).map_err(|e| fail(format!("not JSON: {e}")))
-        })
-        .map_err(fail)?;
-        let view = view?;
+        let (view, len) = read_view(file, MAX_TOTAL_BYTES - json_bytes)?;
         json_bytes += len;
-        drop(bytes);
         let ids = phase_ids(&view.phases).map_err(fail)?;
         let mut sorted = ids.clone();
         sorted.sort_unstable();
@@ -502,10 +480,7 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
         }
         for (phase, id) in view.phases.into_iter().zip(ids) {
             let out = phases.entry(id).or_default();
-            for task in phase.tasks {
-                if !task.entity.migratable {
-                    continue;
-                }
+            for task in phase.tasks.into_iter().filter(|t| t.entity.migratable) {
                 total += 1;
                 if total > MAX_TASKS {
                     return Err(fail(format!(
@@ -517,80 +492,121 @@ pub fn read_dir(path: &Path) -> Result<Recording, ReadError> {
                     phase: id,
                     problem,
                 };
-                let time_s = task.time;
-                if time_s < 0.0 {
-                    return Err(content(format!("a task's time is {time_s}, below 0")));
-                }
-                // `updates` is braid's own key in vt's free-form
-                // `user_defined`: absent is "not recorded", anything but a
-                // count is an error, never read as absent.
-                let user = task
-                    .user_defined
-                    .map_or((None, None), |u| (u.updates, u.pace));
-                let updates = match user.0 {
-                    None => None,
-                    Some(v) => Some(v.as_u64().ok_or_else(|| {
-                        content(format!(
-                            "a task's user_defined.updates is {v}, not a whole number of updates"
-                        ))
-                    })?),
-                };
-                let pace = match user.1 {
-                    None => None,
-                    Some(v) => Some(
-                        v.as_f64()
-                            .filter(|p| p.is_finite() && *p >= 0.0)
-                            .ok_or_else(|| {
-                                content(format!(
-                                    "a task's user_defined.pace is {v}, not a count of updates"
-                                ))
-                            })?,
-                    ),
-                };
-                // vt's ids are unsigned: a negative or fractional one is
-                // not vt's, and would otherwise become some other task.
-                let (field, number) = match (task.entity.seq_id, task.entity.id) {
-                    (Some(n), _) => ("seq_id", n),
-                    (None, Some(n)) => ("id", n),
-                    (None, None) => return Err(content("a task has neither seq_id nor id".into())),
-                };
-                let id = number.as_u64().ok_or_else(|| {
-                    content(format!(
-                        "a task's entity.{field} is {number}: vt's ids are whole numbers from 0"
-                    ))
-                })?;
-                out.push(Task {
-                    id,
-                    pe,
-                    time_s,
-                    updates,
-                    pace,
-                });
+                out.push(task_of(task, pe).map_err(content)?);
             }
         }
     }
     let phases = phases
         .into_iter()
-        .map(|(id, mut tasks)| {
-            tasks.sort_by_key(|t| t.id);
-            if let Some(w) = tasks.windows(2).find(|w| w[0].id == w[1].id) {
-                return Err(ReadError::Content {
-                    file: paths[w[1].pe].clone(),
-                    phase: id,
-                    problem: format!(
-                        "task {} is listed twice (also in {})",
-                        w[1].id,
-                        paths[w[0].pe].display()
-                    ),
-                });
-            }
-            Ok(Phase { id, tasks })
-        })
+        .map(|(id, tasks)| each_task_once(id, tasks, &paths))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Recording {
         pes: paths.len(),
         phases,
     })
+}
+
+/// Refuses a recording whose files already hold more than
+/// [`MAX_TOTAL_BYTES`] on disk, at the file that passes it, before any is
+/// read.
+fn refuse_too_much_on_disk(paths: &[PathBuf]) -> Result<(), ReadError> {
+    paths.iter().try_fold(0u64, |sum, file| {
+        let len = std::fs::metadata(file).map_or(0, |m| m.len());
+        match sum + len > MAX_TOTAL_BYTES {
+            true => Err(ReadError::File {
+                file: file.clone(),
+                problem: too_much_json(),
+            }),
+            false => Ok(sum + len),
+        }
+    })?;
+    Ok(())
+}
+
+/// One file, checked against vt's schema and read, with the bytes of JSON
+/// it held; at most `left` bytes of JSON (what the recording's bound
+/// leaves) are read.
+fn read_view(file: &Path, left: u64) -> Result<(FileView, u64), ReadError> {
+    let fail = |problem: String| ReadError::File {
+        file: file.to_path_buf(),
+        problem,
+    };
+    let bytes = braid_noise::files::read_bytes(file, MAX_FILE_BYTES)
+        .map_err(|e| fail(format!("cannot read it: {e}")))?;
+    let (view, len) = with_json(&bytes, left.min(MAX_FILE_BYTES), |raw| {
+        schema::check_raw(raw).map_err(|source| ReadError::Schema {
+            file: file.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str::<FileView>(raw.get()).map_err(|e| fail(format!("not JSON: {e}")))
+    })
+    .map_err(fail)?;
+    Ok((view?, len))
+}
+
+/// A migratable task of processing element `pe`, as braid reads it, or
+/// what is wrong with it.
+fn task_of(task: TaskView, pe: usize) -> Result<Task, String> {
+    let time_s = task.time;
+    if time_s < 0.0 {
+        return Err(format!("a task's time is {time_s}, below 0"));
+    }
+    // `updates` is braid's own key in vt's free-form `user_defined`:
+    // absent is "not recorded", anything but a count is an error, never
+    // read as absent.
+    let user = task
+        .user_defined
+        .map_or((None, None), |u| (u.updates, u.pace));
+    let updates = match user.0 {
+        None => None,
+        Some(v) => Some(v.as_u64().ok_or_else(|| {
+            format!("a task's user_defined.updates is {v}, not a whole number of updates")
+        })?),
+    };
+    let pace = match user.1 {
+        None => None,
+        Some(v) => Some(
+            v.as_f64()
+                .filter(|p| p.is_finite() && *p >= 0.0)
+                .ok_or_else(|| {
+                    format!("a task's user_defined.pace is {v}, not a count of updates")
+                })?,
+        ),
+    };
+    // vt's ids are unsigned: a negative or fractional one is not vt's, and
+    // would otherwise become some other task.
+    let (field, number) = match (task.entity.seq_id, task.entity.id) {
+        (Some(n), _) => ("seq_id", n),
+        (None, Some(n)) => ("id", n),
+        (None, None) => return Err("a task has neither seq_id nor id".into()),
+    };
+    let id = number.as_u64().ok_or_else(|| {
+        format!("a task's entity.{field} is {number}: vt's ids are whole numbers from 0")
+    })?;
+    Ok(Task {
+        id,
+        pe,
+        time_s,
+        updates,
+        pace,
+    })
+}
+
+/// Phase `id`'s tasks in id order, each listed once over all the files.
+fn each_task_once(id: u64, mut tasks: Vec<Task>, paths: &[PathBuf]) -> Result<Phase, ReadError> {
+    tasks.sort_by_key(|t| t.id);
+    if let Some(w) = tasks.windows(2).find(|w| w[0].id == w[1].id) {
+        return Err(ReadError::Content {
+            file: paths[w[1].pe].clone(),
+            phase: id,
+            problem: format!(
+                "task {} is listed twice (also in {})",
+                w[1].id,
+                paths[w[0].pe].display()
+            ),
+        });
+    }
+    Ok(Phase { id, tasks })
 }
 
 /// A file's phase ids, in its order: each a whole number from 0 (vt's
