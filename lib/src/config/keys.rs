@@ -154,11 +154,7 @@ config_keys! {
     ["Scheme"]
     /// sync | ssync | async. Paper labels via --variant: sync, ssync(n), async(n),
     /// async(n)+split(f), async(n)+joint(f), async(n)+hybrid(f,k).
-    mode: Mode = "async", |p| p.choice(&[
-        ("sync", Mode::Sync),
-        ("ssync", Mode::Ssync),
-        ("async", Mode::Async),
-    ]);
+    mode: Mode = "async", |p| p.choice(&Mode::NAMES);
     /// ssync only: a subdomain may be updated only while every neighbour's update
     /// count is >= its own minus this.
     staleness: u64 = "0", |p| p.whole();
