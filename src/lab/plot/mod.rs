@@ -165,6 +165,23 @@ fn register_font() {
     });
 }
 
+/// RGB `pixels` of `w x h` as PNG bytes: fast compression, adaptive
+/// filters from Sub (what the `image` crate's PNG encoder wrote by default,
+/// so every committed figure is the same file to the byte).
+fn png_bytes(pixels: &[u8], (w, h): (u32, u32)) -> Result<Vec<u8>, png::EncodingError> {
+    let mut encoded = Vec::new();
+    let mut encoder = png::Encoder::new(&mut encoded, w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    encoder.set_filter(png::FilterType::Sub);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(pixels)?;
+    writer.finish()?;
+    Ok(encoded)
+}
+
 /// Writes `stem.png` and `stem.svg` into `dir`. Both are drawn in memory
 /// and then written whole ([`braid_noise::files::write_atomic`]), so a failure
 /// (a full disk) leaves no partial image and reads as a sentence.
@@ -193,15 +210,7 @@ fn render(fig: &impl Draw, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, PlotE
         fig.draw(&root).map_err(|e| drawing(&png, e))?;
         root.present().map_err(|e| fail(&png, &e))?;
     }
-    let mut encoded = Vec::new();
-    image::ImageEncoder::write_image(
-        image::codecs::png::PngEncoder::new(&mut encoded),
-        &pixels,
-        w,
-        h,
-        image::ColorType::Rgb8,
-    )
-    .map_err(|e| fail(&png, &e))?;
+    let encoded = png_bytes(&pixels, (w, h)).map_err(|e| fail(&png, &e))?;
     write_atomic(&png, |out| out.write_all(&encoded)).map_err(|e| fail(&png, &e))?;
     let mut text = String::new();
     {
