@@ -543,32 +543,41 @@ fn a_trace_across_ranks_samples_the_whole_run_and_replays_in_the_simulator() {
 
 #[test]
 fn lb_data_across_ranks_is_one_schema_valid_file_per_thread_of_every_rank() {
-    let dir = scratch("mpi_lbdata");
-    let r = mpirun(
-        &dir,
-        2,
-        &[
-            "run",
-            "--lb-data",
-            "lb",
-            "--variant",
-            "async(4)+joint(0.001)",
-            "threads=2",
-            "domain_size=60",
-            "max_iterations=20000",
-        ],
-    );
-    assert_eq!(r.status, Some(0), "{}", r.stderr);
-    let mut busy = [0.0; 4];
-    for (t, busy) in busy.iter_mut().enumerate() {
-        let file = json(&dir.join("lb").join(format!("data.{t}.json")));
-        assert_eq!(braid::check_lb_data(&file), Ok(()), "data.{t}.json");
-        assert_eq!(file["metadata"]["shared_node"]["num_nodes"], 1);
-        *busy = common::task_seconds(file["phases"].as_array().unwrap(), true);
-    }
-    // Rank 1's threads' loads reached rank 0 through the exchanges.
-    assert!(busy.iter().all(|&b| b > 0.0), "{busy:?}");
-    assert!(!dir.join("lb").join("data.4.json").exists());
+    // Up to three runs: on a busy machine (4 threads of 2 ranks on 2
+    // cores, beside other tests) a thread can be starved through a whole
+    // phase, and a phase's pace is then 0 (vt's tasks are the slowest
+    // thread's sweeps: none), which says nothing of the exchanges.
+    common::in_one_of_three(|| {
+        let dir = scratch("mpi_lbdata");
+        let r = mpirun(
+            &dir,
+            2,
+            &[
+                "run",
+                "--lb-data",
+                "lb",
+                "--variant",
+                "async(4)+joint(0.001)",
+                "threads=2",
+                "domain_size=60",
+                "max_iterations=20000",
+            ],
+        );
+        assert_eq!(r.status, Some(0), "{}", r.stderr);
+        let mut busy = [0.0; 4];
+        for (t, busy) in busy.iter_mut().enumerate() {
+            let file = json(&dir.join("lb").join(format!("data.{t}.json")));
+            assert_eq!(braid::check_lb_data(&file), Ok(()), "data.{t}.json");
+            assert_eq!(file["metadata"]["shared_node"]["num_nodes"], 1);
+            *busy = common::task_seconds(file["phases"].as_array().unwrap(), true);
+        }
+        assert!(!dir.join("lb").join("data.4.json").exists());
+        // Rank 1's threads' loads reached rank 0 through the exchanges.
+        match busy.iter().all(|&b| b > 0.0) {
+            true => Ok(()),
+            false => Err(format!("a thread's tasks add up to nothing: {busy:?}")),
+        }
+    });
 }
 
 #[test]
