@@ -287,9 +287,8 @@ pub struct VariantError {
 /// The strategies a label names by their own name, from the one list of
 /// them (Algorithm 1 is named by its scope instead).
 fn label_strategies() -> String {
-    Strategy::ALL
-        .iter()
-        .filter(|&&s| s != Strategy::Progressive)
+    Strategy::all()
+        .filter(|&s| s != Strategy::PROGRESSIVE)
         .map(|s| s.name())
         .collect::<Vec<_>>()
         .join(", ")
@@ -532,9 +531,9 @@ mod tests {
             reason: "no such balancer".into(),
         }
         .to_string();
-        for s in crate::policy::Strategy::ALL {
+        for s in crate::policy::Strategy::all() {
             let named = match s {
-                crate::policy::Strategy::Progressive => "split",
+                s if s == crate::policy::Strategy::PROGRESSIVE => "split",
                 s => s.name(),
             };
             assert!(e.contains(named), "{named} missing: {e}");
@@ -599,7 +598,7 @@ mod tests {
             b,
             LabelBalancer {
                 pick: Pick::One(Named {
-                    strategy: Strategy::Progressive,
+                    strategy: Strategy::PROGRESSIVE,
                     scope: Scope::Hybrid { period: 500 },
                 }),
                 interval: Interval::Seconds(0.001),

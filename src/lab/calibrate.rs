@@ -647,7 +647,7 @@ impl Policy for OneMove {
 
     fn name(&self) -> braid::Named {
         braid::Named {
-            strategy: braid::Strategy::Prescribed,
+            strategy: braid::Strategy::PRESCRIBED,
             scope: Scope::Joint,
         }
     }

@@ -109,7 +109,7 @@ pub(crate) fn instances(files: &[PathBuf]) -> Result<Vec<Instance>, LearnError> 
                 Ok(Variant::Async {
                     balancer: Some(b), ..
                 }) => match b.pick {
-                    Pick::One(named) if named.strategy != Strategy::Prescribed => Some(named),
+                    Pick::One(named) if named.strategy != Strategy::PRESCRIBED => Some(named),
                     _ => None,
                 },
                 _ => None,

@@ -222,7 +222,7 @@ impl Config {
         self.balancer = BalancerKey::of(v.balancer().map_or(BalancerKind::None, |b| b.kind()));
         // A label names its whole balancer: an unbalanced one (or auto)
         // leaves no strategy.
-        self.lb_strategy = LbStrategy::of(Strategy::Progressive);
+        self.lb_strategy = LbStrategy::of(Strategy::PROGRESSIVE);
         if let Some(b) = v.balancer() {
             self.lb_interval = b.interval;
             if let Pick::One(n) = b.pick {

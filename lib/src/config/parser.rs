@@ -395,8 +395,8 @@ impl Parser<'_> {
                 self.bad(format!(
                     "a list of balancer names: split, joint, hybrid, or a strategy ({}) \
                      alone or with -split or -hybrid; `{name}` is none of them",
-                    Strategy::ALL[1..]
-                        .iter()
+                    Strategy::all()
+                        .skip(1)
                         .map(|s| s.name())
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -405,7 +405,7 @@ impl Parser<'_> {
             if list.contains(&named) {
                 return Err(self.bad(format!("each balancer at most once; `{name}` repeats")));
             }
-            if named.strategy == Strategy::Prescribed {
+            if named.strategy == Strategy::PRESCRIBED {
                 return Err(self.bad(
                     "the strategies auto chooses from; prescribed owners are not chosen, \
                      they are applied (lb_strategy = prescribed:DIR with a balancer scope)",

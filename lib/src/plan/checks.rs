@@ -35,21 +35,21 @@ fn scheme(cfg: &Config) -> Result<(), PlanError> {
             "balancing needs mode = async, or mode = sync in the simulator (mode is ssync)",
         );
     }
-    if cfg.balancer == BalancerKind::None && cfg.lb_strategy.kind != Strategy::Progressive {
+    if cfg.balancer == BalancerKind::None && cfg.lb_strategy.kind != Strategy::PROGRESSIVE {
         return invalid(
             "lb_strategy",
             "a strategy needs a balancer scope: set balancer = joint|split|hybrid, or use a \
              label such as async(4)+steal(0.001)",
         );
     }
-    if cfg.balancer == BalancerKind::Auto && cfg.lb_strategy.kind != Strategy::Progressive {
+    if cfg.balancer == BalancerKind::Auto && cfg.lb_strategy.kind != Strategy::PROGRESSIVE {
         return invalid(
             "lb_strategy",
             "balancer = auto chooses among lb_candidates; name the strategies there \
              (e.g. lb_candidates = steal, greedy-split) and leave lb_strategy out",
         );
     }
-    if cfg.balancer == BalancerKind::Learned && cfg.lb_strategy.kind != Strategy::Progressive {
+    if cfg.balancer == BalancerKind::Learned && cfg.lb_strategy.kind != Strategy::PROGRESSIVE {
         return invalid(
             "lb_strategy",
             "balancer = learned chooses among its model's strategies; leave lb_strategy out",

@@ -5,13 +5,12 @@
 use std::sync::Arc;
 
 use super::PlanError;
+use crate::choice::Choice;
 use crate::config::Config;
 use crate::engine::{BalancerSettings, Policies};
+use crate::lbdata::read::Recording;
 use crate::policy::learned::{Learner, Model};
-use crate::policy::{
-    Anticipate, Bounds, Gossip, Greedy, Homes, Named, Policy, Prescribed, Progressive, Refine,
-    ResidualFirst, Scope, Steal,
-};
+use crate::policy::{Bounds, Homes, Named, Policy, Scope, Settings};
 use crate::problem::Problem;
 use crate::variant::{Pick, Strategy};
 
@@ -108,22 +107,30 @@ fn learned_model(cfg: &Config) -> Result<Model, PlanError> {
     Model::read(file).map_err(|e| fail(format!("{}: {e}", file.display())))
 }
 
-/// `prescribed`'s owners, from the directory `lb_strategy` names.
-fn prescribed(cfg: &Config, bounds: Bounds, problem: &Problem) -> Result<Prescribed, PlanError> {
-    let fail = |message: String| PlanError::Invalid {
+/// The LB data the file strategy (`prescribed:DIR`) applies, read from
+/// its directory; `None` for every other strategy.
+fn recording(cfg: &Config, strategy: Strategy) -> Result<Option<Recording>, PlanError> {
+    let (with_file, word) = <Strategy as Choice>::WITH_FILE;
+    if strategy != with_file {
+        return Ok(None);
+    }
+    let Some(dir) = &cfg.lb_strategy.file else {
+        return Err(lb_strategy(format!(
+            "{name} applies the owners of a directory of LB data: write lb_strategy = \
+             {name}:{word}",
+            name = with_file.name()
+        )));
+    };
+    crate::lbdata::read::read_dir(dir)
+        .map(Some)
+        .map_err(|e| lb_strategy(e.to_string()))
+}
+
+fn lb_strategy(message: String) -> PlanError {
+    PlanError::Invalid {
         key: "lb_strategy",
         message,
-    };
-    let Some(dir) = &cfg.lb_strategy.file else {
-        return Err(fail(
-            "prescribed applies the owners of a directory of LB data: write lb_strategy = \
-             prescribed:DIR"
-                .into(),
-        ));
-    };
-    let recording = crate::lbdata::read::read_dir(dir).map_err(|e| fail(e.to_string()))?;
-    Prescribed::new(bounds, &recording, problem.subs.len(), problem.threads)
-        .map_err(|e| fail(format!("{}: {e}", dir.display())))
+    }
 }
 
 /// The policy `named` with its settings from the configuration (a hybrid
@@ -135,41 +142,32 @@ fn policy(cfg: &Config, named: Named, problem: &Problem) -> Result<Arc<dyn Polic
         },
         s => s,
     };
-    let bounds = Bounds {
-        scope,
-        low: cfg.low_threshold(),
-        high: cfg.high_threshold(),
+    let recording = recording(cfg, named.strategy)?;
+    let settings = Settings {
+        bounds: Bounds {
+            scope,
+            low: cfg.low_threshold(),
+            high: cfg.high_threshold(),
+        },
+        pairs: cfg.pairs,
+        min_gap: cfg
+            .lb_min_gap
+            .value()
+            .copied()
+            .unwrap_or(crate::policy::DEFAULT_MIN_GAP),
+        predict: cfg.lb_predict,
+        seed: cfg.seed,
+        tolerance: cfg.lb_tolerance,
+        alpha: cfg.lb_alpha,
+        history: cfg.lb_history,
+        recording: recording.as_ref(),
+        subdomains: problem.subs.len(),
+        threads: problem.threads,
     };
-    Ok(match named.strategy {
-        Strategy::Progressive => Arc::new(Progressive {
-            bounds,
-            pairs: cfg.pairs,
-            min_gap: cfg
-                .lb_min_gap
-                .value()
-                .copied()
-                .unwrap_or(crate::policy::DEFAULT_MIN_GAP),
-            predict: cfg.lb_predict,
-            seed: cfg.seed,
-        }),
-        Strategy::Steal => Arc::new(Steal { bounds }),
-        Strategy::Greedy => Arc::new(Greedy { bounds }),
-        Strategy::Refine => Arc::new(Refine {
-            bounds,
-            tolerance: cfg.lb_tolerance,
-        }),
-        Strategy::Anticipate => Arc::new(Anticipate {
-            bounds,
-            alpha: cfg.lb_alpha,
-            history: cfg.lb_history,
-        }),
-        Strategy::Residual => Arc::new(ResidualFirst { bounds }),
-        Strategy::Gossip => Arc::new(Gossip {
-            bounds,
-            fanout: 2,
-            rounds: 0,
-            seed: cfg.seed,
-        }),
-        Strategy::Prescribed => Arc::new(prescribed(cfg, bounds, problem)?),
+    named.strategy.build(&settings).map_err(|e| {
+        lb_strategy(match &cfg.lb_strategy.file {
+            Some(dir) if recording.is_some() => format!("{}: {e}", dir.display()),
+            _ => e,
+        })
     })
 }

@@ -128,7 +128,7 @@ fn a_strategy_without_a_balancer_scope_is_refused_not_ignored() {
     c.apply_variant("async(4)").unwrap();
     checks::cross_keys(&c).unwrap();
     c.apply_variant("async(4)+joint(0.001)").unwrap();
-    assert_eq!(c.lb_strategy.kind, crate::variant::Strategy::Progressive);
+    assert_eq!(c.lb_strategy.kind, crate::variant::Strategy::PROGRESSIVE);
 }
 
 #[test]

@@ -32,8 +32,10 @@
 //! the balancer is called at its interval (`lb_interval = auto` gives
 //! Menon's, ULBA's `sigma+` at `alpha = 0`).
 
+use std::sync::Arc;
+
 use super::objects::{Weights, greedy};
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Policy, Snapshot, Entry, Settings, Strategy, by_group};
 
 /// How far above the group's mean growth (as a share of its mean thread
 /// load), or below its mean rate, a thread must be to count as
@@ -68,7 +70,7 @@ impl Policy for Anticipate {
     }
 
     fn name(&self) -> Named {
-        self.bounds.named(Strategy::Anticipate)
+        self.bounds.named(Strategy::ANTICIPATE)
     }
 
     fn reads_loads(&self) -> bool {
@@ -145,6 +147,22 @@ impl Anticipate {
         slow
     }
 }
+
+
+impl Strategy {
+    /// ULBA's anticipation ([`Anticipate`]).
+    pub const ANTICIPATE: Strategy = Strategy(&ENTRY);
+}
+
+/// Its line in the registry (`policy/mod.rs`).
+pub(super) const ENTRY: Entry = Entry {
+    name: "anticipate",
+    build: |s: &Settings<'_>| Ok(Arc::new(Anticipate {
+        bounds: s.bounds,
+        alpha: s.alpha,
+        history: s.history,
+    })),
+};
 
 #[cfg(test)]
 mod tests {

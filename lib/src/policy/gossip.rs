@@ -52,9 +52,11 @@
 //! ([`Policy::learns`], `sim/network.rs`; docs/across-nodes.md compares
 //! them with the global view).
 
+use std::sync::Arc;
+
 use super::jitter;
 use super::objects::Weights;
-use super::{Bounds, Learns, Move, Named, Owned, Policy, Snapshot, Strategy};
+use super::{Bounds, Learns, Move, Named, Owned, Policy, Snapshot, Entry, Settings, Strategy};
 use crate::rng::SplitMix64;
 
 /// vt's `run_temperedlb_tolerance`: a group whose most loaded thread is
@@ -159,7 +161,7 @@ impl Policy for Gossip {
     }
 
     fn name(&self) -> Named {
-        self.bounds.named(Strategy::Gossip)
+        self.bounds.named(Strategy::GOSSIP)
     }
 
     fn reads_loads(&self) -> bool {
@@ -710,6 +712,23 @@ fn draw(view: &[Word], mean: f64, rng: &mut SplitMix64) -> Option<usize> {
     }
     view.iter().rposition(|w| w.time < mean)
 }
+
+
+impl Strategy {
+    /// DARMA vt's TemperedLB: gossip, then transfer (`Gossip`).
+    pub const GOSSIP: Strategy = Strategy(&ENTRY);
+}
+
+/// Its line in the registry (`policy/mod.rs`).
+pub(super) const ENTRY: Entry = Entry {
+    name: "gossip",
+    build: |s: &Settings<'_>| Ok(Arc::new(Gossip {
+        bounds: s.bounds,
+        fanout: 2,
+        rounds: 0,
+        seed: s.seed,
+    })),
+};
 
 #[cfg(test)]
 mod tests {

@@ -40,8 +40,10 @@
 //! moves nothing where Algorithm 1, balancing update counts, gains a
 //! little (docs/workloads.md).
 
+use std::sync::Arc;
+
 use super::objects::{Weights, greedy};
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Policy, Snapshot, Entry, Settings, Strategy, by_group};
 
 /// Charm++ GreedyLB on measured object loads (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -61,7 +63,7 @@ impl Policy for Greedy {
     }
 
     fn name(&self) -> Named {
-        self.bounds.named(Strategy::Greedy)
+        self.bounds.named(Strategy::GREEDY)
     }
 
     fn reads_loads(&self) -> bool {
@@ -71,3 +73,15 @@ impl Policy for Greedy {
 
 #[cfg(test)]
 pub(super) mod tests;
+
+
+impl Strategy {
+    /// Charm++ GreedyLB's idea on measured rates ([`Greedy`]).
+    pub const GREEDY: Strategy = Strategy(&ENTRY);
+}
+
+/// Its line in the registry (`policy/mod.rs`).
+pub(super) const ENTRY: Entry = Entry {
+    name: "greedy",
+    build: |s: &Settings<'_>| Ok(Arc::new(Greedy { bounds: s.bounds })),
+};

@@ -7,42 +7,64 @@
 //! split and hybrid forms is [`Progressive`]; the others come from the
 //! balancing literature, each with its source at the top of its file:
 //! [`Steal`], [`Greedy`], [`Refine`], [`Anticipate`], [`ResidualFirst`]. A
-//! strategy's fields are its settings: `plan` builds it from the
-//! configuration, which this module never sees.
+//! strategy's fields are its settings: its file builds it from
+//! [`Settings`], which `plan` fills from the configuration this module
+//! never sees. The registry of strategies is the `strategies!` list below.
 
-mod anticipate;
-mod gossip;
-mod greedy;
 mod homes;
 pub(crate) mod jitter;
 pub(crate) mod learned;
 mod objects;
 mod payoff;
-mod prescribed;
-mod progressive;
-mod refine;
-mod residual;
-mod steal;
+
+/// The registry of strategies, Algorithm 1 first: each line names a
+/// module that holds one strategy whole (its policy, its [`Strategy`]
+/// constant and its `ENTRY`: name and constructor). Adding a strategy is
+/// its file, its line here, and its colour in the figures' `look.rs`
+/// (docs/architecture.md, "Adding a strategy").
+macro_rules! strategies {
+    ($($module:ident),* $(,)?) => {
+        $(mod $module;)*
+
+        impl Choice for Strategy {
+            const NAMES: &'static [(&'static str, Strategy)] =
+                &[$(($module::ENTRY.name, Strategy(&$module::ENTRY))),*];
+            const WITH_FILE: (Strategy, &'static str) = (Strategy::PRESCRIBED, "DIR");
+        }
+    };
+}
+
+strategies! {
+    progressive,
+    steal,
+    greedy,
+    refine,
+    anticipate,
+    residual,
+    gossip,
+    prescribed,
+}
 
 pub use anticipate::Anticipate;
 pub(crate) use gossip::rounds_to_cover;
-pub(crate) use gossip::{Gossip, Wire, Word};
+pub(crate) use gossip::{Wire, Word};
 pub use greedy::Greedy;
 pub use homes::{Homes, Shift, homeward};
 pub use jitter::{MIN_INTERVALS, RECENT, Reading, improves_beyond, improves_beyond_by};
 pub(crate) use payoff::{AWAY_MEMORY, Gate};
 pub use payoff::{measured_away, paying};
-pub(crate) use prescribed::Prescribed;
 pub use progressive::{Progressive, Scope};
 pub use refine::Refine;
 pub use residual::ResidualFirst;
 pub use steal::Steal;
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::choice::{Choice, WithFile};
+use crate::lbdata::read::Recording;
 
 /// The `lb_strategy` key: a strategy, and for `prescribed` the directory
 /// of LB data whose owners it applies (`prescribed:DIR`).
@@ -50,66 +72,113 @@ use crate::choice::{Choice, WithFile};
 /// ```
 /// use braid::{LbStrategy, Strategy};
 /// let s: LbStrategy = "prescribed:lb/run 1".parse().unwrap();
-/// assert_eq!(s.kind, Strategy::Prescribed);
+/// assert_eq!(s.kind, Strategy::PRESCRIBED);
 /// assert_eq!(s.to_string(), "prescribed:lb/run 1");
-/// assert_eq!("steal".parse::<LbStrategy>().unwrap(), LbStrategy::of(Strategy::Steal));
+/// assert_eq!("steal".parse::<LbStrategy>().unwrap(), LbStrategy::of(Strategy::STEAL));
 /// assert!("prescribed:".parse::<LbStrategy>().is_err());
 /// ```
 pub type LbStrategy = WithFile<Strategy>;
 
-impl Choice for Strategy {
-    const NAMES: &'static [(&'static str, Strategy)] = &[
-        ("progressive", Strategy::Progressive),
-        ("steal", Strategy::Steal),
-        ("greedy", Strategy::Greedy),
-        ("refine", Strategy::Refine),
-        ("anticipate", Strategy::Anticipate),
-        ("residual", Strategy::Residual),
-        ("gossip", Strategy::Gossip),
-        ("prescribed", Strategy::Prescribed),
-    ];
-    const WITH_FILE: (Strategy, &'static str) = (Strategy::Prescribed, "DIR");
+/// Which balancing strategy runs (async only; `lb_strategy`): one entry
+/// of the registry above, named by its constant (`Strategy::GREEDY`) or
+/// its name (`"greedy".parse()`).
+///
+/// ```
+/// use braid::Strategy;
+/// assert_eq!(Strategy::GREEDY.name(), "greedy");
+/// assert_eq!(Strategy::all().next(), Some(Strategy::PROGRESSIVE));
+/// assert!(Strategy::all().all(|s| s != Strategy::PRESCRIBED));
+/// ```
+#[derive(Clone, Copy)]
+pub struct Strategy(&'static Entry);
+
+/// A strategy as the registry holds it.
+pub(crate) struct Entry {
+    /// Its name in labels and in `lb_strategy`.
+    pub(crate) name: &'static str,
+    /// It, built with the run's settings; an error says what is wrong
+    /// with them.
+    pub(crate) build: fn(&Settings<'_>) -> Result<Arc<dyn Policy>, String>,
 }
 
-/// Which balancing strategy runs (async only; `lb_strategy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Strategy {
-    /// The paper's Algorithm 1 ([`Progressive`]).
-    Progressive,
-    /// Receiver-initiated stealing by measured rate ([`Steal`]).
-    Steal,
-    /// Charm++ GreedyLB's idea on measured rates ([`Greedy`]).
-    Greedy,
-    /// Charm++ RefineLB's ([`Refine`]).
-    Refine,
-    /// ULBA's anticipation ([`Anticipate`]).
-    Anticipate,
-    /// The largest local residuals to the fastest threads ([`ResidualFirst`]).
-    Residual,
-    /// DARMA vt's TemperedLB: gossip, then transfer ([`Gossip`]).
-    Gossip,
-    /// Owners an offline tool wrote ([`Prescribed`]); not among [`Self::ALL`],
-    /// which lists what needs nothing but the run.
-    Prescribed,
+/// What a strategy is built from: its bounds and the `lb_*` settings
+/// strategies read (`plan` fills it from the configuration).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Settings<'a> {
+    /// Scope and thresholds.
+    pub(crate) bounds: Bounds,
+    /// `pairs`.
+    pub(crate) pairs: usize,
+    /// `lb_min_gap` (auto: [`DEFAULT_MIN_GAP`]).
+    pub(crate) min_gap: u64,
+    /// `lb_predict`.
+    pub(crate) predict: bool,
+    /// `seed`.
+    pub(crate) seed: u64,
+    /// `lb_tolerance`.
+    pub(crate) tolerance: f64,
+    /// `lb_alpha`.
+    pub(crate) alpha: f64,
+    /// `lb_history`.
+    pub(crate) history: usize,
+    /// The LB data read from the file strategy's directory
+    /// (`prescribed:DIR`); `None` for every other strategy.
+    pub(crate) recording: Option<&'a Recording>,
+    /// The run's subdomains.
+    pub(crate) subdomains: usize,
+    /// The run's threads.
+    pub(crate) threads: usize,
+}
+
+impl PartialEq for Strategy {
+    fn eq(&self, other: &Strategy) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for Strategy {}
+
+impl fmt::Debug for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl Serialize for Strategy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Strategy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Strategy, D::Error> {
+        let name = String::deserialize(d)?;
+        Strategy::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, s)| s)
+            .ok_or_else(|| serde::de::Error::custom(format!("no strategy named `{name}`")))
+    }
 }
 
 impl Strategy {
-    /// Every strategy, Algorithm 1 first.
-    pub const ALL: [Strategy; 7] = [
-        Strategy::Progressive,
-        Strategy::Steal,
-        Strategy::Greedy,
-        Strategy::Refine,
-        Strategy::Anticipate,
-        Strategy::Residual,
-        Strategy::Gossip,
-    ];
+    /// Every strategy that needs nothing but the run (all but the one
+    /// that applies a file's owners, `prescribed`), Algorithm 1 first.
+    pub fn all() -> impl Iterator<Item = Strategy> {
+        Strategy::NAMES
+            .iter()
+            .map(|&(_, s)| s)
+            .filter(|&s| s != Strategy::WITH_FILE.0)
+    }
 
-    /// The name in labels and in `lb_strategy`: from the one list of
-    /// names, [`Choice::NAMES`].
+    /// The name in labels and in `lb_strategy`.
     pub fn name(self) -> &'static str {
-        <Strategy as Choice>::name(self)
+        self.0.name
+    }
+
+    /// This strategy, built with `settings`.
+    pub(crate) fn build(self, settings: &Settings<'_>) -> Result<Arc<dyn Policy>, String> {
+        (self.0.build)(settings)
     }
 }
 
@@ -121,7 +190,7 @@ impl Strategy {
 /// ```
 /// use braid::{Named, Scope, Strategy};
 /// let n: Named = "steal-split".parse().unwrap();
-/// assert_eq!((n.strategy, n.scope), (Strategy::Steal, Scope::Split));
+/// assert_eq!((n.strategy, n.scope), (Strategy::STEAL, Scope::Split));
 /// assert_eq!("hybrid".parse::<Named>().unwrap().to_string(), "hybrid");
 /// assert_eq!("greedy".parse::<Named>().unwrap().scope, Scope::Joint);
 /// assert!("steal-".parse::<Named>().is_err());
@@ -143,7 +212,7 @@ impl fmt::Display for Named {
             Scope::Hybrid { .. } => "hybrid",
         };
         match (self.strategy, self.scope) {
-            (Strategy::Progressive, _) => f.write_str(scope),
+            (s, _) if s == Strategy::PROGRESSIVE => f.write_str(scope),
             (s, Scope::Joint) => f.write_str(s.name()),
             (s, _) => write!(f, "{}-{scope}", s.name()),
         }
@@ -169,10 +238,7 @@ impl Named {
     /// and each other strategy alone or with `-split` or `-hybrid`.
     pub fn names() -> Vec<String> {
         let mut names: Vec<String> = ["split", "joint", "hybrid"].map(String::from).into();
-        for s in Strategy::ALL
-            .into_iter()
-            .filter(|s| *s != Strategy::Progressive)
-        {
+        for s in Strategy::all().filter(|s| *s != Strategy::PROGRESSIVE) {
             for tail in ["", "-split", "-hybrid", "-joint"] {
                 names.push(format!("{}{tail}", s.name()));
             }
@@ -193,15 +259,15 @@ impl std::str::FromStr for Named {
         };
         if let Some(scope) = scope(name) {
             return Ok(Named {
-                strategy: Strategy::Progressive,
+                strategy: Strategy::PROGRESSIVE,
                 scope,
             });
         }
         let (head, tail) = name.split_once('-').unwrap_or((name, "joint"));
-        let strategy = Strategy::ALL
-            .into_iter()
-            .chain([Strategy::Prescribed])
-            .find(|s| *s != Strategy::Progressive && s.name() == head)
+        let strategy = Strategy::NAMES
+            .iter()
+            .map(|&(_, s)| s)
+            .find(|s| *s != Strategy::PROGRESSIVE && s.name() == head)
             .ok_or(())?;
         Ok(Named {
             strategy,
@@ -426,7 +492,7 @@ pub const HISTORY: usize = 8;
 /// ```
 /// use braid::{Bounds, Scope, Strategy};
 /// let b = Bounds { scope: Scope::Split, low: 2, high: 6 };
-/// assert_eq!(b.named(Strategy::Steal).to_string(), "steal-split");
+/// assert_eq!(b.named(Strategy::STEAL).to_string(), "steal-split");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bounds {
@@ -509,7 +575,7 @@ pub enum Learns {
     Everything,
     /// The mean load (an all-reduce of one number), then `rounds` rounds
     /// in which each thread tells `fanout` random peers what it knows
-    /// ([`Gossip`]).
+    /// (`Gossip`, the `gossip` strategy).
     Gossip {
         /// Peers told per round.
         fanout: usize,
@@ -561,7 +627,7 @@ impl Policy for Recorder {
 
     fn name(&self) -> Named {
         Named {
-            strategy: Strategy::Progressive,
+            strategy: Strategy::PROGRESSIVE,
             scope: Scope::Joint,
         }
     }

@@ -9,7 +9,9 @@
 //! `split`, only within a socket). It reads no rates and no thresholds: it
 //! applies the owners as they are.
 
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy};
+use std::sync::Arc;
+
+use super::{Bounds, Move, Named, Policy, Snapshot, Entry, Settings, Strategy};
 use crate::lbdata::read::{Recording, fill_gaps, phase_at};
 
 /// Owners given, phase by phase.
@@ -98,7 +100,7 @@ impl Policy for Prescribed {
     }
 
     fn name(&self) -> Named {
-        self.bounds.named(Strategy::Prescribed)
+        self.bounds.named(Strategy::PRESCRIBED)
     }
 
     /// The owners are the offline tool's, subdomain by subdomain.
@@ -106,6 +108,22 @@ impl Policy for Prescribed {
         false
     }
 }
+
+
+impl Strategy {
+    /// Owners an offline tool wrote (`Prescribed`); not among [`Strategy::all`],
+    /// which lists what needs nothing but the run.
+    pub const PRESCRIBED: Strategy = Strategy(&ENTRY);
+}
+
+/// Its line in the registry (`policy/mod.rs`).
+pub(super) const ENTRY: Entry = Entry {
+    name: "prescribed",
+    build: |s: &Settings<'_>| {
+        let recording = s.recording.ok_or("prescribed applies the owners of a recording")?;
+        Ok(Arc::new(Prescribed::new(s.bounds, recording, s.subdomains, s.threads)?))
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -61,9 +61,11 @@
 //!   own: at bands up to 32 the noisy runs still made 2200-2300 moves and
 //!   lost as much. Hybrid's cross-socket move is predicted the same way.
 
+use std::sync::Arc;
+
 use crate::rng::SplitMix64;
 
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy};
+use super::{Bounds, Move, Named, Policy, Snapshot, Entry, Settings, Strategy};
 
 /// Which threads are balanced together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,7 +142,7 @@ impl Policy for Progressive {
     }
 
     fn name(&self) -> Named {
-        self.bounds.named(Strategy::Progressive)
+        self.bounds.named(Strategy::PROGRESSIVE)
     }
 
     /// As printed (`predict` off), Algorithm 1 moves the subdomain line 8
@@ -450,6 +452,24 @@ impl<'a> Working<'a> {
         self.moves.push(Move { sub, from, to });
     }
 }
+
+
+impl Strategy {
+    /// The paper's Algorithm 1 ([`Progressive`]).
+    pub const PROGRESSIVE: Strategy = Strategy(&ENTRY);
+}
+
+/// Its line in the registry (`policy/mod.rs`).
+pub(super) const ENTRY: Entry = Entry {
+    name: "progressive",
+    build: |s: &Settings<'_>| Ok(Arc::new(Progressive {
+        bounds: s.bounds,
+        pairs: s.pairs,
+        min_gap: s.min_gap,
+        predict: s.predict,
+        seed: s.seed,
+    })),
+};
 
 #[cfg(test)]
 mod tests;

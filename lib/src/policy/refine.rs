@@ -27,8 +27,10 @@
 //! refine trade 4,400 subdomains between equal threads). Before loads are
 //! measured every subdomain weighs 1 and a thread's speed is its rate.
 
+use std::sync::Arc;
+
 use super::objects::{Weights, refine};
-use super::{Bounds, Move, Named, Policy, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Policy, Snapshot, Entry, Settings, Strategy, by_group};
 
 /// Charm++ RefineLB on measured object loads (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -50,13 +52,28 @@ impl Policy for Refine {
     }
 
     fn name(&self) -> Named {
-        self.bounds.named(Strategy::Refine)
+        self.bounds.named(Strategy::REFINE)
     }
 
     fn reads_loads(&self) -> bool {
         true
     }
 }
+
+
+impl Strategy {
+    /// Charm++ RefineLB's ([`Refine`]).
+    pub const REFINE: Strategy = Strategy(&ENTRY);
+}
+
+/// Its line in the registry (`policy/mod.rs`).
+pub(super) const ENTRY: Entry = Entry {
+    name: "refine",
+    build: |s: &Settings<'_>| Ok(Arc::new(Refine {
+        bounds: s.bounds,
+        tolerance: s.tolerance,
+    })),
+};
 
 #[cfg(test)]
 mod tests {

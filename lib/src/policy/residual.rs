@@ -26,9 +26,11 @@
 //! which span orders of magnitude here, would pile the quiet subdomains
 //! onto one thread and let their counts fall behind).
 
+use std::sync::Arc;
+
 use super::homes::shift_in;
 use super::jitter::{improves_beyond_by, window_rate};
-use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Entry, Settings, Strategy, by_group};
 
 /// The largest local residuals to the fastest threads, after Bahi et al. (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -45,7 +47,7 @@ impl Policy for ResidualFirst {
     }
 
     fn name(&self) -> Named {
-        self.bounds.named(Strategy::Residual)
+        self.bounds.named(Strategy::RESIDUAL)
     }
 
     /// Which subdomain moves is this strategy's point: the largest residual.
@@ -100,6 +102,18 @@ impl ResidualFirst {
         })
     }
 }
+
+
+impl Strategy {
+    /// The largest local residuals to the fastest threads ([`ResidualFirst`]).
+    pub const RESIDUAL: Strategy = Strategy(&ENTRY);
+}
+
+/// Its line in the registry (`policy/mod.rs`).
+pub(super) const ENTRY: Entry = Entry {
+    name: "residual",
+    build: |s: &Settings<'_>| Ok(Arc::new(ResidualFirst { bounds: s.bounds })),
+};
 
 #[cfg(test)]
 mod tests {

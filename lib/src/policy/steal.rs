@@ -28,9 +28,11 @@
 //! not at random, and the thief steals on a schedule (the balancer's turn),
 //! not when it runs dry.
 
+use std::sync::Arc;
+
 use super::homes::shift_in;
 use super::jitter::{improves_beyond_by, window_rate};
-use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Strategy, by_group};
+use super::{Bounds, Move, Named, Owned, Policy, Snapshot, Entry, Settings, Strategy, by_group};
 
 /// Receiver-initiated stealing by measured rate (the top of this file says how).
 #[derive(Debug, Clone)]
@@ -47,7 +49,7 @@ impl Policy for Steal {
     }
 
     fn name(&self) -> Named {
-        self.bounds.named(Strategy::Steal)
+        self.bounds.named(Strategy::STEAL)
     }
 }
 
@@ -84,6 +86,18 @@ impl Steal {
         may_give(from).then_some(Move { sub, from, to })
     }
 }
+
+
+impl Strategy {
+    /// Receiver-initiated stealing by measured rate ([`Steal`]).
+    pub const STEAL: Strategy = Strategy(&ENTRY);
+}
+
+/// Its line in the registry (`policy/mod.rs`).
+pub(super) const ENTRY: Entry = Entry {
+    name: "steal",
+    build: |s: &Settings<'_>| Ok(Arc::new(Steal { bounds: s.bounds })),
+};
 
 #[cfg(test)]
 mod tests;

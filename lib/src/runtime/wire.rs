@@ -5,7 +5,7 @@
 //! # Protocol: a call decided apart
 //!
 //! A call is due at the same agreed tick on every rank (`migrate.rs`), and
-//! every rank runs the same [`crate::policy::Gossip`] code on its own
+//! every rank runs the same `gossip` code (`policy/gossip.rs`) on its own
 //! threads' entries of its snapshot. Three kinds of message:
 //!
 //! 1. **The means** ([`Wire::reduce`]): one all-reduce of a sum and one of a

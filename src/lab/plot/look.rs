@@ -46,23 +46,25 @@ pub(super) const PALETTE: [(u8, u8, u8); 16] = [
 /// The models' grey, which no variant takes.
 pub(super) const MODEL_GREY: usize = 7;
 
-/// Each family's palette colour and marker.
-const FAMILY: &[(&str, usize, Mark)] = &[
-    ("async", 0, Mark::Circle),        // blue
-    ("joint", 1, Mark::Triangle),      // orange
-    ("split", 4, Mark::Triangle),      // purple
-    ("hybrid", 9, Mark::Triangle),     // cyan
-    ("sync", 10, Mark::Square),        // black
-    ("ssync", 5, Mark::Square),        // brown
-    ("steal", 2, Mark::Triangle),      // green
-    ("greedy", 3, Mark::Diamond),      // red
-    ("refine", 8, Mark::Diamond),      // olive
-    ("anticipate", 11, Mark::Diamond), // navy
-    ("residual", 14, Mark::Diamond),   // maroon
-    ("gossip", 13, Mark::Diamond),     // teal
-    ("auto", 6, Mark::Cross),          // pink
-    ("learned", 15, Mark::Cross),      // magenta
-    ("prescribed", 12, Mark::Cross),   // dark olive
+/// Each family's colour (the palette's, while it has one free; a new
+/// family may take any colour no other is too close to, which a test
+/// checks) and marker.
+const FAMILY: &[(&str, (u8, u8, u8), Mark)] = &[
+    ("async", PALETTE[0], Mark::Circle),        // blue
+    ("joint", PALETTE[1], Mark::Triangle),      // orange
+    ("split", PALETTE[4], Mark::Triangle),      // purple
+    ("hybrid", PALETTE[9], Mark::Triangle),     // cyan
+    ("sync", PALETTE[10], Mark::Square),        // black
+    ("ssync", PALETTE[5], Mark::Square),        // brown
+    ("steal", PALETTE[2], Mark::Triangle),      // green
+    ("greedy", PALETTE[3], Mark::Diamond),      // red
+    ("refine", PALETTE[8], Mark::Diamond),      // olive
+    ("anticipate", PALETTE[11], Mark::Diamond), // navy
+    ("residual", PALETTE[14], Mark::Diamond),   // maroon
+    ("gossip", PALETTE[13], Mark::Diamond),     // teal
+    ("auto", PALETTE[6], Mark::Cross),          // pink
+    ("learned", PALETTE[15], Mark::Cross),      // magenta
+    ("prescribed", PALETTE[12], Mark::Cross),   // dark olive
 ];
 
 /// How one variant is drawn.
@@ -93,11 +95,11 @@ fn parts(label: &str) -> (RGBColor, f64, Mark) {
         return (colour(12), 0.0, Mark::Circle);
     };
     let name = family(&v);
-    let &(_, i, mark) = FAMILY
+    let &(_, (r, g, b), mark) = FAMILY
         .iter()
         .find(|(f, _, _)| *f == name)
         .unwrap_or(&FAMILY[0]);
-    (colour(i), shade(&v), mark)
+    (RGBColor(r, g, b), shade(&v), mark)
 }
 
 /// A balanced sync variant is drawn as its balancer is in async: the
@@ -158,7 +160,7 @@ fn shade(v: &braid::Variant) -> f64 {
                     _ => -1.5,
                 };
                 if let Pick::One(named) = b.pick {
-                    let progressive = named.strategy == Strategy::Progressive;
+                    let progressive = named.strategy == Strategy::PROGRESSIVE;
                     if let Scope::Hybrid { period } = named.scope {
                         t += (period.max(1) as f64 / 10.0).log10() / 2.0;
                     }
@@ -306,15 +308,14 @@ mod tests {
 
     /// A strategy without a family would be drawn in plain async's colour
     /// without a word: every strategy (Algorithm 1 by its scopes) and
-    /// every other family a label can name has its own entry, and no two
-    /// share a colour.
+    /// every other family a label can name has its own entry, no two look
+    /// alike, and none is the models' grey.
     #[test]
     fn every_family_a_label_can_name_has_a_colour_of_its_own() {
         use braid::Strategy;
-        let strategies = Strategy::ALL
-            .iter()
-            .chain([&Strategy::Prescribed])
-            .filter(|&&s| s != Strategy::Progressive)
+        let strategies = Strategy::all()
+            .chain([Strategy::PRESCRIBED])
+            .filter(|&s| s != Strategy::PROGRESSIVE)
             .map(|s| s.name());
         let others = [
             "async", "sync", "ssync", "joint", "split", "hybrid", "auto", "learned",
@@ -325,10 +326,16 @@ mod tests {
                 "`{name}` has no colour in FAMILY"
             );
         }
-        let mut colours: Vec<usize> = FAMILY.iter().map(|(_, c, _)| *c).collect();
-        colours.sort_unstable();
-        colours.dedup();
-        assert_eq!(colours.len(), FAMILY.len(), "two families share a colour");
+        let rgb = |(r, g, b): (u8, u8, u8)| RGBColor(r, g, b);
+        for (i, (a, ca, _)) in FAMILY.iter().enumerate() {
+            assert!(
+                !too_close(rgb(*ca), colour(MODEL_GREY)),
+                "{a} is the models' grey"
+            );
+            for (b, cb, _) in &FAMILY[i + 1..] {
+                assert!(!too_close(rgb(*ca), rgb(*cb)), "{a} and {b} look alike");
+            }
+        }
     }
 
     fn l(v: &[&str]) -> Vec<String> {
