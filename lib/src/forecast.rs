@@ -75,6 +75,7 @@ pub fn mode_share(p: &Problem, d: usize) -> f64 {
 }
 
 /// Sums of [`sin2`] along one side of the grid, each span's computed once
+/// (while no span of another length from the same line comes between)
 /// and in the same order (so every share is the same to the bit as
 /// [`mode_share`]'s and [`sub_share`]'s), over the whole side's once: a
 /// share of every domain or subdomain costs the side and its distinct
@@ -82,7 +83,9 @@ pub fn mode_share(p: &Problem, d: usize) -> f64 {
 struct SideSums {
     n: usize,
     total: f64,
-    spans: std::collections::HashMap<(usize, usize), f64>,
+    /// By the span's first line: the last span asked from there and its
+    /// sum (a grid's subdomains share a few spans, asked in runs).
+    spans: Vec<Option<(usize, f64)>>,
 }
 
 impl SideSums {
@@ -90,18 +93,19 @@ impl SideSums {
         SideSums {
             n,
             total: sin2(n, 1, n + 1),
-            spans: std::collections::HashMap::new(),
+            spans: vec![None; n + 2],
         }
     }
 
     /// `sin2(n, from, to) / sin2(n, 1, n + 1)`.
     fn share(&mut self, from: usize, to: usize) -> f64 {
         let n = self.n;
-        *self
-            .spans
-            .entry((from, to))
-            .or_insert_with(|| sin2(n, from, to))
-            / self.total
+        let sum = match self.spans.get_mut(from) {
+            Some(Some((t, sum))) if *t == to => *sum,
+            Some(slot) => slot.insert((to, sin2(n, from, to))).1,
+            None => sin2(n, from, to),
+        };
+        sum / self.total
     }
 }
 
@@ -117,8 +121,9 @@ pub(crate) fn mode_shares(p: &Problem) -> Vec<f64> {
         .collect()
 }
 
-/// Every subdomain's [`sub_share`], in order.
-pub(crate) fn sub_shares(p: &Problem) -> Vec<f64> {
+/// Every subdomain's [`sub_share`], in order (collected straight into
+/// what keeps them: a vector, or a run's shared slice).
+pub(crate) fn sub_shares<C: FromIterator<f64>>(p: &Problem) -> C {
     let (mut rows, mut cols) = (SideSums::new(p.height), SideSums::new(p.width));
     p.subs
         .iter()
@@ -195,7 +200,7 @@ pub fn workload(p: &Problem, workload: &Workload, progress: f64) -> WorkloadFore
     // Midpoints of equal steps of progress (one for a fixed workload).
     let steps = if workload.moves() { 32 } else { 1 };
     let shares = mode_shares(p);
-    let sub_shares = sub_shares(p);
+    let sub_shares: Vec<f64> = sub_shares(p);
     let uniform: f64 = p.subs.iter().map(|g| g.cells() as f64).sum();
     let mut sum = WorkloadForecast {
         work: 0.0,
@@ -258,7 +263,10 @@ mod tests {
         let together: Vec<u64> = mode_shares(&p).iter().map(|x| x.to_bits()).collect();
         assert_eq!(alone, together);
         let alone: Vec<u64> = p.subs.iter().map(|g| sub_share(&p, g).to_bits()).collect();
-        let together: Vec<u64> = sub_shares(&p).iter().map(|x| x.to_bits()).collect();
+        let together: Vec<u64> = sub_shares::<Vec<f64>>(&p)
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
         assert_eq!(alone, together);
     }
 

@@ -512,23 +512,25 @@ impl Workload {
         let n = problem.subs.len();
         let (w, h) = (problem.width as f64, problem.height as f64);
         let side = w.max(h);
-        let rects: Arc<[Rect]> = problem.subs.iter().map(cells_of).collect();
         let region = |factor, x: f64, y: f64, r: f64, v: (f64, f64), dr: f64| {
-            let region = Region {
+            let mut region = Region {
                 factor,
                 centre: (x * w, y * h),
                 velocity: (v.0 * w, v.1 * h),
                 radius: r * side,
                 growth: dr * side,
                 size: (w, h),
-                rects: rects.clone(),
+                rects: Arc::from([]),
             };
             // A region that stays put costs the same throughout: worked
-            // out once.
-            match v == (0.0, 0.0) && dr == 0.0 {
-                true => Kind::Fixed((0..n).map(|s| region.factor(s, 0.0)).collect()),
-                false => Kind::Region(region),
+            // out once, and its cells not kept (at millions of simulated
+            // subdomains they are hundreds of megabytes).
+            if v == (0.0, 0.0) && dr == 0.0 {
+                let at_start = |g| region.factor_in(cells_of(g), 0.0);
+                return Kind::Fixed(problem.subs.iter().map(at_start).collect());
             }
+            region.rects = problem.subs.iter().map(cells_of).collect();
+            Kind::Region(region)
         };
         let kind = match spec {
             WorkloadSpec::Uniform => Kind::Uniform,
@@ -722,7 +724,11 @@ impl Region {
     /// circle past an edge), so its total work stays the same as it
     /// travels; a still one is cut by the grid's edges.
     fn factor(&self, sub: usize, p: f64) -> f64 {
-        let cell = self.rects[sub];
+        self.factor_in(self.rects[sub], p)
+    }
+
+    /// The factor at progress `p` of a subdomain of cells `cell`.
+    fn factor_in(&self, cell: Rect, p: f64) -> f64 {
         let r = self.radius + self.growth * p;
         let (centre, velocity, size) = (self.centre, self.velocity, self.size);
         let mut covered = 0.0;

@@ -45,7 +45,7 @@ pub(super) fn balancer(
         interval: cfg.lb_interval,
         group: cfg.lb_group,
         homes: homes(cfg, problem),
-        mode_shares: Some(crate::forecast::sub_shares(problem).into()),
+        mode_shares: Some(crate::forecast::sub_shares(problem)),
         gate: cfg.lb_gate,
         away_prior: model_away(cfg, problem),
         reading: crate::policy::Reading {
