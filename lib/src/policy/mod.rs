@@ -637,3 +637,19 @@ impl Policy for Recorder {
 /// pair must be before Algorithm 1 moves anything. Measured: see the top of
 /// `progressive.rs`.
 pub(crate) const DEFAULT_MIN_GAP: u64 = 2;
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+
+    /// A strategy is known by its name (equality, parsing, serde): two
+    /// entries of the registry under one name would be one strategy.
+    #[test]
+    fn every_registered_strategy_has_a_name_of_its_own() {
+        let names: Vec<&str> = Strategy::NAMES.iter().map(|(n, _)| *n).collect();
+        for (i, n) in names.iter().enumerate() {
+            assert!(!names[i + 1..].contains(n), "`{n}` is registered twice");
+            assert_eq!(n.parse::<LbStrategy>().unwrap().kind.name(), *n);
+        }
+    }
+}
